@@ -1,0 +1,109 @@
+// API keys: `dss_<public id>_<secret>`. The public id finds the row; only a SHA-256 of the secret is stored,
+// and it is compared in constant time. Keys are issued by the `keys` command, never through the API.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { type Database, toIso } from '../db/database.js';
+
+const KEY_PATTERN = /^dss_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+// Compared against when no key has the public id, so that an unknown id costs the same as a wrong secret.
+const DUMMY_HASH = Buffer.alloc(32);
+
+export interface Account {
+  id: number;
+  name: string;
+}
+
+export interface IssuedKey {
+  key: string;
+  publicId: string;
+  account: Account;
+}
+
+export interface KeyListing {
+  publicId: string;
+  account: string;
+  label: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest();
+
+/** The account a key belongs to, or undefined for a malformed, unknown or revoked key. */
+export async function authenticate(db: Database, key: string): Promise<Account | undefined> {
+  const match = KEY_PATTERN.exec(key);
+  if (!match) return undefined;
+  const [, publicId, secret] = match as unknown as [string, string, string];
+  const row = await db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select(['accounts.id as account_id', 'accounts.name as account_name', 'secret_hash', 'revoked_at'])
+    .where('public_id', '=', publicId)
+    .executeTakeFirst();
+  const expected = row ? Buffer.from(row.secret_hash, 'hex') : DUMMY_HASH;
+  const matches = timingSafeEqual(sha256(secret), expected);
+  if (!row || !matches || row.revoked_at !== null) return undefined;
+  return { id: row.account_id, name: row.account_name };
+}
+
+/** Issues a key for the named account, creating the account when it does not exist yet. */
+export async function issueKey(db: Database, accountName: string, label: string | null = null): Promise<IssuedKey> {
+  const publicId = randomBytes(6).toString('hex');
+  const secret = randomBytes(32).toString('base64url');
+  const now = new Date().toISOString();
+  return db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('accounts')
+      .values({ name: accountName, created_at: now })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    const account = await trx
+      .selectFrom('accounts')
+      .select(['id', 'name'])
+      .where('name', '=', accountName)
+      .executeTakeFirstOrThrow();
+    await trx
+      .insertInto('api_keys')
+      .values({
+        public_id: publicId,
+        account_id: account.id,
+        label,
+        secret_hash: sha256(secret).toString('hex'),
+        created_at: now,
+      })
+      .execute();
+    return { key: `dss_${publicId}_${secret}`, publicId, account };
+  });
+}
+
+/** Revokes a key by its public id (or the whole key); false when no active key matches. */
+export async function revokeKey(db: Database, keyOrPublicId: string): Promise<boolean> {
+  const publicId = KEY_PATTERN.exec(keyOrPublicId)?.[1] ?? keyOrPublicId;
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: new Date().toISOString() })
+    .where('public_id', '=', publicId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function listKeys(db: Database): Promise<KeyListing[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select(['public_id', 'accounts.name as account', 'label', 'api_keys.created_at', 'revoked_at'])
+    .orderBy('api_keys.id')
+    .execute();
+  return rows.map((row) => ({
+    publicId: row.public_id,
+    account: row.account,
+    label: row.label,
+    createdAt: toIso(row.created_at),
+    revokedAt: row.revoked_at === null ? null : toIso(row.revoked_at),
+  }));
+}
+
+export async function countKeys(db: Database): Promise<number> {
+  const row = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}

@@ -1,0 +1,71 @@
+// Builds the Express app without listening. One request path:
+//   request id -> route (404/405) -> API key (401) -> Accept (406) -> body (415/413/400)
+//   -> express-openapi-validator (422) -> handler -> repository; anything thrown -> problem+json.
+import express, { type Express } from 'express';
+import { sql } from 'kysely';
+import type { Database } from './db/database.js';
+import { domainFormats } from './domains/fields.js';
+import { domainHandlers } from './domains/handlers.js';
+import { domainRepository } from './domains/repository.js';
+import { requireApiKey } from './http/auth.js';
+import { readBody } from './http/body.js';
+import { notFoundOutsideApi, problemHandler, reportUnknownQueryParameters } from './http/errors.js';
+import { dispatch, type Handlers } from './http/operations.js';
+import { HttpProblem } from './http/problem.js';
+import { requestId } from './http/request-id.js';
+import { requireJsonAcceptable, routeToOperation } from './http/routing.js';
+import { createValidator } from './http/validation.js';
+import { createLogger, type Logger } from './logger.js';
+import { spaceFormats } from './spaces/fields.js';
+import { spaceHandlers } from './spaces/handlers.js';
+import { spaceRepository } from './spaces/repository.js';
+import { ApiSpec } from './spec.js';
+
+export interface AppDeps {
+  db: Database;
+  logger?: Logger;
+  spec?: ApiSpec;
+  /** Check every JSON response against the spec too (on in tests: a response that breaks it is a 500). */
+  validateResponses?: boolean;
+}
+
+export async function createApp({ db, logger = createLogger('silent'), spec = ApiSpec.load(), validateResponses = false }: AppDeps): Promise<Express> {
+  const formats = { ...domainFormats, ...spaceFormats };
+  const handlers: Handlers = { ...domainHandlers(domainRepository(db)), ...spaceHandlers(spaceRepository(db)) };
+
+  const app = express();
+  app.disable('x-powered-by');
+  // "/API/V1/domains" must not slip past the validator, which matches paths case-sensitively.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  app.set('query parser', 'simple');
+
+  app.use(requestId(logger));
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await sql`select 1`.execute(db);
+    } catch {
+      throw new HttpProblem(503, 'not-ready', 'The database cannot be reached.');
+    }
+    res.json({ status: 'ready' });
+  });
+  app.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(spec.json);
+  });
+  app.get('/openapi.yaml', (_req, res) => {
+    res.type('application/yaml').send(spec.yaml);
+  });
+
+  const api = express.Router({ caseSensitive: true, strict: true });
+  api.use(routeToOperation(spec), requireApiKey(db), requireJsonAcceptable, ...readBody(spec));
+  app.use(spec.basePath, api);
+  app.use(await createValidator(app, spec, formats, validateResponses));
+  app.use(spec.basePath, reportUnknownQueryParameters, dispatch(spec, handlers));
+
+  app.use(notFoundOutsideApi);
+  app.use(problemHandler(spec, formats, logger));
+  return app;
+}

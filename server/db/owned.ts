@@ -1,0 +1,39 @@
+// Reads and writes of one account's record by id, shared by domains and spaces. A record of another account
+// is treated exactly as a missing one: the account id is part of every statement.
+import type { Selectable, Updateable } from 'kysely';
+import type { Database } from './database.js';
+import type { DB } from './schema.js';
+
+export type OwnedTable = 'domains' | 'spaces';
+
+export async function findOwned<T extends OwnedTable>(db: Database, table: T, accountId: number, id: number) {
+  return db
+    .selectFrom(table as OwnedTable)
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst() as Promise<Selectable<DB[T]> | undefined>;
+}
+
+/** Applies `changes` and returns the new row; with no changes, returns the row untouched (updated_at too). */
+export async function updateOwned<T extends OwnedTable>(
+  db: Database,
+  table: T,
+  accountId: number,
+  id: number,
+  changes: Updateable<DB[T]>,
+) {
+  if (Object.keys(changes).length === 0) return findOwned(db, table, accountId, id);
+  return db
+    .updateTable(table as OwnedTable)
+    .set({ ...(changes as Updateable<DB[OwnedTable]>), updated_at: new Date().toISOString() })
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst() as Promise<Selectable<DB[T]> | undefined>;
+}
+
+export async function deleteOwned(db: Database, table: OwnedTable, accountId: number, id: number): Promise<boolean> {
+  const result = await db.deleteFrom(table).where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

@@ -1,0 +1,60 @@
+// Field rules of domains: host names (including internationalized ones) and custom page URLs.
+import { domainToASCII, domainToUnicode } from 'node:url';
+import { foldText } from '../db/listing.js';
+import type { FieldFormat } from '../formats.js';
+
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/**
+ * The stored form of a host name: ASCII (punycode), lowercase, no trailing dot; undefined when the value is
+ * not a host name of at least two labels of letters, digits and hyphens, 1–63 each, at most 253 in all.
+ */
+export function normalizeHostname(value: string): string | undefined {
+  const withoutDot = value.endsWith('.') ? value.slice(0, -1) : value;
+  if (withoutDot === '' || /[\s\p{Cc}]/u.test(withoutDot)) return undefined;
+  // domainToASCII applies IDNA (UTS #46): it maps case and compatibility forms and encodes Unicode labels.
+  const ascii = /^[\x21-\x7e]*$/.test(withoutDot) ? withoutDot.toLowerCase() : domainToASCII(withoutDot);
+  if (ascii === '' || ascii.length > 253) return undefined;
+  const labels = ascii.split('.');
+  if (labels.length < 2 || !labels.every((label) => LABEL.test(label))) return undefined;
+  // An all-digit last label makes it an IPv4 address, not a host name.
+  if (/^\d+$/.test(labels.at(-1) ?? '')) return undefined;
+  // A punycode label must decode: reject names like "xn--zz.example" that no registry could hold.
+  if (labels.some((label) => label.startsWith('xn--')) && domainToASCII(domainToUnicode(ascii)) !== ascii) {
+    return undefined;
+  }
+  return ascii;
+}
+
+/** What search and sort compare: the stored name, and its Unicode form for internationalized names. */
+export function domainNameKey(asciiName: string): string {
+  const unicode = domainToUnicode(asciiName);
+  return unicode && unicode !== asciiName ? `${asciiName}\n${foldText(unicode)}` : asciiName;
+}
+
+export function isHttpUrl(value: string): boolean {
+  if (/[\s\p{Cc}]/u.test(value)) return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** Stored form of a page URL: an empty string (or null) clears it. */
+export function normalizePageUrl(value: string | null | undefined): string | null | undefined {
+  return value === '' ? null : value;
+}
+
+export const domainFormats: Record<string, FieldFormat> = {
+  'idn-hostname': {
+    validate: (value) => normalizeHostname(value) !== undefined,
+    message:
+      'must be a host name such as shop.example.com: two or more labels of letters, digits and hyphens (1–63 each, no leading or trailing hyphen), at most 253 characters',
+  },
+  'http-url': {
+    validate: (value) => value === '' || isHttpUrl(value),
+    message: 'must be an absolute http:// or https:// URL (or empty to clear it)',
+  },
+};

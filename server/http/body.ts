@@ -1,0 +1,56 @@
+// Reading store and update bodies: form (the documented encoding) or JSON, at most 16 KiB. Everything else
+// is refused before parsing. Form values are strings, so fields the spec types as integers are converted here;
+// JSON is taken as sent, so JSON {"color": "3"} is a type error rather than silently 3.
+import express, { type RequestHandler } from 'express';
+import type { ApiSpec } from '../spec.js';
+import { HttpProblem } from './problem.js';
+import { context } from './request-context.js';
+
+export const BODY_LIMIT_BYTES = 16 * 1024;
+const FORM = 'application/x-www-form-urlencoded';
+const JSON_TYPE = 'application/json';
+
+const carriesBody = (req: express.Request) =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+const acceptOnlyDocumentedTypes: RequestHandler = (req, res, next) => {
+  if (!context(res).route?.operation.requestBody) return next();
+  if (!carriesBody(req)) {
+    req.body = {};
+    return next();
+  }
+  if (!req.is([FORM, JSON_TYPE])) {
+    const sent = req.get('content-type');
+    throw new HttpProblem(
+      415,
+      'unsupported-media-type',
+      `${sent ? `Content-Type "${sent}" is` : 'A body without a Content-Type is'} not supported; send ${FORM} or ${JSON_TYPE}.`,
+    );
+  }
+  next();
+};
+
+function integerFieldsOfForm(spec: ApiSpec): RequestHandler {
+  return (req, res, next) => {
+    const operation = context(res).route?.operation;
+    const schema = operation && req.is(FORM) ? spec.bodySchema(operation, FORM) : undefined;
+    if (!schema?.properties || typeof req.body !== 'object' || req.body === null) return next();
+    for (const [name, property] of Object.entries(schema.properties)) {
+      const value = (req.body as Record<string, unknown>)[name];
+      const isInteger = property.type === 'integer' || (Array.isArray(property.type) && property.type.includes('integer'));
+      if (isInteger && typeof value === 'string' && /^[+-]?\d+$/.test(value)) {
+        (req.body as Record<string, unknown>)[name] = Number(value);
+      }
+    }
+    next();
+  };
+}
+
+export function readBody(spec: ApiSpec): RequestHandler[] {
+  return [
+    acceptOnlyDocumentedTypes,
+    express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 100, type: FORM }),
+    express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: JSON_TYPE }),
+    integerFieldsOfForm(spec),
+  ];
+}

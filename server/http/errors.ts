@@ -1,0 +1,70 @@
+// The one error handler: whatever was thrown becomes application/problem+json with the request id.
+// Client errors say what to fix; server errors say nothing of internals and are logged in full instead.
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { FieldFormat } from '../formats.js';
+import type { Logger } from '../logger.js';
+import type { ApiSpec } from '../spec.js';
+import { HttpProblem, validationProblem } from './problem.js';
+import { context } from './request-context.js';
+import { BODY_LIMIT_BYTES } from './body.js';
+import { fieldErrorsOf, isValidatorError } from './validation.js';
+
+// body-parser's error types, by what they mean for the client.
+const BODY_ERRORS: Record<string, () => HttpProblem> = {
+  'entity.parse.failed': () => new HttpProblem(400, 'malformed-body', 'The request body is not valid JSON.'),
+  'request.aborted': () => new HttpProblem(400, 'malformed-body', 'The request body was cut short.'),
+  'request.size.invalid': () =>
+    new HttpProblem(400, 'malformed-body', 'The request body is shorter or longer than its Content-Length.'),
+  'entity.too.large': () =>
+    new HttpProblem(413, 'content-too-large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`),
+  'parameters.too.many': () => new HttpProblem(413, 'content-too-large', 'The form has too many fields.'),
+  'charset.unsupported': () =>
+    new HttpProblem(415, 'unsupported-media-type', 'The body must be encoded in UTF-8.'),
+  'encoding.unsupported': () =>
+    new HttpProblem(415, 'unsupported-media-type', 'The Content-Encoding of the body is not supported.'),
+};
+
+function toProblem(error: unknown, spec: ApiSpec, formats: Record<string, FieldFormat>, ctx: ReturnType<typeof context>): HttpProblem | undefined {
+  if (error instanceof HttpProblem) return error;
+  const bodyError = BODY_ERRORS[(error as { type?: string } | null)?.type ?? ''];
+  if (bodyError) return bodyError();
+  if (isValidatorError(error) && error.status === 400) {
+    return validationProblem([...(ctx.queryErrors ?? []), ...fieldErrorsOf(error, spec, ctx.route, formats)]);
+  }
+  if (isValidatorError(error) && error.status === 415) {
+    return new HttpProblem(415, 'unsupported-media-type', error.message);
+  }
+  return undefined;
+}
+
+export function problemHandler(spec: ApiSpec, formats: Record<string, FieldFormat>, logger: Logger): ErrorRequestHandler {
+  return (error, req, res, next) => {
+    const ctx = context(res);
+    const problem =
+      toProblem(error, spec, formats, ctx) ??
+      new HttpProblem(500, 'internal', 'Something went wrong on our side. Quote the request id to support.');
+    if (problem.status >= 500) {
+      logger.error('request failed', {
+        request_id: ctx.requestId,
+        method: req.method,
+        path: req.path,
+        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        details: isValidatorError(error) ? error.errors : undefined,
+      });
+    }
+    if (res.headersSent) return next(error);
+    res.set(problem.extra.headers ?? {});
+    res.status(problem.status).type('application/problem+json').json(problem.body(ctx.requestId));
+  };
+}
+
+/** Unknown query parameters noted while routing, reported when the validator found nothing else. */
+export const reportUnknownQueryParameters: RequestHandler = (_req, res, next) => {
+  const errors = context(res).queryErrors ?? [];
+  if (errors.length > 0) throw validationProblem(errors);
+  next();
+};
+
+export const notFoundOutsideApi: RequestHandler = (req) => {
+  throw new HttpProblem(404, 'not-found', `There is no resource at ${req.path}.`);
+};

@@ -1,0 +1,71 @@
+// The compile-time contract: every operation of the spec has a handler typed from generated/api.ts, so a
+// missing operation, a wrong parameter or a reply of the wrong shape does not compile. `dispatch` runs the
+// handler of the matched operation with parameters read through the spec (defaults, integer types).
+import type { RequestHandler } from 'express';
+import type { operations } from '../../generated/api.js';
+import type { Account } from '../accounts/keys.js';
+import type { ApiSpec, ParameterObject } from '../spec.js';
+import { context } from './request-context.js';
+
+export type OperationId = keyof operations;
+type Responses<K extends OperationId> = operations[K]['responses'];
+type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 204>;
+
+type ReplyFor<R, S> = (R extends { content: { 'application/json': infer B } }
+  ? { status: S; body: B }
+  : { status: S; body?: undefined }) &
+  (R extends { headers: { Location: unknown } } ? { location: string } : { location?: undefined });
+
+/** What a handler answers: one of the operation's success statuses with its documented body. */
+export type Reply<K extends OperationId> = { [S in SuccessStatus<K>]: ReplyFor<Responses<K>[S], S> }[SuccessStatus<K>];
+
+type Present<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;
+type JsonBody<T> = NonNullable<T> extends { content: { 'application/json': infer B } } ? B : Record<string, never>;
+
+export interface HandlerInput<K extends OperationId> {
+  account: Account;
+  /** Path parameters, typed as the spec says. */
+  path: Required<Present<operations[K]['parameters']['path']>>;
+  /** Query parameters with the spec's defaults filled in. */
+  query: Required<Present<operations[K]['parameters']['query']>>;
+  /** The validated body (form or JSON, read into the same shape); `{}` when none was sent. */
+  body: JsonBody<operations[K]['requestBody']>;
+  /** Path of the request and the query parameters it actually sent, for building links. */
+  url: { path: string; sent: Record<string, string> };
+}
+
+export type Handler<K extends OperationId> = (input: HandlerInput<K>) => Promise<Reply<K>>;
+export type Handlers = { [K in OperationId]: Handler<K> };
+
+type UntypedHandler = (input: Record<string, unknown>) => Promise<{ status: number; body?: unknown; location?: string }>;
+
+function readParameter(parameter: ParameterObject, raw: unknown): unknown {
+  if (raw === undefined) return parameter.schema.default;
+  return parameter.schema.type === 'integer' ? Number(raw) : raw;
+}
+
+/** Runs the handler of the operation routing found. Runs after validation, so values have their types. */
+export function dispatch(spec: ApiSpec, handlers: Handlers): RequestHandler {
+  return async (req, res) => {
+    const { route, pathParams = {}, sentQuery: sent = {}, account } = context(res);
+    // Defence in depth: a handler only ever sees a request the validator has checked (it sets req.openapi).
+    if (!route || !account || !('openapi' in req)) throw new Error('request reached dispatch unrouted or unvalidated');
+    const values = (where: 'path' | 'query', raw: Record<string, unknown>) =>
+      Object.fromEntries(
+        route.parameters.filter((p) => p.in === where).map((p) => [p.name, readParameter(spec.resolve(p), raw[p.name])]),
+      );
+    // The spec matched the operation at run time; its input and reply were checked per operation at compile time.
+    const handler = handlers[route.operation.operationId as OperationId] as unknown as UntypedHandler;
+    const reply = await handler({
+      account,
+      path: values('path', pathParams),
+      query: values('query', sent),
+      body: req.body ?? {},
+      url: { path: `${req.baseUrl}${req.path}`, sent },
+    });
+    if (reply.location) res.location(reply.location);
+    res.status(reply.status);
+    if (reply.body === undefined) res.end();
+    else res.json(reply.body);
+  };
+}

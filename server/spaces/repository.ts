@@ -1,0 +1,67 @@
+// Persistence of spaces. Takes and returns plain records; knows nothing of HTTP.
+import type { Selectable } from 'kysely';
+import { type Database, toIso } from '../db/database.js';
+import { foldText, type ListQuery, listPage } from '../db/listing.js';
+import { deleteOwned, findOwned, updateOwned } from '../db/owned.js';
+import type { SpacesTable } from '../db/schema.js';
+
+export interface SpaceRecord {
+  id: number;
+  name: string;
+  color: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface NewSpace {
+  name: string;
+  color: number;
+}
+
+export type SpaceChanges = Partial<NewSpace>;
+
+function toRecord(row: Selectable<SpacesTable>): SpaceRecord {
+  return {
+    id: Number(row.id),
+    name: row.name,
+    color: Number(row.color),
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+export function spaceRepository(db: Database) {
+  return {
+    async list(accountId: number, query: ListQuery) {
+      const { rows, total } = await listPage(db, 'spaces', accountId, query);
+      return { records: rows.map((row) => toRecord(row as Selectable<SpacesTable>)), total };
+    },
+
+    async find(accountId: number, id: number): Promise<SpaceRecord | undefined> {
+      const row = await findOwned(db, 'spaces', accountId, id);
+      return row && toRecord(row);
+    },
+
+    async create(accountId: number, space: NewSpace): Promise<SpaceRecord> {
+      const now = new Date().toISOString();
+      const row = await db
+        .insertInto('spaces')
+        .values({ ...space, account_id: accountId, name_key: foldText(space.name), created_at: now, updated_at: now })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toRecord(row);
+    },
+
+    async update(accountId: number, id: number, changes: SpaceChanges): Promise<SpaceRecord | undefined> {
+      const withKey = changes.name === undefined ? changes : { ...changes, name_key: foldText(changes.name) };
+      const row = await updateOwned(db, 'spaces', accountId, id, withKey);
+      return row && toRecord(row);
+    },
+
+    async remove(accountId: number, id: number): Promise<boolean> {
+      return deleteOwned(db, 'spaces', accountId, id);
+    },
+  };
+}
+
+export type SpaceRepository = ReturnType<typeof spaceRepository>;

@@ -1,0 +1,126 @@
+// The bundled spec (generated/openapi.yaml), loaded once: served as-is, handed to the validator, and read for
+// the route table, parameter defaults and body schemas, so that none of these is written twice.
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+
+export type SchemaObject = {
+  type?: string | string[];
+  properties?: Record<string, SchemaObject>;
+  default?: unknown;
+  $ref?: string;
+  [key: string]: unknown;
+};
+
+export interface ParameterObject {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie';
+  schema: SchemaObject;
+}
+
+export interface OperationObject {
+  operationId: string;
+  parameters?: ParameterObject[];
+  requestBody?: { content: Record<string, { schema: SchemaObject }> };
+  responses: Record<string, unknown>;
+}
+
+export interface OpenApiDocument {
+  openapi: string;
+  servers: Array<{ url: string }>;
+  paths: Record<string, Record<string, unknown>>;
+  [key: string]: unknown;
+}
+
+export interface Route {
+  operation: OperationObject;
+  method: string;
+  template: string;
+  /** Path parameters and query parameters of the operation, $refs resolved. */
+  parameters: ParameterObject[];
+}
+
+export type RouteMatch =
+  | { kind: 'operation'; route: Route; pathParams: Record<string, string> }
+  | { kind: 'method-not-allowed'; allow: string[] }
+  | { kind: 'not-found' };
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+export class ApiSpec {
+  readonly yaml: string;
+  readonly document: OpenApiDocument;
+  readonly json: string;
+  readonly basePath: string;
+  private readonly routes: Array<{ pattern: RegExp; names: string[]; byMethod: Map<string, Route> }> = [];
+
+  constructor(yamlText: string) {
+    this.yaml = yamlText;
+    this.document = parse(yamlText) as OpenApiDocument;
+    this.json = JSON.stringify(this.document);
+    this.basePath = this.document.servers[0]?.url ?? '';
+    for (const [template, item] of Object.entries(this.document.paths)) {
+      const names: string[] = [];
+      const source = template
+        .split('/')
+        .map((segment) => {
+          const param = /^\{(.+)\}$/.exec(segment);
+          if (!param?.[1]) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+          names.push(param[1]);
+          return '([^/]+)';
+        })
+        .join('/');
+      const shared = (item.parameters as ParameterObject[] | undefined) ?? [];
+      const byMethod = new Map<string, Route>();
+      for (const method of METHODS) {
+        const operation = item[method] as OperationObject | undefined;
+        if (!operation) continue;
+        const parameters = [...shared, ...(operation.parameters ?? [])].map((p) => this.resolve(p));
+        byMethod.set(method.toUpperCase(), { operation, method: method.toUpperCase(), template, parameters });
+      }
+      this.routes.push({ pattern: new RegExp(`^${source}$`), names, byMethod });
+    }
+  }
+
+  static load(file = new URL('../generated/openapi.yaml', import.meta.url)): ApiSpec {
+    return new ApiSpec(readFileSync(file, 'utf8'));
+  }
+
+  /** Finds the operation for a method and a path below the base path (e.g. "/domains/1"). */
+  match(method: string, path: string): RouteMatch {
+    for (const { pattern, names, byMethod } of this.routes) {
+      const found = pattern.exec(path);
+      if (!found) continue;
+      const route = byMethod.get(method.toUpperCase());
+      if (!route) return { kind: 'method-not-allowed', allow: [...byMethod.keys()] };
+      const pathParams = Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(found[i + 1] ?? '')]));
+      return { kind: 'operation', route, pathParams };
+    }
+    return { kind: 'not-found' };
+  }
+
+  /** Follows local `$ref`s (`#/components/...`) until a plain object is reached. */
+  resolve<T>(node: T): T {
+    let current: unknown = node;
+    for (let hops = 0; hops < 32; hops++) {
+      const ref = (current as { $ref?: unknown } | null)?.$ref;
+      if (typeof ref !== 'string') return current as T;
+      current = ref
+        .slice(2)
+        .split('/')
+        .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+        .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], this.document);
+    }
+    throw new Error(`$ref chain too deep at ${JSON.stringify(node)}`);
+  }
+
+  /** The body schema of an operation for a media type, with its properties' $refs resolved. */
+  bodySchema(operation: OperationObject, mediaType: string): SchemaObject | undefined {
+    const body = this.resolve(operation.requestBody);
+    const schema = body && this.resolve(body.content[mediaType]?.schema);
+    if (!schema) return undefined;
+    const properties = Object.fromEntries(
+      Object.entries(schema.properties ?? {}).map(([name, property]) => [name, this.resolve(property)]),
+    );
+    return { ...schema, properties };
+  }
+}

@@ -1,0 +1,39 @@
+// Redocly rule: an operationId is `<resource>_<verb>`, where the resource is the path's first segment and
+// the verb is fixed by the method and by whether the path addresses one record (`/{id}`) or the collection.
+// PUT is `update` and PATCH is `patch`, so the two update operations stay distinct.
+
+const VERBS = {
+  collection: { get: 'list', post: 'store' },
+  record: { get: 'show', put: 'update', patch: 'patch', delete: 'delete' },
+};
+
+export default function OperationIdScheme() {
+  let path = '';
+  return {
+    PathItem: {
+      enter(_pathItem, ctx) {
+        path = String(ctx.key);
+      },
+    },
+    Operation: {
+      enter(operation, ctx) {
+        const method = String(ctx.key);
+        const [resource, ...rest] = path.split('/').filter(Boolean);
+        const kind = rest.length === 0 ? 'collection' : 'record';
+        const verb = VERBS[kind][method];
+        const expected = verb ? `${resource}_${verb}` : undefined;
+        if (!expected) {
+          ctx.report({
+            message: `${method.toUpperCase()} ${path} has no verb in the naming scheme (${JSON.stringify(VERBS)}).`,
+            location: ctx.location.key(),
+          });
+        } else if (operation.operationId !== expected) {
+          ctx.report({
+            message: `operationId of ${method.toUpperCase()} ${path} must be "${expected}" (scheme <resource>_<verb>).`,
+            location: ctx.location.child('operationId'),
+          });
+        }
+      },
+    },
+  };
+}
