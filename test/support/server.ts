@@ -1,0 +1,106 @@
+// Starts the real app on port 0 with a real SQLite file, and makes accounts with typed clients for it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import type { paths } from '../../generated/api.js';
+import { issueKey } from '../../server/accounts/keys.js';
+import { createApp } from '../../server/app.js';
+import { type Database, openDatabase } from '../../server/db/database.js';
+import { migrateToLatest } from '../../server/db/migrations.js';
+import type { ApiSpec } from '../../server/spec.js';
+import { checkResponse } from './contract.js';
+
+export type ApiClient = Client<paths>;
+
+export interface TestAccount {
+  name: string;
+  key: string;
+  /** Sends bodies as application/x-www-form-urlencoded, the documented encoding. */
+  client: ApiClient;
+  /** Sends bodies as application/json. */
+  json: ApiClient;
+}
+
+export interface TestServer {
+  /** e.g. http://127.0.0.1:41234 */
+  origin: string;
+  /** origin + /api/v1 */
+  apiUrl: string;
+  db: Database;
+  dbFile: string;
+  /** Issues a key for a new (or existing) account. */
+  account(name?: string): Promise<TestAccount>;
+  /** A raw request to a path of the origin; the response is checked against the spec like the client's. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** Form encoding for openapi-fetch: undefined fields are left out, null is sent as an empty value. */
+export function formBody(body: unknown): string {
+  const form = new URLSearchParams();
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (value !== undefined) form.append(name, value === null ? '' : String(value));
+  }
+  return form.toString();
+}
+
+const contractCheck: Middleware = {
+  async onResponse({ request, response }) {
+    await checkResponse(request.method, request.url, response);
+    return response;
+  },
+};
+
+export function apiClient(apiUrl: string, key: string, encoding: 'form' | 'json' = 'form'): ApiClient {
+  const client = createClient<paths>({
+    baseUrl: apiUrl,
+    headers: {
+      Authorization: `Bearer ${key}`,
+      ...(encoding === 'form' ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
+    },
+    ...(encoding === 'form' ? { bodySerializer: formBody } : {}),
+  });
+  client.use(contractCheck);
+  return client;
+}
+
+let accounts = 0;
+
+export async function startServer(options: { spec?: ApiSpec } = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'dss-test-'));
+  const dbFile = join(dir, 'test.sqlite');
+  const db = openDatabase(`sqlite:${dbFile}`);
+  await migrateToLatest(db);
+  const app = await createApp({ db, validateResponses: true, ...(options.spec ? { spec: options.spec } : {}) });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const apiUrl = `${origin}/api/v1`;
+
+  return {
+    origin,
+    apiUrl,
+    db,
+    dbFile,
+    async account(name = `account-${++accounts}`) {
+      const { key } = await issueKey(db, name);
+      return { name, key, client: apiClient(apiUrl, key, 'form'), json: apiClient(apiUrl, key, 'json') };
+    },
+    async fetch(path, init = {}) {
+      const response = await fetch(`${origin}${path}`, init);
+      await checkResponse(init.method ?? 'GET', `${origin}${path}`, response);
+      return response;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
