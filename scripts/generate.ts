@@ -1,7 +1,7 @@
 // Regenerates generated/ from spec/: the bundled spec (one YAML file) and the TypeScript types of it.
 // `--check` regenerates into a temporary folder and fails when generated/ differs (CI's drift check).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 

@@ -29,7 +29,12 @@ export interface AppDeps {
   validateResponses?: boolean;
 }
 
-export async function createApp({ db, logger = createLogger('silent'), spec = ApiSpec.load(), validateResponses = false }: AppDeps): Promise<Express> {
+export async function createApp({
+  db,
+  logger = createLogger('silent'),
+  spec = ApiSpec.load(),
+  validateResponses = false,
+}: AppDeps): Promise<Express> {
   const formats = { ...domainFormats, ...spaceFormats };
   const handlers: Handlers = { ...domainHandlers(domainRepository(db)), ...spaceHandlers(spaceRepository(db)) };
 

@@ -10,11 +10,16 @@ export interface Logger {
   error(message: string, fields?: Fields): void;
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): Logger {
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+): Logger {
   const threshold = LOG_LEVELS.indexOf(level);
-  const at = (name: Exclude<LogLevel, 'silent'>) => (message: string, fields: Fields = {}) => {
-    if (LOG_LEVELS.indexOf(name) < threshold) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: name, msg: message, ...fields }));
-  };
+  const at =
+    (name: Exclude<LogLevel, 'silent'>) =>
+    (message: string, fields: Fields = {}) => {
+      if (LOG_LEVELS.indexOf(name) < threshold) return;
+      write(JSON.stringify({ time: new Date().toISOString(), level: name, msg: message, ...fields }));
+    };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }

@@ -104,6 +104,9 @@ export async function listKeys(db: Database): Promise<KeyListing[]> {
 }
 
 export async function countKeys(db: Database): Promise<number> {
-  const row = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirst();
   return Number(row?.n ?? 0);
 }

@@ -47,7 +47,13 @@ async function run(argv: string[]): Promise<void> {
       const rows = keys.map((k) => [k.publicId, k.account, k.label ?? '', k.createdAt, k.revokedAt ?? 'active']);
       const table = [['KEY ID', 'ACCOUNT', 'LABEL', 'CREATED', 'REVOKED'], ...rows];
       const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => row[i]?.length ?? 0))) ?? [];
-      for (const row of table) console.log(row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+      for (const row of table)
+        console.log(
+          row
+            .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+            .join('  ')
+            .trimEnd(),
+        );
     } else {
       const [id] = rest;
       if (!id) throw new UsageError('revoke needs the key id (see list).');

@@ -12,7 +12,9 @@ export type Database = Kysely<DB>;
 export function parseDatabaseUrl(url: string): { kind: 'sqlite'; path: string } | { error: string } {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-    return path ? { kind: 'sqlite', path } : { error: 'DATABASE_URL "sqlite:" needs a file path, e.g. sqlite:data/dss.sqlite' };
+    return path
+      ? { kind: 'sqlite', path }
+      : { error: 'DATABASE_URL "sqlite:" needs a file path, e.g. sqlite:data/dss.sqlite' };
   }
   if (/^postgres(ql)?:/.test(url)) {
     return { error: 'DATABASE_URL: PostgreSQL is not supported by this version yet; use sqlite:<path>' };

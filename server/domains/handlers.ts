@@ -1,5 +1,5 @@
 // HTTP handlers of the domain operations: map validated input to the repository and records to replies.
-import { type Handler, type Handlers } from '../http/operations.js';
+import type { Handler, Handlers } from '../http/operations.js';
 import { listQueryOf, paginationOf } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { normalizeHostname, normalizePageUrl } from './fields.js';

@@ -60,7 +60,13 @@ export function domainRepository(db: Database) {
       try {
         const row = await db
           .insertInto('domains')
-          .values({ ...domain, account_id: accountId, name_key: domainNameKey(domain.name), created_at: now, updated_at: now })
+          .values({
+            ...domain,
+            account_id: accountId,
+            name_key: domainNameKey(domain.name),
+            created_at: now,
+            updated_at: now,
+          })
           .returningAll()
           .executeTakeFirstOrThrow();
         return toRecord(row);

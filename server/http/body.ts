@@ -37,7 +37,8 @@ function integerFieldsOfForm(spec: ApiSpec): RequestHandler {
     if (!schema?.properties || typeof req.body !== 'object' || req.body === null) return next();
     for (const [name, property] of Object.entries(schema.properties)) {
       const value = (req.body as Record<string, unknown>)[name];
-      const isInteger = property.type === 'integer' || (Array.isArray(property.type) && property.type.includes('integer'));
+      const isInteger =
+        property.type === 'integer' || (Array.isArray(property.type) && property.type.includes('integer'));
       if (isInteger && typeof value === 'string' && /^[+-]?\d+$/.test(value)) {
         (req.body as Record<string, unknown>)[name] = Number(value);
       }

@@ -4,9 +4,9 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { FieldFormat } from '../formats.js';
 import type { Logger } from '../logger.js';
 import type { ApiSpec } from '../spec.js';
+import { BODY_LIMIT_BYTES } from './body.js';
 import { HttpProblem, validationProblem } from './problem.js';
 import { context } from './request-context.js';
-import { BODY_LIMIT_BYTES } from './body.js';
 import { fieldErrorsOf, isValidatorError } from './validation.js';
 
 // body-parser's error types, by what they mean for the client.
@@ -18,13 +18,17 @@ const BODY_ERRORS: Record<string, () => HttpProblem> = {
   'entity.too.large': () =>
     new HttpProblem(413, 'content-too-large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`),
   'parameters.too.many': () => new HttpProblem(413, 'content-too-large', 'The form has too many fields.'),
-  'charset.unsupported': () =>
-    new HttpProblem(415, 'unsupported-media-type', 'The body must be encoded in UTF-8.'),
+  'charset.unsupported': () => new HttpProblem(415, 'unsupported-media-type', 'The body must be encoded in UTF-8.'),
   'encoding.unsupported': () =>
     new HttpProblem(415, 'unsupported-media-type', 'The Content-Encoding of the body is not supported.'),
 };
 
-function toProblem(error: unknown, spec: ApiSpec, formats: Record<string, FieldFormat>, ctx: ReturnType<typeof context>): HttpProblem | undefined {
+function toProblem(
+  error: unknown,
+  spec: ApiSpec,
+  formats: Record<string, FieldFormat>,
+  ctx: ReturnType<typeof context>,
+): HttpProblem | undefined {
   if (error instanceof HttpProblem) return error;
   const bodyError = BODY_ERRORS[(error as { type?: string } | null)?.type ?? ''];
   if (bodyError) return bodyError();
@@ -37,7 +41,11 @@ function toProblem(error: unknown, spec: ApiSpec, formats: Record<string, FieldF
   return undefined;
 }
 
-export function problemHandler(spec: ApiSpec, formats: Record<string, FieldFormat>, logger: Logger): ErrorRequestHandler {
+export function problemHandler(
+  spec: ApiSpec,
+  formats: Record<string, FieldFormat>,
+  logger: Logger,
+): ErrorRequestHandler {
   return (error, req, res, next) => {
     const ctx = context(res);
     const problem =

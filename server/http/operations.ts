@@ -37,7 +37,9 @@ export interface HandlerInput<K extends OperationId> {
 export type Handler<K extends OperationId> = (input: HandlerInput<K>) => Promise<Reply<K>>;
 export type Handlers = { [K in OperationId]: Handler<K> };
 
-type UntypedHandler = (input: Record<string, unknown>) => Promise<{ status: number; body?: unknown; location?: string }>;
+type UntypedHandler = (
+  input: Record<string, unknown>,
+) => Promise<{ status: number; body?: unknown; location?: string }>;
 
 function readParameter(parameter: ParameterObject, raw: unknown): unknown {
   if (raw === undefined) return parameter.schema.default;
@@ -52,7 +54,9 @@ export function dispatch(spec: ApiSpec, handlers: Handlers): RequestHandler {
     if (!route || !account || !('openapi' in req)) throw new Error('request reached dispatch unrouted or unvalidated');
     const values = (where: 'path' | 'query', raw: Record<string, unknown>) =>
       Object.fromEntries(
-        route.parameters.filter((p) => p.in === where).map((p) => [p.name, readParameter(spec.resolve(p), raw[p.name])]),
+        route.parameters
+          .filter((p) => p.in === where)
+          .map((p) => [p.name, readParameter(spec.resolve(p), raw[p.name])]),
       );
     // The spec matched the operation at run time; its input and reply were checked per operation at compile time.
     const handler = handlers[route.operation.operationId as OperationId] as unknown as UntypedHandler;

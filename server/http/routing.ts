@@ -39,7 +39,11 @@ export function routeToOperation(spec: ApiSpec): RequestHandler {
 export const requireJsonAcceptable: RequestHandler = (req, _res, next) => {
   const accept = req.get('accept');
   if (accept && accept.trim() !== '' && !req.accepts('application/json')) {
-    throw new HttpProblem(406, 'not-acceptable', `This API answers only application/json; the Accept header "${accept}" rules it out.`);
+    throw new HttpProblem(
+      406,
+      'not-acceptable',
+      `This API answers only application/json; the Accept header "${accept}" rules it out.`,
+    );
   }
   next();
 };

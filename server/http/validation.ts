@@ -51,7 +51,8 @@ const LOCATIONS: Record<string, FieldError['location']> = {
   headers: 'header',
 };
 
-const article = (type: string) => (type === 'integer' || type === 'object' || type === 'array' ? `an ${type}` : type === 'null' ? 'null' : `a ${type}`);
+const article = (type: string) =>
+  type === 'integer' || type === 'object' || type === 'array' ? `an ${type}` : type === 'null' ? 'null' : `a ${type}`;
 
 /** Turns the validator's findings into one field error per bad field, with messages a person can act on. */
 export function fieldErrorsOf(
@@ -63,7 +64,12 @@ export function fieldErrorsOf(
   const findings = error.errors.map((item) => {
     const [, where = 'body', ...rest] = item.path.split('/');
     const field = rest.map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')).join('.') || '(body)';
-    return { location: LOCATIONS[where] ?? 'body', field, keyword: item.errorCode?.split('.')[0] ?? '', raw: item.message };
+    return {
+      location: LOCATIONS[where] ?? 'body',
+      field,
+      keyword: item.errorCode?.split('.')[0] ?? '',
+      raw: item.message,
+    };
   });
   const key = (f: { location: string; field: string }) => `${f.location}\u0000${f.field}`;
   // A pattern in the spec only restates part of a format (for tools that do not know the format): when the

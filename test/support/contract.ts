@@ -66,7 +66,9 @@ export async function checkResponse(method: string, url: string, response: Respo
   }
   const content = declared.content[mediaType];
   if (!content) {
-    throw new Error(`${what}: content type "${mediaType}" not documented (${Object.keys(declared.content).join(', ')})`);
+    throw new Error(
+      `${what}: content type "${mediaType}" not documented (${Object.keys(declared.content).join(', ')})`,
+    );
   }
   validate(content.schema, JSON.parse(text), what);
 }
