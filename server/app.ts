@@ -9,7 +9,7 @@ import { domainHandlers } from './domains/handlers.js';
 import { domainRepository } from './domains/repository.js';
 import { requireApiKey } from './http/auth.js';
 import { readBody } from './http/body.js';
-import { notFoundOutsideApi, problemHandler, reportUnknownQueryParameters } from './http/errors.js';
+import { notFoundOutsideApi, problemHandler, reportPendingErrors } from './http/errors.js';
 import { dispatch, type Handlers } from './http/operations.js';
 import { HttpProblem } from './http/problem.js';
 import { requestId } from './http/request-id.js';
@@ -68,7 +68,7 @@ export async function createApp({
   api.use(routeToOperation(spec), requireApiKey(db), requireJsonAcceptable, ...readBody(spec));
   app.use(spec.basePath, api);
   app.use(await createValidator(app, spec, formats, validateResponses));
-  app.use(spec.basePath, reportUnknownQueryParameters, dispatch(spec, handlers));
+  app.use(spec.basePath, reportPendingErrors, dispatch(spec, handlers));
 
   app.use(notFoundOutsideApi);
   app.use(problemHandler(spec, formats, logger));

@@ -44,6 +44,15 @@ export type RouteMatch =
   | { kind: 'method-not-allowed'; allow: string[] }
   | { kind: 'not-found' };
 
+/** Percent-decodes a path segment; a malformed escape (e.g. "%FF") is left as sent, for validation to reject. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 export class ApiSpec {
@@ -92,7 +101,7 @@ export class ApiSpec {
       if (!found) continue;
       const route = byMethod.get(method.toUpperCase());
       if (!route) return { kind: 'method-not-allowed', allow: [...byMethod.keys()] };
-      const pathParams = Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(found[i + 1] ?? '')]));
+      const pathParams = Object.fromEntries(names.map((name, i) => [name, decodeSegment(found[i + 1] ?? '')]));
       return { kind: 'operation', route, pathParams };
     }
     return { kind: 'not-found' };

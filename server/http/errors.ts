@@ -33,7 +33,16 @@ function toProblem(
   const bodyError = BODY_ERRORS[(error as { type?: string } | null)?.type ?? ''];
   if (bodyError) return bodyError();
   if (isValidatorError(error) && error.status === 400) {
-    return validationProblem([...(ctx.queryErrors ?? []), ...fieldErrorsOf(error, spec, ctx.route, formats)]);
+    const pending = ctx.pendingErrors ?? [];
+    const said = new Set(pending.map((e) => `${e.location}:${e.field}`));
+    const found = fieldErrorsOf(error, spec, ctx.route, formats).filter(
+      (e) =>
+        !said.has(`${e.location}:${e.field}`) &&
+        !(e.field === '(path)' && pending.length > 0) &&
+        // The validator reads "search[]=x" as the array "search"; the client sent no "search" to blame.
+        !(e.location === 'query' && !Object.hasOwn(ctx.sentQuery ?? {}, e.field)),
+    );
+    return validationProblem([...pending, ...found]);
   }
   if (isValidatorError(error) && error.status === 415) {
     return new HttpProblem(415, 'unsupported-media-type', error.message);
@@ -66,9 +75,9 @@ export function problemHandler(
   };
 }
 
-/** Unknown query parameters noted while routing, reported when the validator found nothing else. */
-export const reportUnknownQueryParameters: RequestHandler = (_req, res, next) => {
-  const errors = context(res).queryErrors ?? [];
+/** Findings of routing, reported on their own when the validator found nothing else. */
+export const reportPendingErrors: RequestHandler = (_req, res, next) => {
+  const errors = context(res).pendingErrors ?? [];
   if (errors.length > 0) throw validationProblem(errors);
   next();
 };

@@ -11,8 +11,11 @@ export interface RequestContext {
   pathParams?: Record<string, string>;
   /** The query parameters as the client sent them (the validator later fills in defaults in req.query). */
   sentQuery?: Record<string, string>;
-  /** Unknown query parameters, reported together with the validator's findings. */
-  queryErrors?: FieldError[];
+  /**
+   * Findings of routing (unknown query parameters, integers not written in plain decimal), reported together
+   * with the validator's.
+   */
+  pendingErrors?: FieldError[];
 }
 
 export const context = (res: Response): RequestContext => res.locals as RequestContext;

@@ -1,8 +1,8 @@
 // Finds the spec operation of an /api/v1 request before anything else looks at it: unknown paths are 404,
 // methods the path lacks are 405 with Allow, and unknown query parameters are noted for the validator's report.
 import type { RequestHandler } from 'express';
-import type { ApiSpec } from '../spec.js';
-import { HttpProblem } from './problem.js';
+import type { ApiSpec, Route } from '../spec.js';
+import { type FieldError, HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
 export function routeToOperation(spec: ApiSpec): RequestHandler {
@@ -17,22 +17,53 @@ export function routeToOperation(spec: ApiSpec): RequestHandler {
         headers: { Allow: allow },
       });
     }
-    const known = new Set(match.route.parameters.filter((p) => p.in === 'query').map((p) => p.name));
     const ctx = context(res);
     ctx.route = match.route;
     ctx.pathParams = match.pathParams;
     ctx.sentQuery = { ...(req.query as Record<string, string>) };
-    ctx.queryErrors = Object.keys(ctx.sentQuery)
-      .filter((name) => !known.has(name))
-      .map((name) => ({
-        location: 'query' as const,
-        field: name,
-        message: known.size
-          ? `is not a parameter of this operation; known: ${[...known].join(', ')}`
-          : 'is not a parameter of this operation, which takes none',
-      }));
+    ctx.pendingErrors = [
+      ...unknownQueryParameters(match.route, ctx.sentQuery),
+      ...nonDecimalIntegers(spec, match.route, { path: match.pathParams, query: ctx.sentQuery }),
+    ];
     next();
   };
+}
+
+function unknownQueryParameters(route: Route, sent: Record<string, unknown>): FieldError[] {
+  const known = route.parameters.filter((p) => p.in === 'query').map((p) => p.name);
+  return Object.keys(sent)
+    .filter((name) => !known.includes(name))
+    .map((name) => ({
+      location: 'query',
+      field: name,
+      message: known.length
+        ? `is not a parameter of this operation; known: ${known.join(', ')}`
+        : 'is not a parameter of this operation, which takes none',
+    }));
+}
+
+/**
+ * The validator coerces "1e3", "+1", "01", "1.0" and " 1" to integers; an id or a page number has one
+ * spelling, so anything but plain decimal digits is refused here.
+ */
+function nonDecimalIntegers(
+  spec: ApiSpec,
+  route: Route,
+  sent: { path: Record<string, string>; query: Record<string, unknown> },
+): FieldError[] {
+  return route.parameters
+    .filter((p) => (p.in === 'path' || p.in === 'query') && spec.resolve(p.schema).type === 'integer')
+    .flatMap((p) => {
+      const value = p.in === 'path' ? sent.path[p.name] : sent.query[p.name];
+      if (typeof value !== 'string' || /^-?(0|[1-9][0-9]*)$/.test(value)) return [];
+      return [
+        {
+          location: p.in as 'path' | 'query',
+          field: p.name,
+          message: 'must be an integer written in plain decimal digits',
+        },
+      ];
+    });
 }
 
 /** 406 when the Accept header rules out JSON (every answer of the API is JSON). */

@@ -62,14 +62,12 @@ export function fieldErrorsOf(
   formats: Record<string, FieldFormat>,
 ): FieldError[] {
   const findings = error.errors.map((item) => {
-    const [, where = 'body', ...rest] = item.path.split('/');
-    const field = rest.map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')).join('.') || '(body)';
-    return {
-      location: LOCATIONS[where] ?? 'body',
-      field,
-      keyword: item.errorCode?.split('.')[0] ?? '',
-      raw: item.message,
-    };
+    const [, where = '', ...rest] = item.path.split('/');
+    const location = LOCATIONS[where];
+    // Anything else is about the request line itself (e.g. a malformed percent-escape in the path).
+    if (!location) return { location: 'path' as const, field: '(path)', keyword: '', raw: item.message };
+    const field = rest.map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')).join('.') || `(${where})`;
+    return { location, field, keyword: item.errorCode?.split('.')[0] ?? '', raw: item.message };
   });
   const key = (f: { location: string; field: string }) => `${f.location}\u0000${f.field}`;
   // A pattern in the spec only restates part of a format (for tools that do not know the format): when the
