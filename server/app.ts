@@ -40,6 +40,8 @@ export async function createApp({
 
   const app = express();
   app.disable('x-powered-by');
+  // No ETags: a 304 is not in the contract, and conditional requests are not offered (yet).
+  app.set('etag', false);
   // "/API/V1/domains" must not slip past the validator, which matches paths case-sensitively.
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
@@ -65,6 +67,11 @@ export async function createApp({
   });
 
   const api = express.Router({ caseSensitive: true, strict: true });
+  api.use((_req, res, next) => {
+    // Account data: no shared cache may keep it, and browsers must not sniff a type.
+    res.set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+    next();
+  });
   api.use(routeToOperation(spec), requireApiKey(db), requireJsonAcceptable, ...readBody(spec));
   app.use(spec.basePath, api);
   app.use(await createValidator(app, spec, formats, validateResponses));

@@ -7,8 +7,8 @@ import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
-const FORM = 'application/x-www-form-urlencoded';
-const JSON_TYPE = 'application/json';
+export const FORM = 'application/x-www-form-urlencoded';
+export const JSON_TYPE = 'application/json';
 
 const carriesBody = (req: express.Request) =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
@@ -16,6 +16,9 @@ const carriesBody = (req: express.Request) =>
 const acceptOnlyDocumentedTypes: RequestHandler = (req, res, next) => {
   if (!context(res).route?.operation.requestBody) return next();
   if (!carriesBody(req)) {
+    // No body reads as an empty JSON object, so the validator reports the missing required fields (422)
+    // rather than a missing content type.
+    req.headers['content-type'] = JSON_TYPE;
     req.body = {};
     return next();
   }

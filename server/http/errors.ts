@@ -4,7 +4,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { FieldFormat } from '../formats.js';
 import type { Logger } from '../logger.js';
 import type { ApiSpec } from '../spec.js';
-import { BODY_LIMIT_BYTES } from './body.js';
+import { BODY_LIMIT_BYTES, FORM, JSON_TYPE } from './body.js';
 import { HttpProblem, validationProblem } from './problem.js';
 import { context } from './request-context.js';
 import { fieldErrorsOf, isValidatorError } from './validation.js';
@@ -45,7 +45,7 @@ function toProblem(
     return validationProblem([...pending, ...found]);
   }
   if (isValidatorError(error) && error.status === 415) {
-    return new HttpProblem(415, 'unsupported-media-type', error.message);
+    return new HttpProblem(415, 'unsupported-media-type', `Send ${FORM} or ${JSON_TYPE}.`);
   }
   return undefined;
 }

@@ -1,0 +1,29 @@
+// The spec is loaded and checked when the app is built, not on the first request.
+
+import { describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { createApp } from '../../server/app.js';
+import { openDatabase } from '../../server/db/database.js';
+import { ApiSpec } from '../../server/spec.js';
+
+describe('createApp', () => {
+  it('rejects a spec that is not valid OpenAPI before serving anything', async () => {
+    const document = parse(ApiSpec.load().yaml);
+    document.paths['/domains'].get.responses = 'not a responses object';
+    const db = openDatabase('sqlite::memory:');
+    try {
+      await expect(createApp({ db, spec: new ApiSpec(stringify(document)) })).rejects.toThrow();
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('builds with the committed spec', async () => {
+    const db = openDatabase('sqlite::memory:');
+    try {
+      await expect(createApp({ db })).resolves.toBeTypeOf('function');
+    } finally {
+      await db.destroy();
+    }
+  });
+});
