@@ -2,6 +2,7 @@
 // is treated exactly as a missing one: the account id is part of every statement.
 import type { Selectable, Updateable } from 'kysely';
 import type { Database } from './database.js';
+import { type ListQuery, listPage } from './listing.js';
 import type { DB } from './schema.js';
 
 export type OwnedTable = 'domains' | 'spaces';
@@ -36,4 +37,23 @@ export async function updateOwned<T extends OwnedTable>(
 export async function deleteOwned(db: Database, table: OwnedTable, accountId: number, id: number): Promise<boolean> {
   const result = await db.deleteFrom(table).where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
   return result.numDeletedRows > 0n;
+}
+
+/** The reads and the delete every owned resource has, with rows mapped to the resource's records. */
+export function ownedRecords<T extends OwnedTable, R>(db: Database, table: T, toRecord: (row: Selectable<DB[T]>) => R) {
+  return {
+    async list(accountId: number, query: ListQuery): Promise<{ records: R[]; total: number }> {
+      const { rows, total } = await listPage(db, table, accountId, query);
+      return { records: rows.map((row) => toRecord(row as Selectable<DB[T]>)), total };
+    },
+
+    async find(accountId: number, id: number): Promise<R | undefined> {
+      const row = await findOwned(db, table, accountId, id);
+      return row && toRecord(row);
+    },
+
+    async remove(accountId: number, id: number): Promise<boolean> {
+      return deleteOwned(db, table, accountId, id);
+    },
+  };
 }

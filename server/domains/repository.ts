@@ -1,8 +1,7 @@
 // Persistence of domains. Takes and returns plain records; knows nothing of HTTP.
 import type { Selectable } from 'kysely';
 import { type Database, isUniqueViolation, toIso } from '../db/database.js';
-import { type ListQuery, listPage } from '../db/listing.js';
-import { deleteOwned, findOwned, updateOwned } from '../db/owned.js';
+import { ownedRecords, updateOwned } from '../db/owned.js';
 import type { DomainsTable } from '../db/schema.js';
 import { domainNameKey } from './fields.js';
 
@@ -44,15 +43,7 @@ function toRecord(row: DomainRow): DomainRecord {
 
 export function domainRepository(db: Database) {
   return {
-    async list(accountId: number, query: ListQuery) {
-      const { rows, total } = await listPage(db, 'domains', accountId, query);
-      return { records: rows.map((row) => toRecord(row as DomainRow)), total };
-    },
-
-    async find(accountId: number, id: number): Promise<DomainRecord | undefined> {
-      const row = await findOwned(db, 'domains', accountId, id);
-      return row && toRecord(row);
-    },
+    ...ownedRecords(db, 'domains', toRecord),
 
     /** Throws DuplicateDomainError when any account already has a domain of this name. */
     async create(accountId: number, domain: NewDomain): Promise<DomainRecord> {
@@ -79,10 +70,6 @@ export function domainRepository(db: Database) {
     async update(accountId: number, id: number, changes: DomainChanges): Promise<DomainRecord | undefined> {
       const row = await updateOwned(db, 'domains', accountId, id, changes);
       return row && toRecord(row);
-    },
-
-    async remove(accountId: number, id: number): Promise<boolean> {
-      return deleteOwned(db, 'domains', accountId, id);
     },
   };
 }

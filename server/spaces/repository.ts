@@ -1,8 +1,8 @@
 // Persistence of spaces. Takes and returns plain records; knows nothing of HTTP.
 import type { Selectable } from 'kysely';
 import { type Database, toIso } from '../db/database.js';
-import { foldText, type ListQuery, listPage } from '../db/listing.js';
-import { deleteOwned, findOwned, updateOwned } from '../db/owned.js';
+import { foldText } from '../db/listing.js';
+import { ownedRecords, updateOwned } from '../db/owned.js';
 import type { SpacesTable } from '../db/schema.js';
 
 export interface SpaceRecord {
@@ -32,15 +32,7 @@ function toRecord(row: Selectable<SpacesTable>): SpaceRecord {
 
 export function spaceRepository(db: Database) {
   return {
-    async list(accountId: number, query: ListQuery) {
-      const { rows, total } = await listPage(db, 'spaces', accountId, query);
-      return { records: rows.map((row) => toRecord(row as Selectable<SpacesTable>)), total };
-    },
-
-    async find(accountId: number, id: number): Promise<SpaceRecord | undefined> {
-      const row = await findOwned(db, 'spaces', accountId, id);
-      return row && toRecord(row);
-    },
+    ...ownedRecords(db, 'spaces', toRecord),
 
     async create(accountId: number, space: NewSpace): Promise<SpaceRecord> {
       const now = new Date().toISOString();
@@ -56,10 +48,6 @@ export function spaceRepository(db: Database) {
       const withKey = changes.name === undefined ? changes : { ...changes, name_key: foldText(changes.name) };
       const row = await updateOwned(db, 'spaces', accountId, id, withKey);
       return row && toRecord(row);
-    },
-
-    async remove(accountId: number, id: number): Promise<boolean> {
-      return deleteOwned(db, 'spaces', accountId, id);
     },
   };
 }
