@@ -551,7 +551,8 @@ export interface components {
     parameters: {
         /**
          * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
-         *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter.
+         *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
+         *     `%20` or `+`.
          * @example shop
          */
         search: string;
@@ -692,7 +693,8 @@ export interface operations {
             query?: {
                 /**
                  * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
-                 *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter.
+                 *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
+                 *     `%20` or `+`.
                  * @example shop
                  */
                 search?: components["parameters"]["search"];
@@ -909,7 +911,8 @@ export interface operations {
             query?: {
                 /**
                  * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
-                 *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter.
+                 *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
+                 *     `%20` or `+`.
                  * @example shop
                  */
                 search?: components["parameters"]["search"];

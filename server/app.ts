@@ -40,6 +40,8 @@ export async function createApp({
 
   const app = express();
   app.disable('x-powered-by');
+  // Express's own last-resort handler prints stack traces unless its env is "production".
+  app.set('env', 'production');
   // No ETags: a 304 is not in the contract, and conditional requests are not offered (yet).
   app.set('etag', false);
   // "/API/V1/domains" must not slip past the validator, which matches paths case-sensitively.

@@ -1,7 +1,7 @@
 // Field rules of domains: host names (including internationalized ones) and custom page URLs.
 import { domainToASCII, domainToUnicode } from 'node:url';
 import { foldText } from '../db/listing.js';
-import type { FieldFormat } from '../formats.js';
+import { type FieldFormat, wellFormed } from '../formats.js';
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
@@ -49,12 +49,12 @@ export function normalizePageUrl(value: string | null | undefined): string | nul
 
 export const domainFormats: Record<string, FieldFormat> = {
   'idn-hostname': {
-    validate: (value) => normalizeHostname(value) !== undefined,
+    validate: wellFormed((value) => normalizeHostname(value) !== undefined),
     message:
       'must be a host name such as shop.example.com: two or more labels of letters, digits and hyphens (1–63 each, no leading or trailing hyphen), at most 253 characters',
   },
   'http-url': {
-    validate: (value) => value === '' || isHttpUrl(value),
+    validate: wellFormed((value) => value === '' || isHttpUrl(value)),
     message: 'must be an absolute http:// or https:// URL (or empty to clear it)',
   },
 };

@@ -50,10 +50,31 @@ function integerFieldsOfForm(spec: ApiSpec): RequestHandler {
   };
 }
 
+/**
+ * The form parser keeps an escape that is not UTF-8 (Latin-1 "%E4rger") as the literal text "%E4rger";
+ * such a body is unreadable rather than a name to store.
+ */
+function refuseInvalidPercentEncoding(_req: unknown, _res: unknown, raw: Buffer): void {
+  for (const part of raw.toString('utf8').split('&')) {
+    try {
+      decodeURIComponent(part.replace(/\+/g, ' '));
+    } catch {
+      // body-parser passes this on with its type, which the error handler turns into a 400.
+      throw Object.assign(new Error('form body is not UTF-8'), { type: 'form.encoding.invalid' });
+    }
+  }
+}
+
 export function readBody(spec: ApiSpec): RequestHandler[] {
   return [
     acceptOnlyDocumentedTypes,
-    express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 100, type: FORM }),
+    express.urlencoded({
+      extended: false,
+      limit: BODY_LIMIT_BYTES,
+      parameterLimit: 100,
+      type: FORM,
+      verify: refuseInvalidPercentEncoding,
+    }),
     express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: JSON_TYPE }),
     integerFieldsOfForm(spec),
   ];

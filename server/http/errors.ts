@@ -5,7 +5,7 @@ import type { FieldFormat } from '../formats.js';
 import type { Logger } from '../logger.js';
 import type { ApiSpec } from '../spec.js';
 import { BODY_LIMIT_BYTES, FORM, JSON_TYPE } from './body.js';
-import { HttpProblem, validationProblem } from './problem.js';
+import { HttpProblem, PROBLEM_TYPE_BASE, problemBody, validationProblem } from './problem.js';
 import { context } from './request-context.js';
 import { fieldErrorsOf, isValidatorError } from './validation.js';
 
@@ -19,6 +19,8 @@ const BODY_ERRORS: Record<string, () => HttpProblem> = {
     new HttpProblem(413, 'content-too-large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`),
   'parameters.too.many': () => new HttpProblem(413, 'content-too-large', 'The form has too many fields.'),
   'charset.unsupported': () => new HttpProblem(415, 'unsupported-media-type', 'The body must be encoded in UTF-8.'),
+  'form.encoding.invalid': () =>
+    new HttpProblem(400, 'malformed-body', 'The form body has a %-escape that is not UTF-8.'),
   'encoding.unsupported': () =>
     new HttpProblem(415, 'unsupported-media-type', 'The Content-Encoding of the body is not supported.'),
 };
@@ -50,6 +52,15 @@ function toProblem(
   return undefined;
 }
 
+const INTERNAL_DETAIL = 'Something went wrong on our side. Quote the request id to support.';
+const INTERNAL_BODY = (requestId: string) => ({
+  type: `${PROBLEM_TYPE_BASE}internal`,
+  title: 'Internal Server Error',
+  status: 500,
+  detail: INTERNAL_DETAIL,
+  request_id: requestId,
+});
+
 export function problemHandler(
   spec: ApiSpec,
   formats: Record<string, FieldFormat>,
@@ -57,9 +68,7 @@ export function problemHandler(
 ): ErrorRequestHandler {
   return (error, req, res, next) => {
     const ctx = context(res);
-    const problem =
-      toProblem(error, spec, formats, ctx) ??
-      new HttpProblem(500, 'internal', 'Something went wrong on our side. Quote the request id to support.');
+    const problem = toProblem(error, spec, formats, ctx) ?? new HttpProblem(500, 'internal', INTERNAL_DETAIL);
     if (problem.status >= 500) {
       logger.error('request failed', {
         request_id: ctx.requestId,
@@ -70,8 +79,17 @@ export function problemHandler(
       });
     }
     if (res.headersSent) return next(error);
-    res.set(problem.extra.headers ?? {});
-    res.status(problem.status).type('application/problem+json').json(problem.body(ctx.requestId));
+    try {
+      res.set(problem.extra.headers ?? {});
+      res.status(problem.status).type('application/problem+json').json(problemBody(problem, ctx.requestId));
+    } catch (failure) {
+      // Never fall through to Express's own handler, whose HTML page shows the stack outside production.
+      logger.error('error handler failed', { request_id: ctx.requestId, error: String(failure) });
+      res
+        .status(500)
+        .type('application/problem+json')
+        .send(JSON.stringify(INTERNAL_BODY(ctx.requestId)));
+    }
   };
 }
 

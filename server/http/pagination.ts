@@ -14,15 +14,19 @@ export function paginationOf(
   const lastPage = Math.max(1, Math.ceil(total / perPage));
   const offset = (page - 1) * perPage;
   const onPage = Math.max(0, Math.min(perPage, total - offset));
+  // encodeURIComponent rather than URLSearchParams: a space is %20, not a "+" that could be read literally.
   const link = (target: number) => {
-    const query = new URLSearchParams({ ...url.sent, page: String(target) });
+    const query = Object.entries({ ...url.sent, page: String(target) })
+      .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)
+      .join('&');
     return `${url.path}?${query}`;
   };
   return {
     links: {
       first: link(1),
       last: link(lastPage),
-      prev: page > 1 ? link(page - 1) : null,
+      // Past the end, prev leads back to the last page that has records.
+      prev: page > 1 ? link(Math.min(page - 1, lastPage)) : null,
       next: page < lastPage ? link(page + 1) : null,
     },
     meta: {

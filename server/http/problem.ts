@@ -35,17 +35,18 @@ export class HttpProblem extends Error {
     super(detail);
     this.title = TITLES[status] ?? 'Error';
   }
+}
 
-  body(requestId: string) {
-    return {
-      type: PROBLEM_TYPE_BASE + this.kind,
-      title: this.title,
-      status: this.status,
-      detail: this.detail,
-      request_id: requestId,
-      ...(this.extra.errors ? { errors: this.extra.errors } : {}),
-    };
-  }
+/** The problem+json body. A function, not a method: libraries decorate errors they pass on (body-parser adds `body`). */
+export function problemBody(problem: HttpProblem, requestId: string) {
+  return {
+    type: PROBLEM_TYPE_BASE + problem.kind,
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+    request_id: requestId,
+    ...(problem.extra.errors ? { errors: problem.extra.errors } : {}),
+  };
 }
 
 export function validationProblem(errors: FieldError[]): HttpProblem {

@@ -1,5 +1,5 @@
 // Field rules of spaces: names.
-import type { FieldFormat } from '../formats.js';
+import { type FieldFormat, wellFormed } from '../formats.js';
 
 export const SPACE_NAME_MAX = 255;
 
@@ -12,7 +12,7 @@ export function isSpaceName(value: string): boolean {
 
 export const spaceFormats: Record<string, FieldFormat> = {
   'space-name': {
-    validate: isSpaceName,
+    validate: wellFormed(isSpaceName),
     message: `must be 1–${SPACE_NAME_MAX} characters after trimming white space, with no control characters`,
   },
 };
