@@ -1,0 +1,51 @@
+// The operations of the spec as plain data (method, path template, resource), so that tests walk the spec
+// instead of keeping a hand-written list that could fall behind it.
+import { spec } from '../support/contract.js';
+
+export type Resource = 'domains' | 'spaces';
+
+export interface SpecOperation {
+  operationId: string;
+  /** Upper case, e.g. "PATCH". */
+  method: string;
+  /** e.g. "/domains/{id}", below the base path. */
+  template: string;
+  resource: Resource;
+  /** True for operations on one record (the template has an {id}). */
+  onRecord: boolean;
+  /** True when the operation documents a request body (store and update). */
+  takesBody: boolean;
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+export const operations: SpecOperation[] = Object.entries(spec.document.paths).flatMap(([template, item]) =>
+  METHODS.filter((method) => item[method] !== undefined).map((method) => {
+    const operation = item[method] as { operationId: string; requestBody?: unknown };
+    return {
+      operationId: operation.operationId,
+      method: method.toUpperCase(),
+      template,
+      resource: template.split('/')[1] as Resource,
+      onRecord: template.includes('{id}'),
+      takesBody: operation.requestBody !== undefined,
+    };
+  }),
+);
+
+/** The methods a path template of the spec allows, as an Allow header would list them. */
+export function methodsOf(template: string): string[] {
+  return operations.filter((op) => op.template === template).map((op) => op.method);
+}
+
+/** The full request path (base path included) of an operation for a record id. */
+export function pathOf(operation: SpecOperation, id: number | string = 1): string {
+  return `${spec.basePath}${operation.template.replace('{id}', String(id))}`;
+}
+
+/** A body every store or update of the resource accepts, as a form. */
+export function validForm(operation: SpecOperation, unique = ''): string {
+  if (operation.resource === 'spaces') return new URLSearchParams({ name: `Space ${unique}`, color: '2' }).toString();
+  if (operation.method === 'POST') return new URLSearchParams({ name: `valid${unique}.example.com` }).toString();
+  return new URLSearchParams({ index_page: 'https://valid.example.com/index.html' }).toString();
+}

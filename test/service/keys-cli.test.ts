@@ -1,0 +1,140 @@
+// The keys command (server/cli/keys.ts) as a process: create shows a key once, list never shows secrets,
+// revoke shuts a key out of a running server on the same database, and misuse exits non-zero with usage.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClient, startServer, type TestServer } from '../support/server.js';
+import { KEY_PATTERN, runToExit, stopAll } from './process.js';
+
+const CLI = 'server/cli/keys.ts';
+// Each run compiles the command with tsx (about two seconds, more on a busy machine).
+const SLOW = { timeout: 60_000 };
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(async () => {
+  await stopAll();
+  await server.close();
+});
+
+/** Runs the command against the test server's database. */
+const keys = (...args: string[]) =>
+  runToExit(CLI, args, { DATABASE_URL: `sqlite:${server.dbFile}`, LOG_LEVEL: 'silent' });
+
+async function createKey(
+  account: string,
+  ...extra: string[]
+): Promise<{ key: string; publicId: string; stdout: string }> {
+  const exit = await keys('create', '--account', account, ...extra);
+  expect(exit.code).toBe(0);
+  const key = exit.stdout.match(KEY_PATTERN)?.[0];
+  if (!key) throw new Error(`no key printed:\n${exit.stdout}\n${exit.stderr}`);
+  return { key, publicId: key.split('_')[1] as string, stdout: exit.stdout };
+}
+
+const listDomains = (key: string) => apiClient(server.apiUrl, key).GET('/domains');
+
+describe('create', SLOW, () => {
+  it('prints a new key exactly once, naming the account', async () => {
+    const { key, publicId, stdout } = await createKey('acme', '--label', 'ci');
+    expect(stdout.match(KEY_PATTERN)).toEqual([key]);
+    expect(stdout).toContain('acme');
+    expect(stdout).toContain(publicId);
+    expect((await listDomains(key)).response.status).toBe(200);
+  });
+
+  it('issues a different key each time, for the same account', async () => {
+    const first = await createKey('twice');
+    const second = await createKey('twice');
+    expect(second.key).not.toBe(first.key);
+    const byFirst = await apiClient(server.apiUrl, first.key).POST('/spaces', { body: { name: 'Shared' } });
+    expect(byFirst.response.status).toBe(201);
+    const bySecond = await apiClient(server.apiUrl, second.key).GET('/spaces/{id}', {
+      params: { path: { id: byFirst.data?.data.id as number } },
+    });
+    expect(bySecond.response.status).toBe(200);
+  });
+
+  it('exits non-zero with usage when --account is missing', async () => {
+    const exit = await keys('create');
+    expect(exit.code).not.toBe(0);
+    expect(exit.stderr).toContain('--account');
+    expect(exit.stderr).toContain('Usage');
+    expect(exit.stdout.match(KEY_PATTERN)).toBeNull();
+  });
+});
+
+describe('list', SLOW, () => {
+  it('shows the key id, account and label but never the secret', async () => {
+    const { key, publicId } = await createKey('listed', '--label', 'laptop');
+    const exit = await keys('list');
+    expect(exit.code).toBe(0);
+    const line = exit.stdout.split('\n').find((l) => l.includes(publicId));
+    expect(line).toContain('listed');
+    expect(line).toContain('laptop');
+    expect(line).toContain('active');
+    expect(exit.stdout).not.toContain(key);
+    expect(exit.stdout).not.toContain(key.split('_').slice(2).join('_'));
+    expect(exit.stdout.match(KEY_PATTERN)).toBeNull();
+  });
+});
+
+describe('revoke', SLOW, () => {
+  it('makes the key fail with 401 against a running server on the same database', async () => {
+    const { key, publicId } = await createKey('revokee');
+    expect((await listDomains(key)).response.status).toBe(200);
+
+    const exit = await keys('revoke', publicId);
+    expect(exit.code).toBe(0);
+
+    const { response } = await listDomains(key);
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    const line = (await keys('list')).stdout.split('\n').find((l) => l.includes(publicId));
+    expect(line).not.toContain('active');
+  });
+
+  it("leaves the account's other keys working", async () => {
+    const kept = await createKey('two-keys');
+    const revoked = await createKey('two-keys');
+    expect((await keys('revoke', revoked.publicId)).code).toBe(0);
+    expect((await listDomains(revoked.key)).response.status).toBe(401);
+    expect((await listDomains(kept.key)).response.status).toBe(200);
+  });
+
+  it('exits non-zero when the key is already revoked', async () => {
+    const { publicId } = await createKey('twice-revoked');
+    expect((await keys('revoke', publicId)).code).toBe(0);
+    const again = await keys('revoke', publicId);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain(publicId);
+  });
+
+  it('exits non-zero for a key id that does not exist', async () => {
+    const exit = await keys('revoke', '000000000000');
+    expect(exit.code).not.toBe(0);
+    expect(exit.stderr).toContain('000000000000');
+  });
+
+  it('exits non-zero with usage when the key id is missing', async () => {
+    const exit = await keys('revoke');
+    expect(exit.code).not.toBe(0);
+    expect(exit.stderr).toContain('Usage');
+  });
+});
+
+describe('misuse', SLOW, () => {
+  it('exits non-zero with usage for an unknown command', async () => {
+    const exit = await keys('destroy-everything');
+    expect(exit.code).not.toBe(0);
+    expect(exit.stderr).toContain('destroy-everything');
+    expect(exit.stderr).toMatch(/Usage:[\s\S]*create[\s\S]*list[\s\S]*revoke/);
+  });
+
+  it('exits non-zero naming DATABASE_URL when it is invalid', async () => {
+    const exit = await runToExit(CLI, ['list'], { DATABASE_URL: 'mysql://x' });
+    expect(exit.code).not.toBe(0);
+    expect(exit.stderr).toContain('DATABASE_URL');
+  });
+});

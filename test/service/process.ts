@@ -1,0 +1,123 @@
+// Runs the service's own scripts (the server entry point, the keys command) as child processes through tsx,
+// and waits on their output and exit with event listeners and a bounded timeout.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const ROOT = new URL('../../', import.meta.url).pathname;
+const TSX = join(ROOT, 'node_modules/.bin/tsx');
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+export const KEY_PATTERN = /dss_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/g;
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Running {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the match once stdout matches; rejects on timeout or when the process ends first. */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  /** Resolves when the process has ended and its output is complete. */
+  exited: Promise<Exit>;
+  /** Sends the signal and waits for the exit. */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<Exit>;
+}
+
+const running = new Set<Running>();
+
+/** A fresh directory for a test's database files; `cleanup` removes it. */
+export function tempDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'dss-service-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms ${what()}`)), timeoutMs);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export function runScript(script: string, args: string[], env: Record<string, string>): Running {
+  const child = spawn(TSX, [script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<Exit>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+
+  const run: Running = {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    waitForOutput(pattern, timeoutMs = DEFAULT_TIMEOUT_MS) {
+      const found = new Promise<RegExpExecArray>((resolve, reject) => {
+        const check = () => {
+          const match = new RegExp(pattern.source, pattern.flags.replace('g', '')).exec(stdout);
+          if (!match) return;
+          child.stdout?.off('data', check);
+          resolve(match);
+        };
+        child.stdout?.on('data', check);
+        exited.then(
+          (exit) =>
+            reject(new Error(`process ended (code ${exit.code}) before printing ${pattern}\n${stdout}\n${stderr}`)),
+          reject,
+        );
+        check();
+      });
+      return withTimeout(found, timeoutMs, () => `waiting for ${pattern}; stdout:\n${stdout}\nstderr:\n${stderr}`);
+    },
+    async stop(signal = 'SIGTERM', timeoutMs = DEFAULT_TIMEOUT_MS) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return withTimeout(exited, timeoutMs, () => `waiting for exit after ${signal}`);
+    },
+  };
+  running.add(run);
+  exited.finally(() => running.delete(run)).catch(() => {});
+  return run;
+}
+
+/** Runs a script to its end and returns its exit code and output. */
+export function runToExit(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = DEFAULT_TIMEOUT_MS,
+): Promise<Exit> {
+  const run = runScript(script, args, env);
+  return withTimeout(run.exited, timeoutMs, () => `waiting for ${script} ${args.join(' ')} to end`);
+}
+
+/** Stops whatever a test left running, so that no server outlives its test file. */
+export async function stopAll(): Promise<void> {
+  await Promise.all(
+    [...running].map(async (run) => {
+      try {
+        await run.stop('SIGTERM', 5_000);
+      } catch {
+        run.child.kill('SIGKILL');
+      }
+    }),
+  );
+}

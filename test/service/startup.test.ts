@@ -1,0 +1,137 @@
+// The real entry point (server/main.ts) as a process: what it prints on start, the demo key, configuration
+// errors, clean shutdown on SIGTERM and data surviving a restart.
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { apiClient } from '../support/server.js';
+import { KEY_PATTERN, type Running, runScript, runToExit, stopAll, tempDir } from './process.js';
+
+const MAIN = 'server/main.ts';
+// Each start compiles the server with tsx (about two seconds, more on a busy machine).
+const SLOW = { timeout: 60_000 };
+const { dir, cleanup } = tempDir();
+let databases = 0;
+
+afterEach(stopAll);
+afterAll(cleanup);
+
+const newDatabase = () => `sqlite:${join(dir, `startup-${++databases}.sqlite`)}`;
+const envFor = (databaseUrl: string) => ({
+  PORT: '0',
+  HOST: '127.0.0.1',
+  DATABASE_URL: databaseUrl,
+  LOG_LEVEL: 'silent',
+});
+
+interface Started {
+  server: Running;
+  url: string;
+  /** Every line of the start-up message, printed in one go; it ends with a curl line either way. */
+  banner: string;
+}
+
+async function start(databaseUrl: string): Promise<Started> {
+  const server = runScript(MAIN, [], envFor(databaseUrl));
+  const [banner] = await server.waitForOutput(/listening on [\s\S]*curl [^\n]*\n/);
+  const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1];
+  if (!url) throw new Error(`no URL in:\n${banner}`);
+  return { server, url, banner };
+}
+
+describe('first start', SLOW, () => {
+  it('prints the URL, a demo key and a curl line that works', async () => {
+    const { url, banner } = await start(newDatabase());
+    const keys = banner.match(KEY_PATTERN) ?? [];
+    const key = keys[0] as string;
+    expect(key).toMatch(KEY_PATTERN);
+    expect(new Set(keys)).toEqual(new Set([key]));
+    const curl = banner.split('\n').find((line) => line.trim().startsWith('curl '));
+    expect(curl).toContain(`Authorization: Bearer ${key}`);
+    expect(curl).toContain(`${url}/api/v1/domains`);
+
+    const { data, response } = await apiClient(`${url}/api/v1`, key).GET('/domains');
+    expect(response.status).toBe(200);
+    expect(data?.meta.total).toBe(0);
+  });
+
+  it('answers the public endpoints at the printed URL', async () => {
+    const { url } = await start(newDatabase());
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${url}/api/v1/domains`)).status).toBe(401);
+  });
+});
+
+describe('second start on the same database', SLOW, () => {
+  it('prints no new key, and the first key still works', async () => {
+    const database = newDatabase();
+    const first = await start(database);
+    const key = first.banner.match(KEY_PATTERN)?.[0] as string;
+    expect((await first.server.stop()).code).toBe(0);
+
+    const second = await start(database);
+    expect(second.banner).toContain('listening on');
+    expect(second.banner.match(KEY_PATTERN)).toBeNull();
+    expect(second.server.stdout().match(KEY_PATTERN)).toBeNull();
+    const { response } = await apiClient(`${second.url}/api/v1`, key).GET('/spaces');
+    expect(response.status).toBe(200);
+  });
+});
+
+describe('shutdown', SLOW, () => {
+  it('exits with code 0 on SIGTERM', async () => {
+    const { server } = await start(newDatabase());
+    const exit = await server.stop('SIGTERM');
+    expect(exit.code).toBe(0);
+    expect(exit.stderr).toBe('');
+  });
+
+  it('keeps data written before SIGTERM across a restart', async () => {
+    const database = newDatabase();
+    const first = await start(database);
+    const key = first.banner.match(KEY_PATTERN)?.[0] as string;
+    const created = await apiClient(`${first.url}/api/v1`, key).POST('/domains', {
+      body: { name: 'persisted.example.com', index_page: 'https://persisted.example.com/' },
+    });
+    expect(created.response.status).toBe(201);
+    const space = await apiClient(`${first.url}/api/v1`, key).POST('/spaces', { body: { name: 'Kept', color: 5 } });
+    expect(space.response.status).toBe(201);
+    expect((await first.server.stop('SIGTERM')).code).toBe(0);
+
+    const second = await start(database);
+    const client = apiClient(`${second.url}/api/v1`, key);
+    const domain = await client.GET('/domains/{id}', { params: { path: { id: created.data?.data.id as number } } });
+    expect(domain.response.status).toBe(200);
+    expect(domain.data?.data).toEqual(created.data?.data);
+    const spaces = await client.GET('/spaces');
+    expect(spaces.data?.data).toEqual([space.data?.data]);
+  });
+});
+
+describe('invalid configuration', SLOW, () => {
+  const BAD = [
+    { variable: 'PORT', value: 'abc' },
+    { variable: 'PORT', value: '65536' },
+    { variable: 'LOG_LEVEL', value: 'loud' },
+    { variable: 'DATABASE_URL', value: 'mysql://x' },
+  ];
+
+  it.each(BAD)('exits non-zero naming $variable=$value', async ({ variable, value }) => {
+    const exit = await runToExit(MAIN, [], { ...envFor(newDatabase()), [variable]: value });
+    expect(exit.code).not.toBe(0);
+    expect(exit.code).not.toBeNull();
+    expect(exit.stderr).toContain(variable);
+    expect(exit.stderr).toContain(value);
+    expect(exit.stdout).not.toContain('listening on');
+  });
+
+  it('names every bad variable at once', async () => {
+    const exit = await runToExit(MAIN, [], {
+      ...envFor(newDatabase()),
+      PORT: 'abc',
+      LOG_LEVEL: 'loud',
+      DATABASE_URL: 'mysql://x',
+    });
+    expect(exit.code).not.toBe(0);
+    for (const variable of ['PORT', 'LOG_LEVEL', 'DATABASE_URL']) expect(exit.stderr).toContain(variable);
+    expect(exit.stdout.match(KEY_PATTERN)).toBeNull();
+  });
+});
