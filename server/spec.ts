@@ -53,6 +53,9 @@ function decodeSegment(segment: string): string {
   }
 }
 
+/** An integer as text in its one plain spelling: decimal digits, an optional minus, no leading zeros. */
+export const PLAIN_INTEGER = /^-?(0|[1-9][0-9]*)$/;
+
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 export class ApiSpec {

@@ -2,7 +2,7 @@
 // is refused before parsing. Form values are strings, so fields the spec types as integers are converted here;
 // JSON is taken as sent, so JSON {"color": "3"} is a type error rather than silently 3.
 import express, { type RequestHandler } from 'express';
-import type { ApiSpec } from '../spec.js';
+import { type ApiSpec, PLAIN_INTEGER } from '../spec.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
@@ -42,7 +42,8 @@ function integerFieldsOfForm(spec: ApiSpec): RequestHandler {
       const value = (req.body as Record<string, unknown>)[name];
       const isInteger =
         property.type === 'integer' || (Array.isArray(property.type) && property.type.includes('integer'));
-      if (isInteger && typeof value === 'string' && /^[+-]?\d+$/.test(value)) {
+      // Only the plain spelling becomes a number; "03" or "+3" stays text and fails validation as such.
+      if (isInteger && typeof value === 'string' && PLAIN_INTEGER.test(value)) {
         (req.body as Record<string, unknown>)[name] = Number(value);
       }
     }

@@ -41,9 +41,10 @@ type UntypedHandler = (
   input: Record<string, unknown>,
 ) => Promise<{ status: number; body?: unknown; location?: string }>;
 
-function readParameter(parameter: ParameterObject, raw: unknown): unknown {
-  if (raw === undefined) return parameter.schema.default;
-  return parameter.schema.type === 'integer' ? Number(raw) : raw;
+function readParameter(spec: ApiSpec, parameter: ParameterObject, raw: unknown): unknown {
+  const schema = spec.resolve(parameter.schema);
+  if (raw === undefined) return schema.default;
+  return schema.type === 'integer' ? Number(raw) : raw;
 }
 
 /** Runs the handler of the operation routing found. Runs after validation, so values have their types. */
@@ -54,9 +55,7 @@ export function dispatch(spec: ApiSpec, handlers: Handlers): RequestHandler {
     if (!route || !account || !('openapi' in req)) throw new Error('request reached dispatch unrouted or unvalidated');
     const values = (where: 'path' | 'query', raw: Record<string, unknown>) =>
       Object.fromEntries(
-        route.parameters
-          .filter((p) => p.in === where)
-          .map((p) => [p.name, readParameter(spec.resolve(p), raw[p.name])]),
+        route.parameters.filter((p) => p.in === where).map((p) => [p.name, readParameter(spec, p, raw[p.name])]),
       );
     // The spec matched the operation at run time; its input and reply were checked per operation at compile time.
     const handler = handlers[route.operation.operationId as OperationId] as unknown as UntypedHandler;

@@ -1,7 +1,7 @@
 // Finds the spec operation of an /api/v1 request before anything else looks at it: unknown paths are 404,
 // methods the path lacks are 405 with Allow, and unknown query parameters are noted for the validator's report.
 import type { RequestHandler } from 'express';
-import type { ApiSpec, Route } from '../spec.js';
+import { type ApiSpec, PLAIN_INTEGER, type Route } from '../spec.js';
 import { type FieldError, HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
@@ -55,7 +55,7 @@ function nonDecimalIntegers(
     .filter((p) => (p.in === 'path' || p.in === 'query') && spec.resolve(p.schema).type === 'integer')
     .flatMap((p) => {
       const value = p.in === 'path' ? sent.path[p.name] : sent.query[p.name];
-      if (typeof value !== 'string' || /^-?(0|[1-9][0-9]*)$/.test(value)) return [];
+      if (typeof value !== 'string' || PLAIN_INTEGER.test(value)) return [];
       return [
         {
           location: p.in as 'path' | 'query',

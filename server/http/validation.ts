@@ -19,7 +19,7 @@ export function isValidatorError(error: unknown): error is ValidatorError {
   return typeof candidate?.status === 'number' && Array.isArray(candidate.errors);
 }
 
-/** The validator's middleware; `ready` loads and checks the spec now rather than on the first request. */
+/** The validator's middleware, with the spec already loaded and checked (not left to the first request). */
 export async function createValidator(
   app: Express,
   spec: ApiSpec,

@@ -41,8 +41,11 @@ export const REJECTED_NAMES = [
   { label: 'a DEL inside', sent: 'Mar\u007fketing' },
 ];
 
-/** Colour values as sent in a form, i.e. as text, that are not an integer from 1 to 6. */
-export const REJECTED_FORM_COLORS = ['0', '7', '-1', '2.5', 'abc', ''];
+/**
+ * Colour values as sent in a form, i.e. as text, that are not an integer from 1 to 6. Only the plain decimal
+ * spelling is read as an integer: '03', '+3' and ' 3' are refused like 'abc'.
+ */
+export const REJECTED_FORM_COLORS = ['0', '7', '-1', '2.5', 'abc', '', '03', '+3', ' 3', '3e0'];
 
 /** Colour values in JSON that are not an integer from 1 to 6; JSON is taken as typed, so "3" is wrong too. */
 export const REJECTED_JSON_COLORS: unknown[] = [0, 7, -1, 2.5, '3', '', 'abc', null, true];
