@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { countKeys, issueKey } from './accounts/keys.js';
 import { createApp } from './app.js';
 import { ConfigError, readConfig } from './config.js';
-import { openDatabase } from './db/database.js';
+import { openDatabase, redact } from './db/database.js';
 import { migrateToLatest } from './db/migrations.js';
 import { createLogger } from './logger.js';
 
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const base = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`;
   const lines = [
-    `domain-space-service listening on ${base} (database ${config.databaseUrl})`,
+    `domain-space-service listening on ${base} (database ${redact(config.databaseUrl)})`,
     `  API docs (spec): ${base}/openapi.yaml`,
   ];
   if (demoKey) {

@@ -7,7 +7,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
-    // In CI, also a JSON report, from which .ci/run prints its "N passed, N failed" line.
-    reporters: process.env.CI ? ['default', ['json', { outputFile: 'test-results/vitest.json' }]] : ['default'],
+    // In CI, also a JSON report per database engine, from which .ci/run prints its "N passed, N failed" line.
+    reporters: process.env.CI
+      ? ['default', ['json', { outputFile: `test-results/vitest-${process.env.DSS_TEST_DATABASE ?? 'sqlite'}.json` }]]
+      : ['default'],
   },
 });

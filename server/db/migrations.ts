@@ -1,41 +1,45 @@
-// Schema migrations, kept in code and applied in order at start-up (and by the keys command).
+// Schema migrations, kept in code and applied in order at start-up (and by the keys command). Column types
+// that differ between engines come from the adapter.
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { columnTypes } from './database.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': {
-    async up(db: Kysely<unknown>) {
+    // biome-ignore lint/suspicious/noExplicitAny: a migration runs before the schema it creates exists.
+    async up(db: Kysely<any>) {
+      const type = columnTypes(db);
       await db.schema
         .createTable('accounts')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('id', type.key, type.id)
         .addColumn('name', 'text', (c) => c.notNull().unique())
-        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('created_at', type.timestamp, (c) => c.notNull())
         .execute();
 
       await db.schema
         .createTable('api_keys')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('id', type.key, type.id)
         .addColumn('public_id', 'text', (c) => c.notNull().unique())
-        .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('account_id', type.key, (c) => c.notNull().references('accounts.id').onDelete('cascade'))
         .addColumn('label', 'text')
         .addColumn('secret_hash', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('revoked_at', 'text')
+        .addColumn('created_at', type.timestamp, (c) => c.notNull())
+        .addColumn('revoked_at', type.timestamp)
         .execute();
 
       for (const table of ['domains', 'spaces'] as const) {
         let builder = db.schema
           .createTable(table)
-          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-          .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+          .addColumn('id', type.key, type.id)
+          .addColumn('account_id', type.key, (c) => c.notNull().references('accounts.id').onDelete('cascade'))
           .addColumn('name', 'text', (c) => (table === 'domains' ? c.notNull().unique() : c.notNull()))
-          .addColumn('name_key', 'text', (c) => c.notNull());
+          .addColumn('name_key', type.sortKey, (c) => c.notNull());
         builder =
           table === 'domains'
             ? builder.addColumn('index_page', 'text').addColumn('not_found_page', 'text')
             : builder.addColumn('color', 'integer', (c) => c.notNull().check(sql`color between 1 and 6`));
         await builder
-          .addColumn('created_at', 'text', (c) => c.notNull())
-          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .addColumn('created_at', type.timestamp, (c) => c.notNull())
+          .addColumn('updated_at', type.timestamp, (c) => c.notNull())
           .execute();
         // Every list is one account's records, sorted by id or by name with id as the tie-breaker.
         await db.schema.createIndex(`${table}_account_id`).on(table).columns(['account_id', 'id']).execute();

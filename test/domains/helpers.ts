@@ -1,6 +1,7 @@
 // Shared steps of the domain tests: the two body encodings, store/update calls that may carry fields the typed
 // bodies do not allow, and reads of the database to see what a request left behind.
 import type { components } from '../../generated/api.js';
+import { toIso } from '../../server/db/database.js';
 import type { ApiClient, TestAccount, TestServer } from '../support/server.js';
 
 export type Domain = components['schemas']['domain'];
@@ -51,8 +52,10 @@ export function update(
 export const fieldsOf = (problem: Problem | undefined) =>
   (problem?.errors ?? []).map((e) => [e.field, e.location]).sort(([a = ''], [b = '']) => a.localeCompare(b));
 
+/** The stored row, with timestamps as RFC 3339 text whichever engine holds them (pg reads them as Date). */
 export async function rowOf(server: TestServer, id: number) {
-  return server.db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await server.db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && { ...row, created_at: toIso(row.created_at), updated_at: toIso(row.updated_at) };
 }
 
 export async function countRows(server: TestServer, name?: string): Promise<number> {

@@ -19,8 +19,7 @@ afterAll(async () => {
 });
 
 /** Runs the command against the test server's database. */
-const keys = (...args: string[]) =>
-  runToExit(CLI, args, { DATABASE_URL: `sqlite:${server.dbFile}`, LOG_LEVEL: 'silent' });
+const keys = (...args: string[]) => runToExit(CLI, args, { DATABASE_URL: server.databaseUrl, LOG_LEVEL: 'silent' });
 
 async function createKey(
   account: string,

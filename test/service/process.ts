@@ -1,8 +1,6 @@
 // Runs the service's own scripts (the server entry point, the keys command) as child processes through tsx,
 // and waits on their output and exit with event listeners and a bounded timeout.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
@@ -31,12 +29,6 @@ export interface Running {
 }
 
 const running = new Set<Running>();
-
-/** A fresh directory for a test's database files; `cleanup` removes it. */
-export function tempDir(): { dir: string; cleanup: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'dss-service-'));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: () => string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

@@ -1,20 +1,25 @@
 // The real entry point (server/main.ts) as a process: what it prints on start, the demo key, configuration
 // errors, clean shutdown on SIGTERM and data surviving a restart.
-import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { apiClient } from '../support/server.js';
-import { KEY_PATTERN, type Running, runScript, runToExit, stopAll, tempDir } from './process.js';
+import { KEY_PATTERN, type Running, runScript, runToExit, stopAll } from './process.js';
 
 const MAIN = 'server/main.ts';
 // Each start compiles the server with tsx (about two seconds, more on a busy machine).
 const SLOW = { timeout: 60_000 };
-const { dir, cleanup } = tempDir();
-let databases = 0;
 
 afterEach(stopAll);
-afterAll(cleanup);
 
-const newDatabase = () => `sqlite:${join(dir, `startup-${++databases}.sqlite`)}`;
+const databases: TestDatabase[] = [];
+afterAll(() => Promise.all(databases.map((d) => d.drop())));
+
+/** A new empty database of the engine under test (SQLite, or PostgreSQL under `npm run test:postgres`). */
+async function newDatabase(): Promise<string> {
+  const database = await freshDatabase();
+  databases.push(database);
+  return database.url;
+}
 const envFor = (databaseUrl: string) => ({
   PORT: '0',
   HOST: '127.0.0.1',
@@ -39,7 +44,7 @@ async function start(databaseUrl: string): Promise<Started> {
 
 describe('first start', SLOW, () => {
   it('prints the URL, a demo key and a curl line that works', async () => {
-    const { url, banner } = await start(newDatabase());
+    const { url, banner } = await start(await newDatabase());
     const keys = banner.match(KEY_PATTERN) ?? [];
     const key = keys[0] as string;
     expect(key).toMatch(KEY_PATTERN);
@@ -54,7 +59,7 @@ describe('first start', SLOW, () => {
   });
 
   it('answers the public endpoints at the printed URL', async () => {
-    const { url } = await start(newDatabase());
+    const { url } = await start(await newDatabase());
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     expect((await fetch(`${url}/api/v1/domains`)).status).toBe(401);
   });
@@ -62,7 +67,7 @@ describe('first start', SLOW, () => {
 
 describe('second start on the same database', SLOW, () => {
   it('prints no new key, and the first key still works', async () => {
-    const database = newDatabase();
+    const database = await newDatabase();
     const first = await start(database);
     const key = first.banner.match(KEY_PATTERN)?.[0] as string;
     expect((await first.server.stop()).code).toBe(0);
@@ -78,14 +83,14 @@ describe('second start on the same database', SLOW, () => {
 
 describe('shutdown', SLOW, () => {
   it('exits with code 0 on SIGTERM', async () => {
-    const { server } = await start(newDatabase());
+    const { server } = await start(await newDatabase());
     const exit = await server.stop('SIGTERM');
     expect(exit.code).toBe(0);
     expect(exit.stderr).toBe('');
   });
 
   it('keeps data written before SIGTERM across a restart', async () => {
-    const database = newDatabase();
+    const database = await newDatabase();
     const first = await start(database);
     const key = first.banner.match(KEY_PATTERN)?.[0] as string;
     const created = await apiClient(`${first.url}/api/v1`, key).POST('/domains', {
@@ -115,7 +120,7 @@ describe('invalid configuration', SLOW, () => {
   ];
 
   it.each(BAD)('exits non-zero naming $variable=$value', async ({ variable, value }) => {
-    const exit = await runToExit(MAIN, [], { ...envFor(newDatabase()), [variable]: value });
+    const exit = await runToExit(MAIN, [], { ...envFor(await newDatabase()), [variable]: value });
     expect(exit.code).not.toBe(0);
     expect(exit.code).not.toBeNull();
     expect(exit.stderr).toContain(variable);
@@ -125,7 +130,7 @@ describe('invalid configuration', SLOW, () => {
 
   it('names every bad variable at once', async () => {
     const exit = await runToExit(MAIN, [], {
-      ...envFor(newDatabase()),
+      ...envFor(await newDatabase()),
       PORT: 'abc',
       LOG_LEVEL: 'loud',
       DATABASE_URL: 'mysql://x',

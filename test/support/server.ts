@@ -1,8 +1,6 @@
-// Starts the real app on port 0 with a real SQLite file, and makes accounts with typed clients for it.
-import { mkdtempSync, rmSync } from 'node:fs';
+// Starts the real app on port 0 with a real database of its own (a SQLite file, or PostgreSQL under
+// `npm run test:postgres`), and makes accounts with typed clients for it.
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { paths } from '../../generated/api.js';
 import { issueKey } from '../../server/accounts/keys.js';
@@ -11,6 +9,7 @@ import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
 import type { ApiSpec } from '../../server/spec.js';
 import { checkResponse } from './contract.js';
+import { freshDatabase } from './database.js';
 
 export type ApiClient = Client<paths>;
 
@@ -29,7 +28,8 @@ export interface TestServer {
   /** origin + /api/v1 */
   apiUrl: string;
   db: Database;
-  dbFile: string;
+  /** The DATABASE_URL of this server's database (SQLite file or PostgreSQL), for other processes to share. */
+  databaseUrl: string;
   /** Issues a key for a new (or existing) account. */
   account(name?: string): Promise<TestAccount>;
   /** A raw request to a path of the origin; the response is checked against the spec like the client's. */
@@ -69,9 +69,8 @@ export function apiClient(apiUrl: string, key: string, encoding: 'form' | 'json'
 let accounts = 0;
 
 export async function startServer(options: { spec?: ApiSpec } = {}): Promise<TestServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'dss-test-'));
-  const dbFile = join(dir, 'test.sqlite');
-  const db = openDatabase(`sqlite:${dbFile}`);
+  const database = await freshDatabase();
+  const db = openDatabase(database.url);
   await migrateToLatest(db);
   const app = await createApp({ db, validateResponses: true, ...(options.spec ? { spec: options.spec } : {}) });
   const server = app.listen(0, '127.0.0.1');
@@ -86,7 +85,7 @@ export async function startServer(options: { spec?: ApiSpec } = {}): Promise<Tes
     origin,
     apiUrl,
     db,
-    dbFile,
+    databaseUrl: database.url,
     async account(name = `account-${++accounts}`) {
       const { key } = await issueKey(db, name);
       return { name, key, client: apiClient(apiUrl, key, 'form'), json: apiClient(apiUrl, key, 'json') };
@@ -100,7 +99,7 @@ export async function startServer(options: { spec?: ApiSpec } = {}): Promise<Tes
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await db.destroy();
-      rmSync(dir, { recursive: true, force: true });
+      await database.drop();
     },
   };
 }

@@ -1,0 +1,45 @@
+// A fresh, empty database for one test file: a SQLite file by default, or a new PostgreSQL database when
+// DSS_TEST_DATABASE=postgres (`npm run test:postgres`), created on DSS_TEST_POSTGRES_URL and dropped after.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export const engine = process.env.DSS_TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite';
+const ADMIN_URL = process.env.DSS_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+let created = 0;
+
+export interface TestDatabase {
+  /** A DATABASE_URL for openDatabase, the entry point or the keys command. */
+  url: string;
+  drop(): Promise<void>;
+}
+
+async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function freshDatabase(): Promise<TestDatabase> {
+  if (engine === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'dss-test-'));
+    return {
+      url: `sqlite:${join(dir, 'test.sqlite')}`,
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const name = `dss_test_${process.pid}_${Date.now()}_${++created}`;
+  await admin((client) => client.query(`create database ${name}`));
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: () => admin((client) => client.query(`drop database if exists ${name} with (force)`)).then(() => {}),
+  };
+}
