@@ -12,7 +12,7 @@ describe('createApp', () => {
     document.paths['/domains'].get.responses = 'not a responses object';
     const db = openDatabase('sqlite::memory:');
     try {
-      await expect(createApp({ db, spec: new ApiSpec(stringify(document)) })).rejects.toThrow();
+      await expect(createApp({ db, spec: new ApiSpec(stringify(document)) })).rejects.toThrow(/apiDoc was invalid/);
     } finally {
       await db.destroy();
     }
