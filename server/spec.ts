@@ -125,6 +125,15 @@ export class ApiSpec {
     throw new Error(`$ref chain too deep at ${JSON.stringify(node)}`);
   }
 
+  /** Whether a schema (through $refs and allOf) allows integers. */
+  isInteger(schema: SchemaObject | undefined): boolean {
+    const resolved = this.resolve(schema);
+    if (!resolved) return false;
+    const { type, allOf } = resolved;
+    if (type !== undefined) return type === 'integer' || (Array.isArray(type) && type.includes('integer'));
+    return Array.isArray(allOf) && allOf.some((part) => this.isInteger(part as SchemaObject));
+  }
+
   /** The body schema of an operation for a media type, with its properties' $refs resolved. */
   bodySchema(operation: OperationObject, mediaType: string): SchemaObject | undefined {
     const body = this.resolve(operation.requestBody);

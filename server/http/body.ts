@@ -40,10 +40,8 @@ function integerFieldsOfForm(spec: ApiSpec): RequestHandler {
     if (!schema?.properties || typeof req.body !== 'object' || req.body === null) return next();
     for (const [name, property] of Object.entries(schema.properties)) {
       const value = (req.body as Record<string, unknown>)[name];
-      const isInteger =
-        property.type === 'integer' || (Array.isArray(property.type) && property.type.includes('integer'));
       // Only the plain spelling becomes a number; "03" or "+3" stays text and fails validation as such.
-      if (isInteger && typeof value === 'string' && PLAIN_INTEGER.test(value)) {
+      if (spec.isInteger(property) && typeof value === 'string' && PLAIN_INTEGER.test(value)) {
         (req.body as Record<string, unknown>)[name] = Number(value);
       }
     }

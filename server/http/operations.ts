@@ -42,9 +42,8 @@ type UntypedHandler = (
 ) => Promise<{ status: number; body?: unknown; location?: string }>;
 
 function readParameter(spec: ApiSpec, parameter: ParameterObject, raw: unknown): unknown {
-  const schema = spec.resolve(parameter.schema);
-  if (raw === undefined) return schema.default;
-  return schema.type === 'integer' ? Number(raw) : raw;
+  if (raw === undefined) return spec.resolve(parameter.schema).default;
+  return spec.isInteger(parameter.schema) ? Number(raw) : raw;
 }
 
 /** Runs the handler of the operation routing found. Runs after validation, so values have their types. */

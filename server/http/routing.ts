@@ -52,7 +52,7 @@ function nonDecimalIntegers(
   sent: { path: Record<string, string>; query: Record<string, unknown> },
 ): FieldError[] {
   return route.parameters
-    .filter((p) => (p.in === 'path' || p.in === 'query') && spec.resolve(p.schema).type === 'integer')
+    .filter((p) => (p.in === 'path' || p.in === 'query') && spec.isInteger(p.schema))
     .flatMap((p) => {
       const value = p.in === 'path' ? sent.path[p.name] : sent.query[p.name];
       if (typeof value !== 'string' || PLAIN_INTEGER.test(value)) return [];

@@ -33,6 +33,7 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
     },
 
     async spaces_store({ account, body, url }) {
+      // The validator has filled in the spec's default colour; `?? 1` only satisfies the optional type.
       const space = await spaces.create(account.id, { name: body.name.trim(), color: body.color ?? 1 });
       return { status: 201, body: { data: space }, location: `${url.path}/${space.id}` };
     },
