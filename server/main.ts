@@ -15,14 +15,34 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const db = openDatabase(config.databaseUrl);
   await migrateToLatest(db);
-  const demoKey = (await countKeys(db)) === 0 ? await issueKey(db, 'demo', 'created at first start') : undefined;
   const app = await createApp({ db, logger });
 
   const server = app.listen(config.port, config.host);
+  // Installed before the banner is printed: whoever reads it may stop the service at once.
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    setTimeout(() => {
+      logger.error('shutdown took too long; exiting', { grace_ms: SHUTDOWN_GRACE_MS });
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS).unref();
+    server.close(async () => {
+      await db.destroy();
+      logger.info('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
   });
+  // Only once listening: a key issued before a failed start would be stored but never shown.
+  const demoKey = (await countKeys(db)) === 0 ? await issueKey(db, 'demo', 'created at first start') : undefined;
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const base = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`;
@@ -47,25 +67,6 @@ async function main(): Promise<void> {
     lines.push('  New key: npm run keys -- create --account <name>');
   }
   console.log(lines.join('\n'));
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('shutting down', { signal });
-    setTimeout(() => {
-      logger.error('shutdown took too long; exiting', { grace_ms: SHUTDOWN_GRACE_MS });
-      process.exit(1);
-    }, SHUTDOWN_GRACE_MS).unref();
-    server.close(async () => {
-      await db.destroy();
-      logger.info('stopped');
-      process.exit(0);
-    });
-    server.closeIdleConnections();
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 main().catch((error: unknown) => {

@@ -4,7 +4,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 export const KEY_PATTERN = /dss_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/g;
@@ -39,7 +38,9 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: () => stri
 }
 
 export function runScript(script: string, args: string[], env: Record<string, string>): Running {
-  const child = spawn(TSX, [script, ...args], {
+  // node with tsx's loader rather than the tsx command, which runs the script in a child of its own:
+  // this way a signal (SIGKILL too) reaches the script's process itself.
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,8 @@
 // The real entry point (server/main.ts) as a process: what it prints on start, the demo key, configuration
 // errors, clean shutdown on SIGTERM and data surviving a restart.
+
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { apiClient } from '../support/server.js';
@@ -108,6 +111,43 @@ describe('shutdown', SLOW, () => {
     expect(domain.data?.data).toEqual(created.data?.data);
     const spaces = await client.GET('/spaces');
     expect(spaces.data?.data).toEqual([space.data?.data]);
+  });
+});
+
+describe('a start that fails', SLOW, () => {
+  it('exits non-zero when the port is taken, and issues the demo key only at a start that succeeds', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = String((taken.address() as AddressInfo).port);
+    const database = await newDatabase();
+    try {
+      const exit = await runToExit(MAIN, [], { ...envFor(database), PORT: port });
+      expect(exit.code).not.toBe(0);
+      expect(exit.stderr).toMatch(/could not start: .*EADDRINUSE/);
+      expect(exit.stdout).not.toMatch(KEY_PATTERN);
+    } finally {
+      taken.close();
+    }
+    const { banner } = await start(database);
+    // One key, shown on its own and again in the curl line.
+    expect(new Set(banner.match(KEY_PATTERN))).toHaveProperty('size', 1);
+  });
+});
+
+describe('crash', SLOW, () => {
+  it('keeps a write acknowledged just before the process is killed outright (SIGKILL)', async () => {
+    const database = await newDatabase();
+    const first = await start(database);
+    const key = first.banner.match(KEY_PATTERN)?.[0] as string;
+    const created = await apiClient(`${first.url}/api/v1`, key).POST('/spaces', { body: { name: 'Durable' } });
+    expect(created.response.status).toBe(201);
+    const killed = await first.server.stop('SIGKILL');
+    expect(killed.signal).toBe('SIGKILL');
+
+    const second = await start(database);
+    const id = created.data?.data.id as number;
+    const shown = await apiClient(`${second.url}/api/v1`, key).GET('/spaces/{id}', { params: { path: { id } } });
+    expect(shown.data?.data).toEqual(created.data?.data);
   });
 });
 
