@@ -114,6 +114,35 @@ describe('shutdown', SLOW, () => {
   });
 });
 
+describe('logs', SLOW, () => {
+  it('are JSON lines that never carry an API key, valid or not', async () => {
+    const server = runScript(MAIN, [], { ...envFor(await newDatabase()), LOG_LEVEL: 'debug' });
+    const [banner] = await server.waitForOutput(/listening on [\s\S]*curl [^\n]*\n/);
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1] as string;
+    const key = banner.match(KEY_PATTERN)?.[0] as string;
+    const wrong = `${key.slice(0, -4)}AAAA`;
+    for (const token of [key, wrong, 'not-a-key']) {
+      await fetch(`${url}/api/v1/domains?search=x`, { headers: { Authorization: `Bearer ${token}` } });
+    }
+    await apiClient(`${url}/api/v1`, key).POST('/domains', { body: { name: 'bad_name' } });
+    await server.waitForOutput(/"status":422/);
+    await server.stop('SIGTERM');
+
+    const stdout = server.stdout();
+    const logs = stdout
+      .slice(stdout.indexOf(banner) + banner.length)
+      .trim()
+      .split('\n');
+    expect(logs.filter((line) => line.includes('"msg":"request"'))).toHaveLength(4);
+    for (const line of logs) {
+      expect(() => JSON.parse(line)).not.toThrow();
+      expect(line).not.toContain(key.split('_')[2]);
+      expect(line).not.toContain(wrong.split('_')[2]);
+      expect(line).not.toContain('not-a-key');
+    }
+  });
+});
+
 describe('a start that fails', SLOW, () => {
   it('exits non-zero when the port is taken, and issues the demo key only at a start that succeeds', async () => {
     const taken = createServer();
