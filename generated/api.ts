@@ -303,7 +303,10 @@ export interface components {
         /** @description Fields of a new space. */
         "space-store": {
             name: components["schemas"]["space-name"];
-            /** @default 1 */
+            /**
+             * @description Colour of the new space, 1 to 6; 1 when omitted.
+             * @default 1
+             */
             color?: components["schemas"]["color"];
         };
         /** @description One space. */
