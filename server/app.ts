@@ -74,10 +74,10 @@ export async function createApp({
     res.set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
     next();
   });
-  api.use(routeToOperation(spec), requireApiKey(db), requireJsonAcceptable, ...readBody(spec));
+  api.use(routeToOperation(spec), requireApiKey(db), requireJsonAcceptable, ...readBody());
   app.use(spec.basePath, api);
   app.use(await createValidator(app, spec, formats, validateResponses));
-  app.use(spec.basePath, reportPendingErrors, dispatch(spec, handlers));
+  app.use(spec.basePath, reportPendingErrors, dispatch(handlers));
 
   app.use(notFoundOutsideApi);
   app.use(problemHandler(spec, formats, logger));

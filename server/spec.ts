@@ -31,12 +31,24 @@ export interface OpenApiDocument {
   [key: string]: unknown;
 }
 
+/** What a request needs to know of one parameter, read once from the spec. */
+export interface RouteParameter {
+  name: string;
+  in: ParameterObject['in'];
+  /** The schema (through $refs and allOf) is an integer: sent as text, read as a number. */
+  integer: boolean;
+  default: unknown;
+}
+
 export interface Route {
   operation: OperationObject;
   method: string;
   template: string;
-  /** Path parameters and query parameters of the operation, $refs resolved. */
-  parameters: ParameterObject[];
+  /** The path's shared parameters, then the operation's own. */
+  parameters: RouteParameter[];
+  queryNames: string[];
+  /** Fields of the form body that the spec types as integers (form values arrive as text). */
+  formIntegerFields: string[];
 }
 
 export type RouteMatch =
@@ -86,8 +98,21 @@ export class ApiSpec {
       for (const method of METHODS) {
         const operation = item[method] as OperationObject | undefined;
         if (!operation) continue;
-        const parameters = [...shared, ...(operation.parameters ?? [])].map((p) => this.resolve(p));
-        byMethod.set(method.toUpperCase(), { operation, method: method.toUpperCase(), template, parameters });
+        const parameters = [...shared, ...(operation.parameters ?? [])].map((ref) => {
+          const p = this.resolve(ref);
+          return { name: p.name, in: p.in, integer: this.isInteger(p.schema), default: this.resolve(p.schema).default };
+        });
+        const form = this.bodySchema(operation, 'application/x-www-form-urlencoded');
+        byMethod.set(method.toUpperCase(), {
+          operation,
+          method: method.toUpperCase(),
+          template,
+          parameters,
+          queryNames: parameters.filter((p) => p.in === 'query').map((p) => p.name),
+          formIntegerFields: Object.entries(form?.properties ?? {})
+            .filter(([, schema]) => this.isInteger(schema))
+            .map(([name]) => name),
+        });
       }
       this.routes.push({ pattern: new RegExp(`^${source}$`), names, byMethod });
     }

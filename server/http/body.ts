@@ -2,7 +2,7 @@
 // is refused before parsing. Form values are strings, so fields the spec types as integers are converted here;
 // JSON is taken as sent, so JSON {"color": "3"} is a type error rather than silently 3.
 import express, { type RequestHandler } from 'express';
-import { type ApiSpec, PLAIN_INTEGER } from '../spec.js';
+import { PLAIN_INTEGER } from '../spec.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
@@ -33,21 +33,17 @@ const acceptOnlyDocumentedTypes: RequestHandler = (req, res, next) => {
   next();
 };
 
-function integerFieldsOfForm(spec: ApiSpec): RequestHandler {
-  return (req, res, next) => {
-    const operation = context(res).route?.operation;
-    const schema = operation && req.is(FORM) ? spec.bodySchema(operation, FORM) : undefined;
-    if (!schema?.properties || typeof req.body !== 'object' || req.body === null) return next();
-    for (const [name, property] of Object.entries(schema.properties)) {
-      const value = (req.body as Record<string, unknown>)[name];
-      // Only the plain spelling becomes a number; "03" or "+3" stays text and fails validation as such.
-      if (spec.isInteger(property) && typeof value === 'string' && PLAIN_INTEGER.test(value)) {
-        (req.body as Record<string, unknown>)[name] = Number(value);
-      }
-    }
-    next();
-  };
-}
+const integerFieldsOfForm: RequestHandler = (req, res, next) => {
+  const fields = context(res).route?.formIntegerFields ?? [];
+  if (!req.is(FORM) || typeof req.body !== 'object' || req.body === null) return next();
+  const body = req.body as Record<string, unknown>;
+  for (const name of fields) {
+    const value = body[name];
+    // Only the plain spelling becomes a number; "03" or "+3" stays text and fails validation as such.
+    if (typeof value === 'string' && PLAIN_INTEGER.test(value)) body[name] = Number(value);
+  }
+  next();
+};
 
 /**
  * The form parser keeps an escape that is not UTF-8 (Latin-1 "%E4rger") as the literal text "%E4rger";
@@ -64,7 +60,7 @@ function refuseInvalidPercentEncoding(_req: unknown, _res: unknown, raw: Buffer)
   }
 }
 
-export function readBody(spec: ApiSpec): RequestHandler[] {
+export function readBody(): RequestHandler[] {
   return [
     acceptOnlyDocumentedTypes,
     express.urlencoded({
@@ -75,6 +71,6 @@ export function readBody(spec: ApiSpec): RequestHandler[] {
       verify: refuseInvalidPercentEncoding,
     }),
     express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: JSON_TYPE }),
-    integerFieldsOfForm(spec),
+    integerFieldsOfForm,
   ];
 }

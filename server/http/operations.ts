@@ -4,7 +4,7 @@
 import type { RequestHandler } from 'express';
 import type { operations } from '../../generated/api.js';
 import type { Account } from '../accounts/keys.js';
-import type { ApiSpec, ParameterObject } from '../spec.js';
+import type { RouteParameter } from '../spec.js';
 import { context } from './request-context.js';
 
 export type OperationId = keyof operations;
@@ -41,20 +41,20 @@ type UntypedHandler = (
   input: Record<string, unknown>,
 ) => Promise<{ status: number; body?: unknown; location?: string }>;
 
-function readParameter(spec: ApiSpec, parameter: ParameterObject, raw: unknown): unknown {
-  if (raw === undefined) return spec.resolve(parameter.schema).default;
-  return spec.isInteger(parameter.schema) ? Number(raw) : raw;
+function readParameter(parameter: RouteParameter, raw: unknown): unknown {
+  if (raw === undefined) return parameter.default;
+  return parameter.integer ? Number(raw) : raw;
 }
 
 /** Runs the handler of the operation routing found. Runs after validation, so values have their types. */
-export function dispatch(spec: ApiSpec, handlers: Handlers): RequestHandler {
+export function dispatch(handlers: Handlers): RequestHandler {
   return async (req, res) => {
     const { route, pathParams = {}, sentQuery: sent = {}, account } = context(res);
     // Defence in depth: a handler only ever sees a request the validator has checked (it sets req.openapi).
     if (!route || !account || !('openapi' in req)) throw new Error('request reached dispatch unrouted or unvalidated');
     const values = (where: 'path' | 'query', raw: Record<string, unknown>) =>
       Object.fromEntries(
-        route.parameters.filter((p) => p.in === where).map((p) => [p.name, readParameter(spec, p, raw[p.name])]),
+        route.parameters.filter((p) => p.in === where).map((p) => [p.name, readParameter(p, raw[p.name])]),
       );
     // The spec matched the operation at run time; its input and reply were checked per operation at compile time.
     const handler = handlers[route.operation.operationId as OperationId] as unknown as UntypedHandler;

@@ -23,14 +23,14 @@ export function routeToOperation(spec: ApiSpec): RequestHandler {
     ctx.sentQuery = { ...(req.query as Record<string, string>) };
     ctx.pendingErrors = [
       ...unknownQueryParameters(match.route, ctx.sentQuery),
-      ...nonDecimalIntegers(spec, match.route, { path: match.pathParams, query: ctx.sentQuery }),
+      ...nonDecimalIntegers(match.route, { path: match.pathParams, query: ctx.sentQuery }),
     ];
     next();
   };
 }
 
 function unknownQueryParameters(route: Route, sent: Record<string, unknown>): FieldError[] {
-  const known = route.parameters.filter((p) => p.in === 'query').map((p) => p.name);
+  const known = route.queryNames;
   return Object.keys(sent)
     .filter((name) => !known.includes(name))
     .map((name) => ({
@@ -47,12 +47,11 @@ function unknownQueryParameters(route: Route, sent: Record<string, unknown>): Fi
  * spelling, so anything but plain decimal digits is refused here.
  */
 function nonDecimalIntegers(
-  spec: ApiSpec,
   route: Route,
   sent: { path: Record<string, string>; query: Record<string, unknown> },
 ): FieldError[] {
   return route.parameters
-    .filter((p) => (p.in === 'path' || p.in === 'query') && spec.isInteger(p.schema))
+    .filter((p) => (p.in === 'path' || p.in === 'query') && p.integer)
     .flatMap((p) => {
       const value = p.in === 'path' ? sent.path[p.name] : sent.query[p.name];
       if (typeof value !== 'string' || PLAIN_INTEGER.test(value)) return [];
