@@ -9,6 +9,7 @@ import { domainHandlers } from './domains/handlers.js';
 import { domainRepository } from './domains/repository.js';
 import { requireApiKey } from './http/auth.js';
 import { readBody } from './http/body.js';
+import { type CorsOrigins, cors } from './http/cors.js';
 import { notFoundOutsideApi, problemHandler, reportPendingErrors } from './http/errors.js';
 import { dispatch, type Handlers } from './http/operations.js';
 import { HttpProblem } from './http/problem.js';
@@ -27,6 +28,8 @@ export interface AppDeps {
   spec?: ApiSpec;
   /** Check every JSON response against the spec too (on in tests: a response that breaks it is a 500). */
   validateResponses?: boolean;
+  /** Origins whose browser pages may call the API (CORS); any origin by default. */
+  corsOrigins?: CorsOrigins;
 }
 
 export async function createApp({
@@ -34,6 +37,7 @@ export async function createApp({
   logger = createLogger('silent'),
   spec = ApiSpec.load(),
   validateResponses = false,
+  corsOrigins = '*',
 }: AppDeps): Promise<Express> {
   const formats = { ...domainFormats, ...spaceFormats };
   const handlers: Handlers = { ...domainHandlers(domainRepository(db)), ...spaceHandlers(spaceRepository(db)) };
@@ -74,7 +78,7 @@ export async function createApp({
     res.set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
     next();
   });
-  api.use(routeToOperation(spec), requireApiKey(db), requireJsonAcceptable, ...readBody());
+  api.use(cors(spec, corsOrigins), routeToOperation(spec), requireApiKey(db), requireJsonAcceptable, ...readBody());
   app.use(spec.basePath, api);
   app.use(await createValidator(app, spec, formats, validateResponses));
   app.use(spec.basePath, reportPendingErrors, dispatch(handlers));

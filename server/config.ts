@@ -1,5 +1,6 @@
 // Configuration from the environment, checked as a whole: every problem is reported at once.
 import { parseDatabaseUrl } from './db/database.js';
+import { type CorsOrigins, parseCorsOrigins } from './http/cors.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 
 export interface Config {
@@ -7,6 +8,7 @@ export interface Config {
   host: string;
   databaseUrl: string;
   logLevel: LogLevel;
+  corsOrigins: CorsOrigins;
 }
 
 export const DEFAULTS = {
@@ -14,6 +16,7 @@ export const DEFAULTS = {
   HOST: '127.0.0.1',
   DATABASE_URL: 'sqlite:data/domain-space.sqlite',
   LOG_LEVEL: 'info',
+  CORS_ORIGINS: '*',
 } as const;
 
 export class ConfigError extends Error {
@@ -40,6 +43,9 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
   }
 
+  const corsOrigins = parseCorsOrigins(value('CORS_ORIGINS'));
+  if (!Array.isArray(corsOrigins) && typeof corsOrigins === 'object') problems.push(corsOrigins.error);
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, logLevel };
+  return { port, host, databaseUrl, logLevel, corsOrigins: corsOrigins as CorsOrigins };
 }

@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const db = openDatabase(config.databaseUrl);
   await migrateToLatest(db);
-  const app = await createApp({ db, logger });
+  const app = await createApp({ db, logger, corsOrigins: config.corsOrigins });
 
   const server = app.listen(config.port, config.host);
   // Installed before the banner is printed: whoever reads it may stop the service at once.

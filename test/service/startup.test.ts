@@ -186,6 +186,8 @@ describe('invalid configuration', SLOW, () => {
     { variable: 'PORT', value: '65536' },
     { variable: 'LOG_LEVEL', value: 'loud' },
     { variable: 'DATABASE_URL', value: 'mysql://x' },
+    { variable: 'CORS_ORIGINS', value: 'app.example' },
+    { variable: 'CORS_ORIGINS', value: 'https://app.example/path' },
   ];
 
   it.each(BAD)('exits non-zero naming $variable=$value', async ({ variable, value }) => {

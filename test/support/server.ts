@@ -7,6 +7,7 @@ import { issueKey } from '../../server/accounts/keys.js';
 import { createApp } from '../../server/app.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
+import type { CorsOrigins } from '../../server/http/cors.js';
 import type { ApiSpec } from '../../server/spec.js';
 import { checkResponse } from './contract.js';
 import { freshDatabase } from './database.js';
@@ -68,11 +69,11 @@ export function apiClient(apiUrl: string, key: string, encoding: 'form' | 'json'
 
 let accounts = 0;
 
-export async function startServer(options: { spec?: ApiSpec } = {}): Promise<TestServer> {
+export async function startServer(options: { spec?: ApiSpec; corsOrigins?: CorsOrigins } = {}): Promise<TestServer> {
   const database = await freshDatabase();
   const db = openDatabase(database.url);
   await migrateToLatest(db);
-  const app = await createApp({ db, validateResponses: true, ...(options.spec ? { spec: options.spec } : {}) });
+  const app = await createApp({ db, validateResponses: true, ...options });
   const server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

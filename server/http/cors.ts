@@ -1,0 +1,64 @@
+// Cross-origin access for browser apps. The API authenticates with a bearer key that a browser never attaches
+// by itself (no cookies), so letting another origin call it exposes nothing that origin doesn't already hold.
+import type { RequestHandler } from 'express';
+import type { ApiSpec } from '../spec.js';
+
+/** `*` (any origin), a list of exact origins such as `https://app.example`, or `[]` for none. */
+export type CorsOrigins = '*' | string[];
+
+const ALLOWED_REQUEST_HEADERS = 'Accept, Authorization, Content-Type, X-Request-Id';
+const EXPOSED_HEADERS = 'Location, Retry-After, WWW-Authenticate, X-Request-Id';
+const PREFLIGHT_MAX_AGE_SECONDS = '600';
+
+/**
+ * Adds CORS headers to answers for allowed origins and answers their preflight requests (204) with the
+ * methods the spec lists for the path. Anything else, including a plain OPTIONS, goes on to the router,
+ * which answers 404 or 405 as the spec says.
+ */
+export function cors(spec: ApiSpec, origins: CorsOrigins): RequestHandler {
+  return (req, res, next) => {
+    const origin = req.get('origin');
+    if (!origin || (origins !== '*' && !origins.includes(origin))) return next();
+
+    res.vary('Origin');
+    res.set('Access-Control-Allow-Origin', origins === '*' ? '*' : origin);
+    const requestedMethod = req.get('access-control-request-method');
+    if (req.method !== 'OPTIONS' || !requestedMethod) {
+      res.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+      return next();
+    }
+
+    const match = spec.match('OPTIONS', req.path);
+    if (match.kind !== 'method-not-allowed') return next();
+    res.set({
+      'Access-Control-Allow-Methods': match.allow.join(', '),
+      'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS,
+      'Access-Control-Max-Age': PREFLIGHT_MAX_AGE_SECONDS,
+    });
+    res.status(204).end();
+  };
+}
+
+/** Reads `CORS_ORIGINS`: `*`, `none`, or a comma-separated list of origins. */
+export function parseCorsOrigins(value: string): CorsOrigins | { error: string } {
+  const trimmed = value.trim();
+  if (trimmed === '*') return '*';
+  if (trimmed === 'none' || trimmed === '') return [];
+  const origins = trimmed.split(',').map((entry) => entry.trim());
+  const bad = origins.filter((entry) => !isOrigin(entry));
+  if (bad.length > 0) {
+    return {
+      error: `CORS_ORIGINS must be *, none, or origins like https://app.example separated by commas (bad: ${bad.join(', ')})`,
+    };
+  }
+  return origins;
+}
+
+function isOrigin(entry: string): boolean {
+  try {
+    const url = new URL(entry);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === entry;
+  } catch {
+    return false;
+  }
+}
