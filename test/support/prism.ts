@@ -36,7 +36,7 @@ export async function startPrism(options: PrismMode = { mode: 'mock' }): Promise
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const listening = /Prism is listening on (http:\/\/[^\s]+)/.exec(output);
-      if (listening) {
+      if (listening?.[1]) {
         clearTimeout(timer);
         resolve(listening[1].replace(/\/$/, ''));
       }
