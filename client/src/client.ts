@@ -1,0 +1,176 @@
+// createClient: the options, the raw typed openapi-fetch client (with retries and timeouts underneath) and the
+// resource helpers built on it.
+import createFetchClient, { type Client } from 'openapi-fetch';
+import type { paths } from '../../generated/api.js';
+import { startCall } from './call.js';
+import { ApiError } from './errors.js';
+import { formBody } from './form-body.js';
+import { type CallOptions, type ResourceApi, resourceApi, type Send } from './resources.js';
+import { type Fetch, fetchWithRetries, type RetrySettings } from './retrying-fetch.js';
+import type {
+  Domain,
+  DomainCollection,
+  DomainCreate,
+  DomainListParams,
+  DomainUpdate,
+  Space,
+  SpaceCollection,
+  SpaceCreate,
+  SpaceListParams,
+  SpaceUpdate,
+} from './types.js';
+import { VERSION } from './version.js';
+
+export interface ClientOptions {
+  /** The API's base URL, including `/api/v1`, e.g. `http://127.0.0.1:3000/api/v1`. */
+  baseUrl: string;
+  /** A key from `npm run keys -- create`, sent as `Authorization: Bearer <key>`. */
+  apiKey: string;
+  /** The fetch to send requests with (default: globalThis.fetch at the time of each request). */
+  fetch?: Fetch;
+  /** Default `domain-space-client/<version>`. Browsers may not send it. */
+  userAgent?: string;
+  /** Sent with every request; they override the client's defaults of the same name. */
+  headers?: Record<string, string>;
+  /** How bodies are sent: `form` (application/x-www-form-urlencoded, the default) or `json`. */
+  bodyEncoding?: 'form' | 'json';
+  /** Retries of 429, 503 and network errors (never of a POST). Default 2; 0 disables. */
+  maxRetries?: number;
+  /** Per call, all attempts and the waits between them included. Default 30 000; 0 disables. */
+  timeoutMs?: number;
+  /** The longest wait before a retry; a longer Retry-After ends the call with the ApiError. Default 30 000. */
+  maxRetryDelayMs?: number;
+  /** Aborts every call of this client (e.g. on shutdown). */
+  signal?: AbortSignal;
+}
+
+export type DomainsApi = ResourceApi<Domain, DomainCollection, DomainListParams, DomainCreate, DomainUpdate>;
+export type SpacesApi = ResourceApi<Space, SpaceCollection, SpaceListParams, SpaceCreate, SpaceUpdate>;
+
+export interface DomainSpaceClient {
+  domains: DomainsApi;
+  spaces: SpacesApi;
+  /**
+   * The typed openapi-fetch client for every path; it answers `{ data, error, response }` instead of throwing
+   * an ApiError, but has the same retries and timeout (up to the arrival of the final answer's headers), and
+   * throws NetworkError and TimeoutError.
+   */
+  raw: Client<paths>;
+}
+
+const maxTimerMs = 2_147_483_647;
+
+export function createClient(options: ClientOptions): DomainSpaceClient {
+  const settings = validate(options);
+  const { signal: clientSignal, timeoutMs } = settings;
+
+  const headers = new Headers({
+    Accept: 'application/json, application/problem+json',
+    'User-Agent': settings.userAgent,
+  });
+  // The form type must be exact: openapi-fetch form-encodes only for this value, and the default is JSON.
+  if (settings.bodyEncoding === 'form') headers.set('Content-Type', 'application/x-www-form-urlencoded');
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
+  headers.set('Authorization', `Bearer ${settings.apiKey}`);
+
+  const raw = createFetchClient<paths>({
+    baseUrl: settings.baseUrl,
+    headers,
+    bodySerializer: settings.bodyEncoding === 'form' ? formBody : (body: unknown) => JSON.stringify(body),
+    // Calls made through `raw`: one call per request, timed until the final answer's headers arrive.
+    fetch: async (request) => {
+      const call = startCall([clientSignal, request.signal], timeoutMs);
+      try {
+        return await fetchWithRetries(request, call, settings);
+      } finally {
+        call.done();
+      }
+    },
+  });
+
+  const send: Send = async (method, path, init, callOptions) => {
+    const call = startCall([clientSignal, callOptions?.signal], callTimeout(callOptions, timeoutMs));
+    try {
+      const request = raw[method] as unknown as (path: string, init: object) => ReturnType<Client<paths>['GET']>;
+      const { data, error, response } = await request(path, {
+        ...init,
+        signal: call.signal,
+        fetch: (request: Request) => fetchWithRetries(request, call, settings),
+      });
+      if (!response.ok) throw new ApiError(response, error);
+      return data;
+    } catch (error) {
+      throw call.failure(error);
+    } finally {
+      call.done();
+    }
+  };
+
+  return {
+    domains: resourceApi(send, '/domains'),
+    spaces: resourceApi(send, '/spaces'),
+    raw,
+  };
+}
+
+interface Settings extends RetrySettings {
+  baseUrl: string;
+  apiKey: string;
+  userAgent: string;
+  bodyEncoding: 'form' | 'json';
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+}
+
+function validate(options: ClientOptions): Settings {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('createClient needs an options object: { baseUrl, apiKey }');
+  }
+  const { baseUrl, apiKey, fetch, bodyEncoding = 'form' } = options;
+  if (typeof baseUrl !== 'string' || baseUrl.trim() === '') {
+    throw new TypeError('createClient: baseUrl is required, e.g. "http://127.0.0.1:3000/api/v1"');
+  }
+  if (typeof apiKey !== 'string' || apiKey.trim() === '') {
+    throw new TypeError('createClient: apiKey is required (a key from `npm run keys -- create`)');
+  }
+  if (fetch !== undefined && typeof fetch !== 'function') throw new TypeError('createClient: fetch must be a function');
+  if (fetch === undefined && typeof globalThis.fetch !== 'function') {
+    throw new TypeError('createClient: this runtime has no global fetch; pass one as the fetch option');
+  }
+  if (bodyEncoding !== 'form' && bodyEncoding !== 'json') {
+    throw new TypeError(`createClient: bodyEncoding must be "form" or "json", not ${JSON.stringify(bodyEncoding)}`);
+  }
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    throw new TypeError('createClient: signal must be an AbortSignal');
+  }
+  return {
+    baseUrl,
+    apiKey,
+    // Called as a plain function: a browser's fetch throws "Illegal invocation" when called as a method of another object.
+    fetch: fetch ?? ((input) => globalThis.fetch(input)),
+    userAgent: options.userAgent ?? `domain-space-client/${VERSION}`,
+    bodyEncoding,
+    maxRetries: count('maxRetries', options.maxRetries, 2),
+    timeoutMs: milliseconds('timeoutMs', options.timeoutMs, 30_000),
+    maxRetryDelayMs: milliseconds('maxRetryDelayMs', options.maxRetryDelayMs, 30_000),
+    signal: options.signal,
+  };
+}
+
+function callTimeout(options: CallOptions | undefined, fallback: number): number {
+  return options?.timeoutMs === undefined ? fallback : milliseconds('timeoutMs', options.timeoutMs, fallback);
+}
+
+function count(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 0) throw new TypeError(`${name} must be a whole number >= 0, not ${value}`);
+  return value;
+}
+
+function milliseconds(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 0 || value > maxTimerMs) {
+    throw new TypeError(`${name} must be a whole number of milliseconds from 0 to ${maxTimerMs}, not ${value}`);
+  }
+  return value;
+}

@@ -1,0 +1,28 @@
+// The client's public types, all taken from the generated contract types (generated/api.ts), never restated.
+import type { components, operations } from '../../generated/api.js';
+
+type Schemas = components['schemas'];
+
+export type Domain = Schemas['domain'];
+export type DomainCollection = Schemas['domain-collection'];
+/** The body of `domains.create` (the contract's store schema). */
+export type DomainCreate = Schemas['domain-store'];
+/** The body of `domains.update` and `domains.replace`: a domain's name cannot change. */
+export type DomainUpdate = Schemas['domain-update'];
+export type DomainListParams = NonNullable<operations['domains_list']['parameters']['query']>;
+
+export type Space = Schemas['space'];
+export type SpaceCollection = Schemas['space-collection'];
+/** The body of `spaces.create` (the contract's store schema); color defaults to 1. */
+export type SpaceCreate = Schemas['space-store'];
+/** The body of `spaces.update` and `spaces.replace`. */
+export type SpaceUpdate = Schemas['space-update'];
+export type SpaceListParams = NonNullable<operations['spaces_list']['parameters']['query']>;
+
+export type PaginationLinks = Schemas['pagination-links'];
+export type PaginationMeta = Schemas['pagination-meta'];
+/** An `application/problem+json` error body. */
+export type Problem = Schemas['problem'];
+export type FieldError = Schemas['field-error'];
+
+export type { components, operations, paths } from '../../generated/api.js';
