@@ -10,6 +10,7 @@ import { domainRepository } from './domains/repository.js';
 import { requireApiKey } from './http/auth.js';
 import { readBody } from './http/body.js';
 import { type CorsOrigins, cors } from './http/cors.js';
+import { DOCS_PAGE, docsPage, docsSlash } from './http/docs.js';
 import { notFoundOutsideApi, problemHandler, reportPendingErrors } from './http/errors.js';
 import { dispatch, type Handlers } from './http/operations.js';
 import { HttpProblem } from './http/problem.js';
@@ -30,6 +31,8 @@ export interface AppDeps {
   validateResponses?: boolean;
   /** Origins whose browser pages may call the API (CORS); any origin by default. */
   corsOrigins?: CorsOrigins;
+  /** The API reference page that `npm run docs` builds, served at /docs. */
+  docsFile?: string;
 }
 
 export async function createApp({
@@ -38,6 +41,7 @@ export async function createApp({
   spec = ApiSpec.load(),
   validateResponses = false,
   corsOrigins = '*',
+  docsFile = DOCS_PAGE,
 }: AppDeps): Promise<Express> {
   const formats = { ...domainFormats, ...spaceFormats };
   const handlers: Handlers = { ...domainHandlers(domainRepository(db)), ...spaceHandlers(spaceRepository(db)) };
@@ -71,6 +75,8 @@ export async function createApp({
   app.get('/openapi.yaml', (_req, res) => {
     res.type('application/yaml').send(spec.yaml);
   });
+  app.get('/docs', docsPage(docsFile));
+  app.get('/docs/', docsSlash);
 
   const api = express.Router({ caseSensitive: true, strict: true });
   api.use((_req, res, next) => {

@@ -1,11 +1,13 @@
 // Entry point: read configuration, open and migrate the database, make sure someone can call the API,
 // listen, and shut down cleanly on SIGTERM/SIGINT.
+import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { countKeys, issueKey } from './accounts/keys.js';
 import { createApp } from './app.js';
 import { ConfigError, readConfig } from './config.js';
 import { openDatabase, redact } from './db/database.js';
 import { migrateToLatest } from './db/migrations.js';
+import { DOCS_PAGE } from './http/docs.js';
 import { createLogger } from './logger.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -48,7 +50,8 @@ async function main(): Promise<void> {
   const base = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`;
   const lines = [
     `domain-space-service listening on ${base} (database ${redact(config.databaseUrl)})`,
-    `  API docs (spec): ${base}/openapi.yaml`,
+    `  API docs: ${base}/docs${existsSync(DOCS_PAGE) ? '' : ' (not built yet: run `npm run docs`)'}`,
+    `  OpenAPI spec: ${base}/openapi.yaml`,
   ];
   if (demoKey) {
     lines.push(
