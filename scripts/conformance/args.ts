@@ -1,0 +1,97 @@
+// The command line: options, their checks and the --help text. Bad usage is a UsageError (exit code 2).
+import type { Profile } from './context.js';
+import { CHECKS, type CheckName } from './results.js';
+import type { ConformanceOptions } from './run.js';
+
+export class UsageError extends Error {}
+
+export const HELP = `Usage: npm run conformance -- --base-url <url> --api-key <key> [options]
+
+Checks a deployment against the OpenAPI spec: generated valid and invalid requests, credentials, methods,
+odd ids, stateful scenarios and account isolation. Exit code 0 when no check failed, 1 when one did,
+2 for bad usage.
+
+  --base-url <url>         where the spec's paths are mounted, e.g. http://127.0.0.1:3000/api/v1
+                           (Prism: its root, e.g. http://127.0.0.1:4010)
+  --api-key <key>          a key of the account the run works in (env DSS_API_KEY)
+  --second-api-key <key>   a key of another account, for the account_isolation check (env DSS_SECOND_API_KEY)
+  --seed <n>               reproduce a run: the same seed sends the same requests (default: random, printed)
+  --cases <n>              generated valid and invalid cases per operation (default 50)
+  --spec <path-or-url>     the spec (default generated/openapi.yaml)
+  --only <check,...>       run only these checks
+  --profile <p>            auto (default): stateful checks are skipped, with the reason, when the target is seen
+                           to keep no state; server: the target must keep state; mock: also skip what a mock
+                           such as Prism cannot honour (each skip is reported with its reason)
+  --concurrency <n>        requests in flight at once (default 4)
+  --junit <file>           also write JUnit XML
+  --report <file>          also write the text report
+  --help                   this text
+
+Checks: ${CHECKS.join(', ')}
+`;
+
+export interface CliOptions extends ConformanceOptions {
+  junit?: string;
+  reportFile?: string;
+  help?: boolean;
+}
+
+const positiveInt = (name: string, value: string) => {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`${name} must be a positive integer`);
+  return Number(value);
+};
+
+export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): CliOptions {
+  const values = new Map<string, string>();
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--help' || arg === '-h') {
+      help = true;
+      continue;
+    }
+    const [flag, inline] = arg.startsWith('--') ? arg.split(/=(.*)/s, 2) : [arg];
+    const known = ['--base-url', '--api-key', '--second-api-key', '--seed', '--cases', '--spec', '--only', '--profile', '--concurrency', '--junit', '--report'];
+    if (!flag || !known.includes(flag)) throw new UsageError(`unknown argument ${arg}`);
+    const value = inline ?? argv[++i];
+    if (value === undefined || value.startsWith('--')) throw new UsageError(`${flag} needs a value`);
+    values.set(flag.slice(2), value);
+  }
+  if (help) return { help: true, baseUrl: '', apiKey: '' };
+  const baseUrl = values.get('base-url');
+  const apiKey = values.get('api-key') ?? env.DSS_API_KEY;
+  if (!baseUrl) throw new UsageError('--base-url is required');
+  if (!/^https?:\/\/[^/]/.test(baseUrl)) throw new UsageError('--base-url must be an http(s) URL');
+  if (!apiKey) throw new UsageError('--api-key (or DSS_API_KEY) is required');
+  const options: CliOptions = { baseUrl, apiKey };
+  const second = values.get('second-api-key') ?? env.DSS_SECOND_API_KEY;
+  if (second) options.secondApiKey = second;
+  const seed = values.get('seed');
+  if (seed !== undefined) {
+    if (!/^-?\d+$/.test(seed) || !Number.isSafeInteger(Number(seed))) throw new UsageError('--seed must be an integer');
+    options.seed = Number(seed);
+  }
+  const cases = values.get('cases');
+  if (cases !== undefined) options.cases = positiveInt('--cases', cases);
+  const concurrency = values.get('concurrency');
+  if (concurrency !== undefined) options.concurrency = positiveInt('--concurrency', concurrency);
+  const spec = values.get('spec');
+  if (spec) options.spec = spec;
+  const only = values.get('only');
+  if (only !== undefined) {
+    const names = only.split(',').map((name) => name.trim()).filter(Boolean);
+    const unknown = names.filter((name) => !(CHECKS as readonly string[]).includes(name));
+    if (unknown.length || names.length === 0) throw new UsageError(`--only: unknown check ${unknown.join(', ')} (known: ${CHECKS.join(', ')})`);
+    options.only = names as CheckName[];
+  }
+  const profile = values.get('profile');
+  if (profile !== undefined) {
+    if (!['auto', 'server', 'mock'].includes(profile)) throw new UsageError('--profile must be auto, server or mock');
+    options.profile = profile as Profile;
+  }
+  const junit = values.get('junit');
+  if (junit) options.junit = junit;
+  const report = values.get('report');
+  if (report) options.reportFile = report;
+  return options;
+}

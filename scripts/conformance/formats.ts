@@ -1,0 +1,114 @@
+// The string formats the spec uses beyond JSON Schema's own: for each, how the runner recognises a valid value
+// (its reading of the spec's description, independent of any server's code), how it makes valid ones, an
+// invalid one, and a valid one longer than a given length. Add a format here and every field using it is covered.
+import { domainToASCII, domainToUnicode } from 'node:url';
+import fc from 'fast-check';
+
+export interface FormatKit {
+  validate(value: string): boolean;
+  /** Valid values; `unique` is a run-unique token (letters and digits) to embed so records can be found again. */
+  valid(unique: () => string): fc.Arbitrary<string>;
+  invalid: string;
+  /** A valid-looking value of exactly `length` characters. */
+  ofLength(length: number): string;
+}
+
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+const CONTROL = /\p{Cc}/u;
+
+function isHostname(value: string): boolean {
+  const name = value.endsWith('.') ? value.slice(0, -1) : value;
+  if (name === '' || /[\s\p{Cc}]/u.test(name) || !name.isWellFormed()) return false;
+  const ascii = /^[\x21-\x7e]*$/.test(name) ? name.toLowerCase() : domainToASCII(name);
+  if (ascii === '' || ascii.length > 253) return false;
+  const labels = ascii.split('.');
+  if (labels.length < 2 || !labels.every((label) => LABEL.test(label)) || /^\d+$/.test(labels.at(-1) ?? '')) {
+    return false;
+  }
+  return !labels.some((label) => label.startsWith('xn--')) || domainToASCII(domainToUnicode(ascii)) === ascii;
+}
+
+function isHttpUrl(value: string): boolean {
+  if (value === '') return true; // the spec: an empty value clears the page
+  if (/[\s\p{Cc}]/u.test(value)) return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+const asciiLabel = fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,10}[a-z0-9])?$/);
+// A few letters that IDNA maps to punycode, so internationalized names are exercised too.
+const idnLabel = fc
+  .array(fc.constantFrom('a', 'b', 'k', 'ü', 'ä', 'ö', 'é', 'ñ', 'ç', '1'), { minLength: 1, maxLength: 8 })
+  .map((chars) => chars.join(''));
+const tld = fc.stringMatching(/^[a-z]{2,6}$/);
+
+function hostnames(unique: () => string): fc.Arbitrary<string> {
+  return fc
+    .record({
+      labels: fc.array(fc.oneof({ weight: 4, arbitrary: asciiLabel }, { weight: 1, arbitrary: idnLabel }), {
+        maxLength: 2,
+      }),
+      tld,
+      upper: fc.boolean(),
+      trailingDot: fc.boolean(),
+    })
+    .map(({ labels, tld: top, upper, trailingDot }) => {
+      const name = [...labels, `c${unique()}`, top].join('.');
+      return `${upper ? name.toUpperCase() : name}${trailingDot ? '.' : ''}`;
+    });
+}
+
+const urlPath = fc.stringMatching(/^[A-Za-z0-9._~/-]{0,30}$/);
+
+export const FORMATS: Record<string, FormatKit> = {
+  'idn-hostname': {
+    validate: isHostname,
+    valid: hostnames,
+    invalid: 'not a host name',
+    ofLength: (length) => {
+      // Labels of 63 letters, then ".example": too long as a whole, every other rule kept.
+      const tail = '.example';
+      let body = '';
+      while (body.length + tail.length < length) body += body.length % 64 === 63 ? '.' : 'a';
+      return `${body.replace(/\.$/, 'a')}${tail}`;
+    },
+  },
+  'http-url': {
+    validate: isHttpUrl,
+    valid: () =>
+      fc.oneof(
+        { weight: 1, arbitrary: fc.constant('') },
+        {
+          weight: 6,
+          arbitrary: fc
+            .record({ https: fc.boolean(), host: hostnames(() => 'x'), path: urlPath })
+            .map(({ https, host, path }) => `${https ? 'https' : 'http'}://${host.replace(/\.$/, '')}/${path}`),
+        },
+      ),
+    invalid: 'ftp://files.example/nothing-here',
+    ofLength: (length) => `https://example.com/${'a'.repeat(Math.max(0, length - 'https://example.com/'.length))}`,
+  },
+  'space-name': {
+    validate: (value) => {
+      const trimmed = value.trim();
+      const length = [...trimmed].length;
+      return value.isWellFormed() && length >= 1 && length <= 255 && !CONTROL.test(trimmed);
+    },
+    valid: (unique) =>
+      fc
+        .record({
+          text: fc.oneof(
+            fc.string({ unit: 'grapheme-ascii', maxLength: 30 }),
+            fc.string({ unit: 'grapheme', maxLength: 12 }),
+          ),
+          pad: fc.constantFrom('', ' ', '  '),
+        })
+        .map(({ text, pad }) => `${pad}${text.replace(/\p{Cc}/gu, '')} ${unique()}${pad}`),
+    invalid: 'bell \u0007 inside',
+    ofLength: (length) => 'n'.repeat(length),
+  },
+};

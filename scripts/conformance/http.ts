@@ -1,0 +1,86 @@
+// Sends one request and keeps everything about it, and renders it as a curl line a person can paste (with the
+// API keys as shell variables, never their values) and the response as text for the report.
+export interface SentRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface Reply {
+  /** 0 when no response came (connection refused, reset, timeout). */
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  /** The parsed body, when it is JSON. */
+  json?: unknown;
+  error?: string;
+}
+
+export interface Exchange {
+  request: SentRequest;
+  reply: Reply;
+}
+
+export async function send(request: SentRequest, timeoutMs = 15_000): Promise<Exchange> {
+  try {
+    const response = await fetch(request.url, {
+      method: request.method,
+      headers: request.headers,
+      ...(request.body !== undefined ? { body: request.body } : {}),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await response.text();
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      headers[name.toLowerCase()] = value;
+    });
+    let json: unknown;
+    try {
+      json = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { request, reply: { status: response.status, headers, text, ...(json !== undefined ? { json } : {}) } };
+  } catch (error) {
+    const cause = (error as { cause?: { message?: string } }).cause?.message;
+    const message = `${(error as Error).message}${cause ? `: ${cause}` : ''}`;
+    return { request, reply: { status: 0, headers: {}, text: '', error: message } };
+  }
+}
+
+/** A secret value and the shell variable shown instead of it. */
+export type Secret = [value: string, variable: string];
+
+const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+
+/** A header holding a secret goes in double quotes, with the secret as "$VARIABLE". */
+function quoteHeader(text: string, secrets: Secret[]): string {
+  const secret = secrets.find(([value]) => value && text.includes(value));
+  if (!secret) return quote(text);
+  const escape = (part: string) => part.replace(/[\\"$`]/g, '\\$&');
+  return `"${text
+    .split(secret[0])
+    .map(escape)
+    .join(`$${secret[1]}`)}"`;
+}
+
+export function curlOf(request: SentRequest, secrets: Secret[]): string {
+  const parts = ['curl', '-i', '-X', request.method, quote(request.url)];
+  for (const [name, value] of Object.entries(request.headers)) parts.push('-H', quoteHeader(`${name}: ${value}`, secrets));
+  if (request.body !== undefined) parts.push('--data-binary', quote(request.body));
+  return parts.join(' ');
+}
+
+const BORING = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+
+export function describeReply(reply: Reply, secrets: Secret[], limit = 1500): string {
+  if (reply.status === 0) return `no response: ${reply.error ?? 'unknown error'}`;
+  const headers = Object.entries(reply.headers)
+    .filter(([name]) => !BORING.has(name))
+    .map(([name, value]) => `${name}: ${value}`);
+  const body = reply.text.length > limit ? `${reply.text.slice(0, limit)}… (${reply.text.length} characters)` : reply.text;
+  const text = [`HTTP ${reply.status}`, ...headers, '', body].join('\n');
+  return secrets.reduce((out, [value, variable]) => (value ? out.replaceAll(value, `$${variable}`) : out), text);
+}

@@ -1,0 +1,42 @@
+// npm run conformance -- --base-url <url> --api-key <key> …: runs the checks, prints the report, writes JUnit
+// XML when asked, and exits 0 (no check failed), 1 (a check failed or the run broke) or 2 (bad usage).
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { HELP, parseArgs, UsageError } from './args.js';
+import { renderJunit } from './junit.js';
+import { randomSeed, runConformance } from './run.js';
+
+async function main(): Promise<number> {
+  let options: ReturnType<typeof parseArgs>;
+  try {
+    options = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`conformance: ${error.message}\n\n${HELP}`);
+    return 2;
+  }
+  if (options.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const seed = options.seed ?? randomSeed();
+  const result = await runConformance({ ...options, seed, log: (line) => process.stderr.write(`${line}\n`) });
+  process.stdout.write(`${result.report}\n`);
+  const write = async (file: string, text: string) => {
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, text);
+  };
+  if (options.junit) await write(options.junit, renderJunit(result.results, result.secrets, result.durationMs));
+  if (options.reportFile) await write(options.reportFile, `${result.report}\n`);
+  return result.passed ? 0 : 1;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    process.stderr.write(`conformance: the run broke: ${(error as Error).stack ?? error}\n`);
+    process.exitCode = 1;
+  },
+);

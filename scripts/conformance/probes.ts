@@ -1,0 +1,120 @@
+// Probes that need no generated data: credentials (401), undocumented methods (405 with Allow) and odd path
+// ids (4xx, never 5xx), on every operation or path of the spec.
+import { type Context, call, credentialOf, is4xx, pool } from './context.js';
+import type { Input } from './inputs.js';
+import { limitation } from './profiles.js';
+import { checkResponse, documentedResponse } from './response-checks.js';
+import type { Operation } from './spec-model.js';
+
+export const ODD_IDS = ['0', '-1', '1.5', '1e3', 'abc', '1?x=1', '1/', '%00', '99999999999999999999', '9007199254740992'];
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** A valid input for an operation (so that only the thing probed is wrong), and a real id when there is one. */
+export function validRequestOf(ctx: Context, operation: Operation): { input?: Input; ids: Record<string, string> } {
+  const input = ctx.plan.spare[operation.id]?.[0];
+  const resource = ctx.model.resources.find((r) => r.itemPath === operation.path);
+  const fixture = resource && ctx.fixtures.get(resource.name);
+  const ids = resource && fixture ? { [resource.idParam]: fixture.id } : {};
+  return { ...(input ? { input } : {}), ids };
+}
+
+/** A key of the same shape as `key` (letters stay letters, digits digits), so only its value is wrong. */
+function lookalike(key: string, seed: number): string {
+  let state = seed >>> 0 || 1;
+  const next = (n: number) => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state % n;
+  };
+  return key.replace(/[a-z]/g, () => String.fromCharCode(97 + next(26)))
+    .replace(/[A-Z]/g, () => String.fromCharCode(65 + next(26)))
+    .replace(/[0-9]/g, () => String(next(10)));
+}
+
+export async function probeAuth(ctx: Context): Promise<void> {
+  const { results } = ctx;
+  const wrongKey = lookalike(ctx.primary.key, ctx.plan.seed);
+  await pool(ctx.model.operations, ctx.concurrency, async (operation) => {
+    if (operation.security.length === 0) return;
+    const unsupported = operation.security.find((s) => s.kind === 'unsupported');
+    if (unsupported?.kind === 'unsupported') {
+      results.skip(operation.id, 'auth_required', unsupported.why);
+      return;
+    }
+    const bearer = operation.security[0]?.kind === 'bearer';
+    const variants: Array<[string, string | null]> = [
+      ['missing', null],
+      ['malformed', bearer ? 'Bearer' : ''],
+      ...(bearer ? [['other_scheme', `Basic ${Buffer.from('user:password').toString('base64')}`] as [string, string]] : []),
+      ['wrong_key', credentialOf(operation, { key: wrongKey, variable: 'WRONG_KEY' })],
+    ];
+    const challenge = documentedResponse(operation, 401)?.headers;
+    const challengeName = Object.keys(challenge ?? {}).find((name) => name.toLowerCase() === 'www-authenticate');
+    const { input, ids } = validRequestOf(ctx, operation);
+    for (const [variant, credential] of variants) {
+      const skipped = limitation(ctx, 'auth_required', variant);
+      if (skipped) {
+        results.skip(operation.id, 'auth_required', skipped);
+        continue;
+      }
+      const exchange = await call(ctx, operation, { ids, credential, ...(input ? { input } : {}) });
+      checkResponse(results, operation, exchange);
+      const { status, headers } = exchange.reply;
+      const problem =
+        status !== 401
+          ? `${variant} credentials answered ${status}, not 401`
+          : challengeName && challenge?.[challengeName]?.required && !headers['www-authenticate']
+            ? `${variant} credentials: 401 without the documented WWW-Authenticate header`
+            : undefined;
+      results.judge(operation.id, 'auth_required', problem, exchange);
+    }
+  });
+}
+
+export async function probeMethods(ctx: Context): Promise<void> {
+  const { results } = ctx;
+  for (const [path, documented] of ctx.model.paths) {
+    const operation = ctx.model.operations.find((op) => op.path === path);
+    if (!operation) continue;
+    const skipped = limitation(ctx, 'method_not_allowed');
+    for (const method of METHODS.filter((m) => !documented.includes(m))) {
+      if (skipped) {
+        results.skip(path, 'method_not_allowed', skipped);
+        continue;
+      }
+      const { ids } = validRequestOf(ctx, operation);
+      const exchange = await call(ctx, operation, { ids, method });
+      const allow = exchange.reply.headers.allow;
+      const listed = new Set((allow ?? '').split(',').map((m) => m.trim().toUpperCase()).filter(Boolean));
+      const exact = listed.size === documented.length && documented.every((m) => listed.has(m));
+      const problem =
+        exchange.reply.status !== 405
+          ? `${method} answered ${exchange.reply.status}, not 405`
+          : allow === undefined
+            ? `${method}: 405 without an Allow header (documented: ${documented.join(', ')})`
+            : !exact
+              ? `${method}: Allow is "${allow}", documented: ${documented.join(', ')}`
+              : undefined;
+      results.judge(path, 'method_not_allowed', problem, exchange);
+    }
+  }
+}
+
+export async function probeOddIds(ctx: Context): Promise<void> {
+  const { results } = ctx;
+  const withIds = ctx.model.operations.filter((op) => op.pathParams.length === 1);
+  const jobs = withIds.flatMap((operation) => ODD_IDS.map((id) => ({ operation, id })));
+  await pool(jobs, ctx.concurrency, async ({ operation, id }) => {
+    const skipped = limitation(ctx, 'odd_ids', id);
+    if (skipped) {
+      results.skip(operation.id, 'odd_ids', skipped);
+      return;
+    }
+    const { input } = validRequestOf(ctx, operation);
+    const exchange = await call(ctx, operation, { rawId: id, ...(input ? { input } : {}) });
+    // "1/" is another path, where the operation's documented answers do not apply.
+    if (!id.endsWith('/')) checkResponse(results, operation, exchange);
+    else results.judge(operation.id, 'no_server_error', exchange.reply.status >= 500 ? `status ${exchange.reply.status}` : undefined, exchange);
+    const { status } = exchange.reply;
+    results.judge(operation.id, 'odd_ids', is4xx(status) ? undefined : `id "${id}" answered ${status}, not 4xx`, exchange);
+  });
+}

@@ -1,0 +1,24 @@
+// What a mock cannot honour, and why. Under `--profile mock` these are reported as skipped with the reason,
+// never as passed; everything else is held to the spec as for any server.
+import type { Context } from './context.js';
+import type { CheckName } from './results.js';
+
+export const STATEFUL_REASON_MOCK = 'profile mock: a mock keeps no state, so nothing created can be read back';
+
+/** Keyed by "check:variant" (or the check alone for every variant). */
+const MOCK_LIMITATIONS: Record<string, string> = {
+  'auth_required:wrong_key': 'a mock cannot know which keys exist: Prism accepts any well-formed bearer token',
+  'invalid_input_rejected:unknown_query': 'Prism ignores query parameters the spec does not list',
+  'invalid_input_rejected:unknown_form_field': 'Prism does not enforce additionalProperties on form bodies',
+  'invalid_input_rejected:malformed_body': 'Prism answers unparseable JSON with its own 400 body, not the spec’s',
+  method_not_allowed: 'Prism answers undocumented methods from its router: 405 without Allow, not the spec’s error',
+  'odd_ids:1e3': 'Prism reads the path segment "1e3" as the integer 1000',
+  'odd_ids:1?x=1': 'Prism ignores query parameters the spec does not list',
+};
+
+/** Why this check (variant) is skipped for the run's profile, or undefined when it runs. */
+export function limitation(ctx: Context, check: CheckName, variant?: string): string | undefined {
+  if (ctx.profile !== 'mock') return undefined;
+  const reason = (variant !== undefined ? MOCK_LIMITATIONS[`${check}:${variant}`] : undefined) ?? MOCK_LIMITATIONS[check];
+  return reason && `profile mock: ${reason}`;
+}

@@ -1,0 +1,101 @@
+// The text report: what was run, a table of subjects (operations, paths, resources) × checks, then every
+// distinct failure with its count, the request as a curl line and the response, then the skips and their reasons.
+import { curlOf, describeReply, type Secret } from './http.js';
+import { CHECKS, type CheckName, type Results, type Tally } from './results.js';
+
+export interface ReportHeader {
+  baseUrl: string;
+  spec: string;
+  seed: number;
+  cases: number;
+  profile: string;
+  stateless?: string;
+  durationMs: number;
+  leftBehind: number;
+}
+
+const SHORT: Record<CheckName, string> = {
+  no_server_error: 'no5xx',
+  status_code_documented: 'status',
+  content_type_documented: 'ctype',
+  response_schema: 'schema',
+  response_headers: 'headers',
+  invalid_input_rejected: 'invalid',
+  valid_input_accepted: 'valid',
+  auth_required: 'auth',
+  method_not_allowed: '405',
+  created_readable: 'created',
+  deleted_gone: 'deleted',
+  failed_create_leaves_nothing: 'nothing',
+  account_isolation: 'isolation',
+  odd_ids: 'oddids',
+  stateful_scenario: 'scenario',
+};
+
+function cell(tally: Tally | undefined): string {
+  if (!tally) return '·';
+  const parts = [];
+  if (tally.pass || (!tally.fail && !tally.skip)) parts.push(String(tally.pass));
+  if (tally.fail) parts.push(`✗${tally.fail}`);
+  if (tally.skip) parts.push(`s${tally.skip}`);
+  return parts.join(' ');
+}
+
+export function summaryTable(results: Results): string {
+  const checks = CHECKS.filter((check) => [...results.tallies.values()].some((byCheck) => byCheck.has(check)));
+  const rows = [...results.tallies.entries()].map(([subject, byCheck]) => [subject, ...checks.map((c) => cell(byCheck.get(c)))]);
+  const header = ['subject', ...checks.map((check) => SHORT[check])];
+  const widths = header.map((_, i) => Math.max(...[header, ...rows].map((row) => [...(row[i] ?? '')].length)));
+  const line = (row: string[]) =>
+    row.map((text, i) => (i === 0 ? text.padEnd(widths[i] ?? 0) : text.padStart(widths[i] ?? 0))).join('  ').trimEnd();
+  const legend = checks.map((check) => `${SHORT[check]}=${check}`).join(', ');
+  return [line(header), ...rows.map(line), '', `cells: passes, ✗failures, s skips; columns: ${legend}`].join('\n');
+}
+
+export function renderReport(results: Results, header: ReportHeader, secrets: Secret[]): string {
+  const totals = results.totals();
+  const out: string[] = [
+    `Conformance of ${header.baseUrl} to ${header.spec}`,
+    `seed ${header.seed} (rerun the same requests with --seed ${header.seed}), ${header.cases} generated cases per operation, profile ${header.profile}`,
+    `${results.requests} requests in ${(header.durationMs / 1000).toFixed(1)} s`,
+  ];
+  if (header.stateless) out.push(`stateful checks skipped: ${header.stateless}`);
+  if (header.leftBehind) out.push(`WARNING: ${header.leftBehind} records the run created could not be deleted`);
+  out.push('', summaryTable(results), '');
+
+  const failures = [...results.failures.values()];
+  if (failures.length) {
+    out.push(`FAILURES (${failures.length} distinct, ${totals.fail} in all)`, '');
+    for (const failure of failures) {
+      out.push(`✗ ${failure.subject} · ${failure.check}${failure.count > 1 ? ` (×${failure.count})` : ''}`);
+      out.push(`  ${failure.message}`);
+      if (failure.exchange) {
+        out.push(`  ${curlOf(failure.exchange.request, secrets)}`);
+        out.push(...describeReply(failure.exchange.reply, secrets).split('\n').map((l) => `  │ ${l}`));
+      }
+      out.push('');
+    }
+  }
+
+  const skips = new Map<string, { check: CheckName; reason: string; subjects: Set<string>; count: number }>();
+  for (const skip of results.skips.values()) {
+    const key = `${skip.check}\u0000${skip.reason}`;
+    const group = skips.get(key) ?? { check: skip.check, reason: skip.reason, subjects: new Set(), count: 0 };
+    group.subjects.add(skip.subject);
+    group.count += skip.count;
+    skips.set(key, group);
+  }
+  if (skips.size) {
+    out.push(`SKIPPED (${totals.skip}; none of these counts as passed)`);
+    for (const group of skips.values()) {
+      out.push(`- ${group.check} ×${group.count} (${[...group.subjects].join(', ')}): ${group.reason}`);
+    }
+    out.push('');
+  }
+  out.push(
+    totals.fail
+      ? `FAILED: ${totals.fail} checks failed (${failures.length} distinct), ${totals.pass} passed, ${totals.skip} skipped`
+      : `PASSED: ${totals.pass} checks passed, ${totals.skip} skipped`,
+  );
+  return out.join('\n');
+}

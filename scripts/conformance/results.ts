@@ -1,0 +1,135 @@
+// Every check's outcome, by subject (an operation id, or a path for path-wide checks) and check name. Failures
+// with the same subject, check and message are kept once, with a count and the first request that showed them.
+import type { Exchange } from './http.js';
+
+export const CHECKS = [
+  'no_server_error',
+  'status_code_documented',
+  'content_type_documented',
+  'response_schema',
+  'response_headers',
+  'invalid_input_rejected',
+  'valid_input_accepted',
+  'auth_required',
+  'method_not_allowed',
+  'created_readable',
+  'deleted_gone',
+  'failed_create_leaves_nothing',
+  'account_isolation',
+  'odd_ids',
+  'stateful_scenario',
+] as const;
+
+export type CheckName = (typeof CHECKS)[number];
+
+/** Checks that need a server that keeps what it was sent. */
+export const STATEFUL_CHECKS: CheckName[] = [
+  'created_readable',
+  'deleted_gone',
+  'failed_create_leaves_nothing',
+  'account_isolation',
+  'stateful_scenario',
+];
+
+export interface Tally {
+  pass: number;
+  fail: number;
+  skip: number;
+}
+
+export interface Failure {
+  subject: string;
+  check: CheckName;
+  message: string;
+  count: number;
+  exchange?: Exchange;
+}
+
+export interface Skip {
+  subject: string;
+  check: CheckName;
+  reason: string;
+  count: number;
+}
+
+export class Results {
+  readonly tallies = new Map<string, Map<CheckName, Tally>>();
+  readonly failures = new Map<string, Failure>();
+  readonly skips = new Map<string, Skip>();
+  requests = 0;
+
+  constructor(private readonly only?: ReadonlySet<CheckName>) {}
+
+  enabled(check: CheckName): boolean {
+    return !this.only || this.only.has(check);
+  }
+
+  pass(subject: string, check: CheckName): void {
+    if (this.enabled(check)) this.tally(subject, check).pass++;
+  }
+
+  fail(subject: string, check: CheckName, message: string, exchange?: Exchange): void {
+    if (!this.enabled(check)) return;
+    this.tally(subject, check).fail++;
+    const key = `${subject}\u0000${check}\u0000${message}`;
+    const known = this.failures.get(key);
+    if (known) known.count++;
+    else this.failures.set(key, { subject, check, message, count: 1, ...(exchange ? { exchange } : {}) });
+  }
+
+  /** Records one pass or fail: `problem` undefined means it passed. */
+  judge(subject: string, check: CheckName, problem: string | undefined, exchange?: Exchange): boolean {
+    if (problem === undefined) this.pass(subject, check);
+    else this.fail(subject, check, problem, exchange);
+    return problem === undefined;
+  }
+
+  skip(subject: string, check: CheckName, reason: string): void {
+    if (!this.enabled(check)) return;
+    this.tally(subject, check).skip++;
+    const key = `${subject}\u0000${check}\u0000${reason}`;
+    const known = this.skips.get(key);
+    if (known) known.count++;
+    else this.skips.set(key, { subject, check, reason, count: 1 });
+  }
+
+  totals(): Tally {
+    const total = { pass: 0, fail: 0, skip: 0 };
+    for (const checks of this.tallies.values()) {
+      for (const tally of checks.values()) {
+        total.pass += tally.pass;
+        total.fail += tally.fail;
+        total.skip += tally.skip;
+      }
+    }
+    return total;
+  }
+
+  /** Totals of one check over every subject. */
+  ofCheck(check: CheckName): Tally {
+    const total = { pass: 0, fail: 0, skip: 0 };
+    for (const checks of this.tallies.values()) {
+      const tally = checks.get(check);
+      if (tally) {
+        total.pass += tally.pass;
+        total.fail += tally.fail;
+        total.skip += tally.skip;
+      }
+    }
+    return total;
+  }
+
+  private tally(subject: string, check: CheckName): Tally {
+    let checks = this.tallies.get(subject);
+    if (!checks) {
+      checks = new Map();
+      this.tallies.set(subject, checks);
+    }
+    let tally = checks.get(check);
+    if (!tally) {
+      tally = { pass: 0, fail: 0, skip: 0 };
+      checks.set(check, tally);
+    }
+    return tally;
+  }
+}

@@ -1,0 +1,144 @@
+// runConformance(options): one whole run against a deployment, in-process, returning structured results and
+// the text report. main.ts is the command line around it.
+import { randomInt } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { type Plan, planRun } from './cases.js';
+import type { Context, Profile } from './context.js';
+import { runInvalidCases, runValidCases } from './generated.js';
+import type { Exchange, Secret } from './http.js';
+import { probeAuth, probeMethods, probeOddIds } from './probes.js';
+import { renderReport } from './report.js';
+import { type CheckName, Results } from './results.js';
+import { buildModel, loadSpecText, type SpecModel } from './spec-model.js';
+import { checkIsolation, cleanUp, runScenarios, setUp } from './stateful.js';
+
+export const DEFAULT_SPEC = fileURLToPath(new URL('../../generated/openapi.yaml', import.meta.url));
+
+export interface ConformanceOptions {
+  /** Where the spec's paths are mounted, e.g. http://127.0.0.1:3000/api/v1 (no trailing slash needed). */
+  baseUrl: string;
+  apiKey: string;
+  secondApiKey?: string;
+  /** Default: a random one, printed. */
+  seed?: number;
+  /** Generated valid and invalid cases per operation (default 50). */
+  cases?: number;
+  /** A file path or an http(s) URL; default generated/openapi.yaml. */
+  spec?: string;
+  only?: CheckName[];
+  profile?: Profile;
+  concurrency?: number;
+  log?: (line: string) => void;
+  onExchange?: (exchange: Exchange, operation: string | undefined) => void;
+}
+
+export interface ConformanceResult {
+  seed: number;
+  passed: boolean;
+  results: Results;
+  /** Why the stateful checks were skipped, when they were. */
+  stateless?: string;
+  report: string;
+  durationMs: number;
+  leftBehind: number;
+  secrets: Secret[];
+}
+
+export function randomSeed(): number {
+  return randomInt(1, 2 ** 31 - 1);
+}
+
+/** The requests a run would generate, without sending any: the same seed gives the same plan. */
+export async function dryPlan(options: { seed: number; cases: number; spec?: string }): Promise<Plan> {
+  const model = buildModel(await loadSpecText(options.spec ?? DEFAULT_SPEC));
+  return planRun(model, { seed: options.seed, cases: options.cases });
+}
+
+export async function runConformance(options: ConformanceOptions): Promise<ConformanceResult> {
+  const started = Date.now();
+  const seed = options.seed ?? randomSeed();
+  const cases = options.cases ?? 50;
+  const specLocation = options.spec ?? DEFAULT_SPEC;
+  const log = options.log ?? (() => {});
+  log(`seed ${seed}`);
+  const model: SpecModel = buildModel(await loadSpecText(specLocation));
+  const plan = planRun(model, { seed, cases });
+  const results = new Results(options.only ? new Set(options.only) : undefined);
+  const secrets: Secret[] = [
+    [options.apiKey, 'API_KEY'],
+    ...(options.secondApiKey ? ([[options.secondApiKey, 'SECOND_API_KEY']] as Secret[]) : []),
+  ];
+  const ctx: Context = {
+    model,
+    plan,
+    results,
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    primary: { key: options.apiKey, variable: 'API_KEY' },
+    ...(options.secondApiKey ? { second: { key: options.secondApiKey, variable: 'SECOND_API_KEY' } } : {}),
+    secrets,
+    profile: options.profile ?? 'auto',
+    concurrency: options.concurrency ?? 4,
+    created: [],
+    fixtures: new Map(),
+    ...(options.onExchange ? { onExchange: options.onExchange } : {}),
+    log,
+  };
+
+  let leftBehind = 0;
+  try {
+    const phase = async (name: string, checks: CheckName[], work: () => Promise<void>) => {
+      if (!checks.some((check) => results.enabled(check))) return;
+      const at = Date.now();
+      await work();
+      log(`${name}: ${Date.now() - at} ms, ${results.requests} requests so far`);
+    };
+    const generic: CheckName[] = [
+      'no_server_error',
+      'status_code_documented',
+      'content_type_documented',
+      'response_schema',
+      'response_headers',
+    ];
+    await setUp(ctx);
+    if (ctx.stateless) log(`stateful checks will be skipped: ${ctx.stateless}`);
+    await phase('credentials', ['auth_required', ...generic], () => probeAuth(ctx));
+    await phase('methods', ['method_not_allowed'], () => probeMethods(ctx));
+    await phase('odd ids', ['odd_ids', ...generic], () => probeOddIds(ctx));
+    await phase('valid cases', ['valid_input_accepted', 'created_readable', 'deleted_gone', ...generic], () =>
+      runValidCases(ctx),
+    );
+    await phase('invalid cases', ['invalid_input_rejected', 'failed_create_leaves_nothing', ...generic], () =>
+      runInvalidCases(ctx),
+    );
+    await phase('scenarios', ['stateful_scenario'], () => runScenarios(ctx));
+    await phase('isolation', ['account_isolation'], () => checkIsolation(ctx));
+  } finally {
+    leftBehind = await cleanUp(ctx);
+  }
+
+  const durationMs = Date.now() - started;
+  const report = renderReport(
+    results,
+    {
+      baseUrl: ctx.baseUrl,
+      spec: specLocation,
+      seed,
+      cases,
+      profile: ctx.profile,
+      ...(ctx.stateless ? { stateless: ctx.stateless } : {}),
+      durationMs,
+      leftBehind,
+    },
+    secrets,
+  );
+  return {
+    seed,
+    passed: results.totals().fail === 0,
+    results,
+    ...(ctx.stateless ? { stateless: ctx.stateless } : {}),
+    report,
+    durationMs,
+    leftBehind,
+    secrets,
+  };
+}

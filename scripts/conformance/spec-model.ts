@@ -1,0 +1,206 @@
+// Reads an OpenAPI 3.x document (file or URL) into what the runner needs: operations with dereferenced
+// parameter, body and response schemas, their security, and the resources (collection + item paths) in it.
+import { readFile } from 'node:fs/promises';
+import { parse } from 'yaml';
+
+export type Schema = Record<string, unknown>;
+
+export interface Parameter {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie';
+  required: boolean;
+  schema: Schema;
+}
+
+export interface ResponseSpec {
+  headers: Record<string, { required: boolean; schema?: Schema }>;
+  /** Media type → schema; empty when the response has no body. */
+  content: Record<string, Schema>;
+}
+
+/** One way of proving who you are, read from securitySchemes. */
+export type Credential = { kind: 'bearer' } | { kind: 'header'; name: string } | { kind: 'unsupported'; why: string };
+
+export interface Operation {
+  /** The operationId, or "METHOD /path" when the spec has none. */
+  id: string;
+  method: string;
+  path: string;
+  pathParams: Parameter[];
+  queryParams: Parameter[];
+  body?: { required: boolean; content: Record<string, Schema>; examples: Record<string, unknown> };
+  responses: Record<string, ResponseSpec>;
+  /** Empty: public. Otherwise any one of these credentials is enough. */
+  security: Credential[];
+}
+
+/** A collection path with a create operation, and its item path (collection + "/{param}"). */
+export interface Resource {
+  name: string;
+  collectionPath: string;
+  itemPath: string;
+  idParam: string;
+  create: Operation;
+  list?: Operation;
+  show?: Operation;
+  remove?: Operation;
+  /** PUT and PATCH of the item path. */
+  updates: Operation[];
+}
+
+export interface SpecModel {
+  document: Record<string, unknown>;
+  operations: Operation[];
+  resources: Resource[];
+  /** Path template → its documented methods (upper case). */
+  paths: Map<string, string[]>;
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+export async function loadSpecText(location: string): Promise<string> {
+  if (/^https?:\/\//.test(location)) {
+    const response = await fetch(location);
+    if (!response.ok) throw new Error(`cannot fetch the spec at ${location}: ${response.status}`);
+    return response.text();
+  }
+  return readFile(location, 'utf8');
+}
+
+export function buildModel(text: string): SpecModel {
+  const document = parse(text) as Record<string, unknown>;
+  const deref = dereferencer(document);
+  const paths = new Map<string, string[]>();
+  const operations: Operation[] = [];
+  const components = (document.components ?? {}) as { securitySchemes?: Record<string, unknown> };
+  const schemes = deref(components.securitySchemes ?? {}) as Record<string, Record<string, string>>;
+  const rootSecurity = (document.security ?? []) as Array<Record<string, string[]>>;
+
+  for (const [path, rawItem] of Object.entries((document.paths ?? {}) as Record<string, unknown>)) {
+    const item = deref(rawItem) as Record<string, unknown>;
+    const shared = (item.parameters ?? []) as Array<Record<string, unknown>>;
+    const methods: string[] = [];
+    for (const method of METHODS) {
+      const raw = item[method] as Record<string, unknown> | undefined;
+      if (!raw) continue;
+      methods.push(method.toUpperCase());
+      const parameters = mergeParameters(shared, (raw.parameters ?? []) as Array<Record<string, unknown>>);
+      const security = ((raw.security ?? rootSecurity) as Array<Record<string, string[]>>).flatMap((requirement) =>
+        Object.keys(requirement).map((name) => credentialOf(schemes[name])),
+      );
+      operations.push({
+        id: (raw.operationId as string | undefined) ?? `${method.toUpperCase()} ${path}`,
+        method: method.toUpperCase(),
+        path,
+        pathParams: parameters.filter((p) => p.in === 'path'),
+        queryParams: parameters.filter((p) => p.in === 'query'),
+        ...(raw.requestBody ? { body: bodyOf(raw.requestBody as Record<string, unknown>) } : {}),
+        responses: responsesOf((raw.responses ?? {}) as Record<string, Record<string, unknown>>),
+        security,
+      });
+    }
+    paths.set(path, methods);
+  }
+  return { document, operations, resources: resourcesOf(operations), paths };
+}
+
+function mergeParameters(shared: Array<Record<string, unknown>>, own: Array<Record<string, unknown>>): Parameter[] {
+  const byKey = new Map<string, Parameter>();
+  for (const p of [...shared, ...own]) {
+    const name = p.name as string;
+    const where = p.in as Parameter['in'];
+    byKey.set(`${where}:${name}`, {
+      name,
+      in: where,
+      required: p.required === true || where === 'path',
+      schema: (p.schema ?? {}) as Schema,
+    });
+  }
+  return [...byKey.values()];
+}
+
+function credentialOf(scheme: Record<string, string> | undefined): Credential {
+  if (scheme?.type === 'http' && scheme.scheme?.toLowerCase() === 'bearer') return { kind: 'bearer' };
+  if (scheme?.type === 'apiKey' && scheme.in === 'header' && scheme.name) return { kind: 'header', name: scheme.name };
+  return { kind: 'unsupported', why: `security scheme ${JSON.stringify(scheme)} is not supported by the runner` };
+}
+
+function bodyOf(body: Record<string, unknown>): NonNullable<Operation['body']> {
+  const content: Record<string, Schema> = {};
+  const examples: Record<string, unknown> = {};
+  for (const [mediaType, media] of Object.entries((body.content ?? {}) as Record<string, Record<string, unknown>>)) {
+    content[mediaType] = (media.schema ?? {}) as Schema;
+    if (media.example !== undefined) examples[mediaType] = media.example;
+  }
+  return { required: body.required === true, content, examples };
+}
+
+function responsesOf(responses: Record<string, Record<string, unknown>>): Record<string, ResponseSpec> {
+  const out: Record<string, ResponseSpec> = {};
+  for (const [status, response] of Object.entries(responses)) {
+    const headers: ResponseSpec['headers'] = {};
+    for (const [name, header] of Object.entries((response.headers ?? {}) as Record<string, Record<string, unknown>>)) {
+      headers[name] = { required: header.required === true, ...(header.schema ? { schema: header.schema as Schema } : {}) };
+    }
+    const content: Record<string, Schema> = {};
+    for (const [mediaType, media] of Object.entries((response.content ?? {}) as Record<string, Record<string, unknown>>)) {
+      content[mediaType] = (media.schema ?? {}) as Schema;
+    }
+    out[status] = { headers, content };
+  }
+  return out;
+}
+
+function resourcesOf(operations: Operation[]): Resource[] {
+  const resources: Resource[] = [];
+  for (const create of operations.filter((op) => op.method === 'POST' && op.pathParams.length === 0)) {
+    const itemOps = operations.filter((op) => {
+      const match = new RegExp(`^${escape(create.path)}/\\{([^}/]+)\\}$`).exec(op.path);
+      return match !== null;
+    });
+    const itemPath = itemOps[0]?.path;
+    const idParam = itemPath?.slice(create.path.length + 2, -1);
+    if (!itemPath || !idParam) continue;
+    const at = (method: string, path: string) => operations.find((op) => op.method === method && op.path === path);
+    resources.push({
+      name: create.path.replace(/^\//, ''),
+      collectionPath: create.path,
+      itemPath,
+      idParam,
+      create,
+      list: at('GET', create.path),
+      show: at('GET', itemPath),
+      remove: at('DELETE', itemPath),
+      updates: ['PUT', 'PATCH'].flatMap((method) => at(method, itemPath) ?? []),
+    });
+  }
+  return resources;
+}
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Inlines every local $ref. A cycle would make the schema infinite: the runner's own spec has none, and one
+ * that does gets an empty schema (anything goes) at the point where the cycle closes.
+ */
+function dereferencer(document: Record<string, unknown>): (node: unknown) => unknown {
+  const lookup = (ref: string): unknown =>
+    ref
+      .slice(2)
+      .split('/')
+      .map((part) => decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], document);
+  const walk = (node: unknown, seen: string[]): unknown => {
+    if (Array.isArray(node)) return node.map((item) => walk(item, seen));
+    if (node === null || typeof node !== 'object') return node;
+    const record = node as Record<string, unknown>;
+    if (typeof record.$ref === 'string' && record.$ref.startsWith('#/')) {
+      if (seen.includes(record.$ref)) return {};
+      const { $ref, ...siblings } = record;
+      const target = walk(lookup($ref), [...seen, $ref]) as Record<string, unknown>;
+      return Object.keys(siblings).length ? { ...target, ...(walk(siblings, seen) as object) } : target;
+    }
+    return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, walk(value, seen)]));
+  };
+  return (node) => walk(node, []);
+}
