@@ -81,3 +81,34 @@ export function sleep(ms: number, call: Call): Promise<void> {
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * Settles as the promise does, or rejects with the call's failure as soon as its signal aborts, even when the
+ * fetch underneath misses the abort: Node 20's fetch can lose an abort that reaches it through a Request's
+ * signal once that Request is garbage collected, and a custom fetch may ignore the signal altogether.
+ */
+export function untilAborted<T>(promise: Promise<T>, call: Call): Promise<T> {
+  const { signal } = call;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      reject(call.failure(signal.reason));
+      // Free the connection of an answer that arrives after all.
+      promise.then((value) => (value instanceof Response ? value.body?.cancel() : undefined)).catch(() => {});
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -2,7 +2,7 @@
 // resource helpers built on it.
 import createFetchClient, { type Client } from 'openapi-fetch';
 import type { paths } from '../../generated/api.js';
-import { startCall } from './call.js';
+import { startCall, untilAborted } from './call.js';
 import { ApiError } from './errors.js';
 import { formBody } from './form-body.js';
 import { type CallOptions, type ResourceApi, resourceApi, type Send } from './resources.js';
@@ -26,7 +26,7 @@ export interface ClientOptions {
   baseUrl: string;
   /** A key from `npm run keys -- create`, sent as `Authorization: Bearer <key>`. */
   apiKey: string;
-  /** The fetch to send requests with (default: globalThis.fetch at the time of each request). */
+  /** The fetch to send with (default: globalThis.fetch when each request is sent). Pass its init along: it carries the signal. */
   fetch?: Fetch;
   /** Default `domain-space-client/<version>`. Browsers may not send it. */
   userAgent?: string;
@@ -92,11 +92,13 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
     const call = startCall([clientSignal, callOptions?.signal], callTimeout(callOptions, timeoutMs));
     try {
       const request = raw[method] as unknown as (path: string, init: object) => ReturnType<Client<paths>['GET']>;
-      const { data, error, response } = await request(path, {
+      const sent = request(path, {
         ...init,
         signal: call.signal,
         fetch: (request: Request) => fetchWithRetries(request, call, settings),
       });
+      // The timeout and the signals cover reading the answer too.
+      const { data, error, response } = await untilAborted(sent, call);
       if (!response.ok) throw new ApiError(response, error);
       return data;
     } catch (error) {
@@ -147,7 +149,7 @@ function validate(options: ClientOptions): Settings {
     baseUrl,
     apiKey,
     // Called as a plain function: a browser's fetch throws "Illegal invocation" when called as a method of another object.
-    fetch: fetch ?? ((input) => globalThis.fetch(input)),
+    fetch: fetch ?? ((input, init) => globalThis.fetch(input, init)),
     userAgent: options.userAgent ?? `domain-space-client/${VERSION}`,
     bodyEncoding,
     maxRetries: count('maxRetries', options.maxRetries, 2),

@@ -1,9 +1,10 @@
 // The fetch under openapi-fetch: retries 429, 503 and network errors of idempotent methods with exponential
 // backoff and full jitter, honouring Retry-After. Sitting under openapi-fetch, it serves `api.raw` too.
-import { type Call, sleep } from './call.js';
+import { type Call, sleep, untilAborted } from './call.js';
 import { retryAfterMs } from './errors.js';
 
-export type Fetch = (input: Request) => Promise<Response>;
+/** A fetch to send with. It gets a Request and an init carrying the call's signal: pass both along. */
+export type Fetch = (input: Request, init?: RequestInit) => Promise<Response>;
 
 export interface RetrySettings {
   fetch: Fetch;
@@ -24,8 +25,9 @@ export async function fetchWithRetries(request: Request, call: Call, settings: R
     const last = !retryable || attempt >= settings.maxRetries;
     let response: Response;
     try {
-      // A clone per attempt: a body can be read once.
-      response = await settings.fetch(new Request(request.clone(), { signal: call.signal }));
+      // A clone per attempt: a body can be read once. The signal goes in the init, not in a new Request: Node
+      // 20's fetch can lose an abort that reaches it through a Request that was garbage collected.
+      response = await untilAborted(settings.fetch(request.clone(), { signal: call.signal }), call);
     } catch (error) {
       if (last || call.signal.aborted) throw call.failure(error);
       await sleep(backoffMs(attempt, settings), call);

@@ -10,7 +10,7 @@ export interface SentRequest {
 }
 
 export interface RecordingFetch {
-  fetch: (input: Request) => Promise<Response>;
+  fetch: (input: Request, init?: RequestInit) => Promise<Response>;
   requests: SentRequest[];
 }
 
@@ -18,14 +18,14 @@ export function recordingFetch(): RecordingFetch {
   const requests: SentRequest[] = [];
   return {
     requests,
-    async fetch(input) {
+    async fetch(input, init) {
       requests.push({
         method: input.method,
         url: new URL(input.url),
         headers: new Headers(input.headers),
         body: await input.clone().text(),
       });
-      const response = await fetch(input);
+      const response = await fetch(input, init);
       await checkResponse(input.method, input.url, response);
       return response;
     },
