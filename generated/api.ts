@@ -328,15 +328,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://domain-space-service.dev/problems/unauthorized",
-                 *       "title": "Unauthorized",
-                 *       "status": 401,
-                 *       "detail": "The API key is missing, malformed, unknown or revoked.",
-                 *       "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
@@ -347,15 +338,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://domain-space-service.dev/problems/not-acceptable",
-                 *       "title": "Not Acceptable",
-                 *       "status": 406,
-                 *       "detail": "This API answers only application/json; the Accept header rules it out.",
-                 *       "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
@@ -366,22 +348,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://domain-space-service.dev/problems/validation",
-                 *       "title": "Unprocessable Content",
-                 *       "status": 422,
-                 *       "detail": "The request has 1 invalid field.",
-                 *       "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11",
-                 *       "errors": [
-                 *         {
-                 *           "location": "body",
-                 *           "field": "color",
-                 *           "message": "must be <= 6"
-                 *         }
-                 *       ]
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
@@ -392,15 +358,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://domain-space-service.dev/problems/internal",
-                 *       "title": "Internal Server Error",
-                 *       "status": 500,
-                 *       "detail": "Something went wrong on our side. Quote the request id to support.",
-                 *       "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
@@ -411,15 +368,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://domain-space-service.dev/problems/malformed-body",
-                 *       "title": "Bad Request",
-                 *       "status": 400,
-                 *       "detail": "The request body is not valid application/json.",
-                 *       "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
@@ -430,15 +378,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://domain-space-service.dev/problems/conflict",
-                 *       "title": "Conflict",
-                 *       "status": 409,
-                 *       "detail": "A domain named shop.example.com already exists.",
-                 *       "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
@@ -449,15 +388,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://domain-space-service.dev/problems/content-too-large",
-                 *       "title": "Content Too Large",
-                 *       "status": 413,
-                 *       "detail": "The request body is larger than 16384 bytes.",
-                 *       "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
@@ -468,15 +398,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://domain-space-service.dev/problems/unsupported-media-type",
-                 *       "title": "Unsupported Media Type",
-                 *       "status": 415,
-                 *       "detail": "Send the body as application/x-www-form-urlencoded or application/json.",
-                 *       "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
@@ -509,15 +430,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://domain-space-service.dev/problems/not-found",
-                 *       "title": "Not Found",
-                 *       "status": 404,
-                 *       "detail": "No domain with id 42 exists in this account.",
-                 *       "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
@@ -741,25 +653,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": [],
-                     *       "links": {
-                     *         "first": "/api/v1/domains?page=1",
-                     *         "last": "/api/v1/domains?page=1",
-                     *         "prev": null,
-                     *         "next": null
-                     *       },
-                     *       "meta": {
-                     *         "current_page": 1,
-                     *         "last_page": 1,
-                     *         "per_page": 10,
-                     *         "total": 0,
-                     *         "from": null,
-                     *         "to": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["domain-collection"];
                 };
             };
@@ -959,25 +852,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": [],
-                     *       "links": {
-                     *         "first": "/api/v1/spaces?page=1",
-                     *         "last": "/api/v1/spaces?page=1",
-                     *         "prev": null,
-                     *         "next": null
-                     *       },
-                     *       "meta": {
-                     *         "current_page": 1,
-                     *         "last_page": 1,
-                     *         "per_page": 10,
-                     *         "total": 0,
-                     *         "from": null,
-                     *         "to": null
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["space-collection"];
                 };
             };
