@@ -1,6 +1,6 @@
 // listAll: every record across page boundaries, one request per page, lazily, against the real server.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createClient, type DomainSpaceClient } from '../../client/src/index.js';
+import { createClient, type DomainListParams, type DomainSpaceClient } from '../../client/src/index.js';
 import { startServer, type TestServer } from '../support/server.js';
 import { type RecordingFetch, recordingFetch } from './recording-fetch.js';
 
@@ -39,10 +39,13 @@ const resources = [
 ] as const;
 
 describe.each(resources)('$resource.listAll', ({ resource }) => {
+  // Both resources share the list parameters; only their records differ.
+  const listAll = (params?: DomainListParams): AsyncIterable<{ id: number }> => api[resource].listAll(params);
+
   test('23 records at per_page 10 arrive as 23 items from exactly 3 requests', async () => {
     let items: { id: number }[] = [];
     const requests = await listRequests(async () => {
-      items = await collect(api[resource].listAll({ per_page: 10 }));
+      items = await collect(listAll({ per_page: 10 }));
     });
     expect(items).toHaveLength(23);
     expect(new Set(items.map((item) => item.id)).size).toBe(23);
@@ -56,13 +59,13 @@ describe.each(resources)('$resource.listAll', ({ resource }) => {
   });
 
   test('without per_page it asks for 100 a page: one request here', async () => {
-    const requests = await listRequests(() => collect(api[resource].listAll()));
+    const requests = await listRequests(() => collect(listAll()));
     expect(requests).toEqual([{ per_page: '100', page: '1' }]);
   });
 
   test('a break after the first item stops the fetching: one request', async () => {
     const requests = await listRequests(async () => {
-      for await (const item of api[resource].listAll({ per_page: 10 })) {
+      for await (const item of listAll({ per_page: 10 })) {
         expect(item.id).toBeGreaterThan(0);
         break;
       }
@@ -72,7 +75,7 @@ describe.each(resources)('$resource.listAll', ({ resource }) => {
 
   test('nothing is fetched until the iteration starts', async () => {
     const requests = await listRequests(async () => {
-      api[resource].listAll({ per_page: 10 });
+      listAll({ per_page: 10 });
     });
     expect(requests).toHaveLength(0);
   });
@@ -80,7 +83,7 @@ describe.each(resources)('$resource.listAll', ({ resource }) => {
   test('it starts at the page asked for', async () => {
     let items: unknown[] = [];
     const requests = await listRequests(async () => {
-      items = await collect(api[resource].listAll({ per_page: 10, page: 2 }));
+      items = await collect(listAll({ per_page: 10, page: 2 }));
     });
     expect(items).toHaveLength(13);
     expect(requests.map((query) => query.page)).toEqual(['2', '3']);
