@@ -1,0 +1,114 @@
+// A deliberately broken deployment for the conformance runner's own tests: a proxy in front of the real app
+// that plants one fault at a time (switched per test), so each must show up in the runner's report.
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export const FAULTS = [
+  'undocumented-field-in-show',
+  'store-answers-200',
+  'delete-answers-200-with-body',
+  'server-error-on-non-ascii-space-name',
+  'show-ignores-account',
+  'no-request-id',
+  'wrong-content-type',
+  'method-not-allowed-without-allow',
+] as const;
+
+export type Fault = (typeof FAULTS)[number];
+
+export interface BrokenServer {
+  /** Where the API's paths are mounted, like the real server's apiUrl. */
+  apiUrl: string;
+  fault: Fault | undefined;
+  close(): Promise<void>;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding']);
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function spaceName(contentType: string, body: string): string {
+  try {
+    if (contentType.startsWith('application/json')) return String((JSON.parse(body) as { name?: unknown }).name ?? '');
+  } catch {
+    return '';
+  }
+  return new URLSearchParams(body).get('name') ?? '';
+}
+
+/** `origin` is the real server's origin; `leakKey` is the key whose records the leaking show falls back to. */
+export async function startBrokenServer(origin: string, leakKey: string): Promise<BrokenServer> {
+  const broken: BrokenServer = { apiUrl: '', fault: undefined, close: async () => {} };
+  const server = createServer(async (req, res) => {
+    const body = await readBody(req);
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const path = url.split('?')[0] ?? '';
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (typeof value === 'string' && !HOP_BY_HOP.has(name) && name !== 'host') headers[name] = value;
+    }
+    const isShow = method === 'GET' && /^\/api\/v1\/(domains|spaces)\/[^/]+$/.test(path);
+    const fault = broken.fault;
+
+    if (
+      fault === 'server-error-on-non-ascii-space-name' &&
+      method === 'POST' &&
+      path === '/api/v1/spaces' &&
+      /[^\x00-\x7f]/.test(spaceName(headers['content-type'] ?? '', body.toString()))
+    ) {
+      res.writeHead(500, { 'content-type': 'application/problem+json', 'x-request-id': 'planted-fault' });
+      res.end(JSON.stringify({ type: 'about:blank', title: 'Oops', status: 500, detail: 'planted', request_id: 'x' }));
+      return;
+    }
+
+    const forward = (extra: Record<string, string> = {}) =>
+      fetch(`${origin}${url}`, {
+        method,
+        headers: { ...headers, ...extra },
+        ...(body.length && method !== 'GET' && method !== 'HEAD' ? { body } : {}),
+        redirect: 'manual',
+      });
+    let upstream = await forward();
+    if (fault === 'show-ignores-account' && isShow && upstream.status === 404) {
+      upstream = await forward({ authorization: `Bearer ${leakKey}` });
+    }
+
+    let status = upstream.status;
+    const out: Record<string, string> = {};
+    upstream.headers.forEach((value, name) => {
+      if (!HOP_BY_HOP.has(name)) out[name] = value;
+    });
+    let text = await upstream.text();
+
+    if (fault === 'undocumented-field-in-show' && isShow && status === 200) {
+      const json = JSON.parse(text) as { data: Record<string, unknown> };
+      json.data.internal_note = 'should never be sent';
+      text = JSON.stringify(json);
+    }
+    if (fault === 'store-answers-200' && method === 'POST' && status === 201) status = 200;
+    if (fault === 'delete-answers-200-with-body' && method === 'DELETE' && status === 204) {
+      status = 200;
+      out['content-type'] = 'application/json';
+      text = JSON.stringify({ deleted: true });
+    }
+    if (fault === 'no-request-id' && isShow) delete out['x-request-id'];
+    if (fault === 'wrong-content-type' && isShow && status === 200) out['content-type'] = 'text/html; charset=utf-8';
+    if (fault === 'method-not-allowed-without-allow' && status === 405) delete out.allow;
+
+    res.writeHead(status, out);
+    res.end(status === 204 ? undefined : text);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  broken.apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
+  broken.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return broken;
+}

@@ -1,0 +1,141 @@
+// The conformance runner against our own server: a few hundred generated cases per operation, every check run
+// and passed, nothing skipped, nothing left behind; and once through the real command line.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHECKS } from '../../scripts/conformance/results.js';
+import { type ConformanceResult, runConformance } from '../../scripts/conformance/run.js';
+import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+let first: TestAccount;
+let second: TestAccount;
+
+beforeAll(async () => {
+  server = await startServer();
+  first = await server.account('conformance-first');
+  second = await server.account('conformance-second');
+});
+afterAll(() => server.close());
+
+async function totalRecords(account: TestAccount): Promise<number> {
+  const domains = await account.client.GET('/domains');
+  const spaces = await account.client.GET('/spaces');
+  return (domains.data?.meta.total ?? -1) + (spaces.data?.meta.total ?? -1);
+}
+
+describe('a full run against our server', () => {
+  let result: ConformanceResult;
+
+  beforeAll(async () => {
+    result = await runConformance({
+      baseUrl: server.apiUrl,
+      apiKey: first.key,
+      secondApiKey: second.key,
+      seed: 20261121,
+      cases: 200,
+    });
+  }, 180_000);
+
+  it('passes with no failure and no skip', () => {
+    expect(result.results.failures.size === 0 ? '' : result.report).toBe('');
+    expect(result.passed).toBe(true);
+    expect(result.results.totals()).toMatchObject({ fail: 0, skip: 0 });
+  });
+
+  it.each(CHECKS)('ran and passed %s', (check) => {
+    const tally = result.results.ofCheck(check);
+    expect(tally.pass).toBeGreaterThan(0);
+    expect(tally).toMatchObject({ fail: 0, skip: 0 });
+  });
+
+  it('ran a few hundred generated cases for the operations that take input', () => {
+    const valid = result.results.tallies.get('domains_store')?.get('valid_input_accepted')?.pass ?? 0;
+    const invalid = result.results.tallies.get('spaces_list')?.get('invalid_input_rejected')?.pass ?? 0;
+    expect(valid).toBe(200);
+    expect(invalid).toBeGreaterThan(150);
+  });
+
+  it('deletes every record it made', async () => {
+    expect(result.leftBehind).toBe(0);
+    expect(await totalRecords(first)).toBe(0);
+    expect(await totalRecords(second)).toBe(0);
+  });
+
+  it('prints the seed and a table row per operation', () => {
+    expect(result.report).toContain('seed 20261121');
+    for (const operation of ['domains_list', 'domains_store', 'spaces_patch', 'spaces_delete']) {
+      expect(result.report).toMatch(new RegExp(`^${operation} `, 'm'));
+    }
+    expect(result.report).toMatch(/^PASSED: \d+ checks passed, 0 skipped$/m);
+  });
+});
+
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/conformance/main.ts', ...args], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('the command line', () => {
+  it('exits 0 on a clean run, prints the seed and writes JUnit XML', async () => {
+    const junit = join(await mkdtemp(join(tmpdir(), 'conformance-')), 'junit.xml');
+    const run = await runCli([
+      '--base-url',
+      server.apiUrl,
+      '--api-key',
+      first.key,
+      '--second-api-key',
+      second.key,
+      '--cases',
+      '3',
+      '--seed',
+      '99',
+      '--junit',
+      junit,
+    ]);
+    expect(run.stdout).toContain('PASSED');
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/^seed 99$/m);
+    expect(run.stdout).not.toContain(first.key);
+    const xml = await readFile(junit, 'utf8');
+    expect(xml).toMatch(/^<\?xml/);
+    expect(xml).toContain('<testsuite name="domains_store"');
+    expect(xml).toContain('<testcase name="stateful_scenario" classname="domains"/>');
+  }, 60_000);
+
+  it.each([
+    ['no --base-url', ['--api-key', 'k'], /--base-url is required/],
+    ['an unknown check in --only', ['--base-url', 'http://127.0.0.1:1', '--api-key', 'k', '--only', 'nope'], /unknown check nope/],
+    ['an unknown option', ['--base-url', 'http://127.0.0.1:1', '--api-key', 'k', '--fast'], /unknown argument --fast/],
+  ])('exits 2 with the usage for %s', async (_name, args, message) => {
+    const run = await runCli(args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr).toContain('Usage: npm run conformance');
+  });
+
+  it('documents every option and check in --help', async () => {
+    const run = await runCli(['--help']);
+    expect(run.code).toBe(0);
+    for (const option of ['--base-url', '--api-key', '--second-api-key', '--seed', '--cases', '--junit', '--spec', '--only']) {
+      expect(run.stdout).toContain(option);
+    }
+    for (const check of CHECKS) expect(run.stdout).toContain(check);
+  });
+});
