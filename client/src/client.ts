@@ -28,7 +28,10 @@ export interface ClientOptions {
   apiKey: string;
   /** The fetch to send with (default: globalThis.fetch when each request is sent). Pass its init along: it carries the signal. */
   fetch?: Fetch;
-  /** Default `domain-space-client/<version>`. Browsers may not send it. */
+  /**
+   * Default `domain-space-client/<version>` outside browsers. In a browser none is set by default: the browser
+   * sends its own, and a page on another origin would need the API's CORS rules to allow the header.
+   */
   userAgent?: string;
   /** Sent with every request; they override the client's defaults of the same name. */
   headers?: Record<string, string>;
@@ -64,10 +67,8 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
   const settings = validate(options);
   const { signal: clientSignal, timeoutMs } = settings;
 
-  const headers = new Headers({
-    Accept: 'application/json, application/problem+json',
-    'User-Agent': settings.userAgent,
-  });
+  const headers = new Headers({ Accept: 'application/json, application/problem+json' });
+  if (settings.userAgent) headers.set('User-Agent', settings.userAgent);
   // The form type must be exact: openapi-fetch form-encodes only for this value, and the default is JSON.
   if (settings.bodyEncoding === 'form') headers.set('Content-Type', 'application/x-www-form-urlencoded');
   for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
@@ -118,7 +119,7 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
 interface Settings extends RetrySettings {
   baseUrl: string;
   apiKey: string;
-  userAgent: string;
+  userAgent: string | undefined;
   bodyEncoding: 'form' | 'json';
   timeoutMs: number;
   signal: AbortSignal | undefined;
@@ -150,13 +151,19 @@ function validate(options: ClientOptions): Settings {
     apiKey,
     // Called as a plain function: a browser's fetch throws "Illegal invocation" when called as a method of another object.
     fetch: fetch ?? ((input, init) => globalThis.fetch(input, init)),
-    userAgent: options.userAgent ?? `domain-space-client/${VERSION}`,
+    userAgent: options.userAgent ?? (inBrowser() ? undefined : `domain-space-client/${VERSION}`),
     bodyEncoding,
     maxRetries: count('maxRetries', options.maxRetries, 2),
     timeoutMs: milliseconds('timeoutMs', options.timeoutMs, 30_000),
     maxRetryDelayMs: milliseconds('maxRetryDelayMs', options.maxRetryDelayMs, 30_000),
     signal: options.signal,
   };
+}
+
+/** A window or a worker: both have a user agent of their own. */
+function inBrowser(): boolean {
+  const scope = globalThis as { document?: unknown; WorkerGlobalScope?: unknown };
+  return scope.document !== undefined || scope.WorkerGlobalScope !== undefined;
 }
 
 function callTimeout(options: CallOptions | undefined, fallback: number): number {

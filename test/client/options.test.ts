@@ -57,6 +57,17 @@ describe('request headers', () => {
     expect(lastHeaders()).toMatchObject({ 'user-agent': 'billing-job/2.0', 'x-request-id': 'job-42-run-7' });
   });
 
+  test('in a browser no User-Agent is set by default: the browser has its own, and CORS would need to allow it', async () => {
+    const scope = globalThis as { document?: unknown };
+    scope.document = {};
+    try {
+      await createClient({ baseUrl: server.url, apiKey: 'key' }).domains.get(1);
+    } finally {
+      delete scope.document;
+    }
+    expect(lastHeaders()['user-agent']).not.toMatch(/domain-space-client/);
+  });
+
   test('a baseUrl with a trailing slash is joined without a double slash', async () => {
     await createClient({ baseUrl: `${server.url}/api/v1/`, apiKey: 'key' }).domains.get(7);
     expect(server.requests.at(-1)?.url).toBe('/api/v1/domains/7');

@@ -1,0 +1,156 @@
+// The packed client as a consumer gets it: `npm pack` in client/, `npm install <tarball>` into an empty project
+// outside the repository (from the npm registry), a consumer program type-checked under strict without Node
+// types, then compiled and run against a real server. Needs the npm registry (or a warm npm cache).
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startServer, type TestServer } from '../support/server.js';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const tsc = join(root, 'node_modules/.bin/tsc');
+const consumerSource = readFileSync(new URL('./consumer.ts.txt', import.meta.url), 'utf8');
+
+interface PackResult {
+  filename: string;
+  files: { path: string }[];
+}
+
+let project: string;
+let packed: PackResult;
+
+beforeAll(async () => {
+  project = mkdtempSync(join(tmpdir(), 'dss-client-consumer-'));
+  // prepack builds dist/ first.
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', project], {
+    cwd: join(root, 'client'),
+    timeout: 120_000,
+  });
+  packed = (JSON.parse(stdout.slice(stdout.indexOf('['))) as PackResult[])[0] as PackResult;
+  writeFileSync(join(project, 'package.json'), `${JSON.stringify({ private: true, type: 'module' }, null, 2)}\n`);
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(project, packed.filename)], {
+    cwd: project,
+    timeout: 120_000,
+  });
+}, 240_000);
+
+afterAll(() => {
+  if (project) rmSync(project, { recursive: true, force: true });
+});
+
+describe('the tarball', () => {
+  test('holds the compiled package only: no sources, no tests', () => {
+    const paths = packed.files.map((file) => file.path).sort();
+    expect(paths).toContain('package.json');
+    expect(paths).toContain('README.md');
+    expect(paths).toContain('dist/client/src/index.js');
+    expect(paths).toContain('dist/client/src/index.d.ts');
+    // The generated contract types travel inside the package.
+    expect(paths).toContain('dist/generated/api.d.ts');
+    const stray = paths.filter(
+      (path) => !['package.json', 'README.md'].includes(path) && !/^dist\/.*(\.js|\.d\.ts)$/.test(path),
+    );
+    expect(stray).toEqual([]);
+  });
+
+  test('depends on openapi-fetch alone', () => {
+    const manifest = JSON.parse(
+      readFileSync(join(project, 'node_modules/domain-space-client/package.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(manifest.dependencies).toEqual({ 'openapi-fetch': expect.stringMatching(/^\^0\.17\./) });
+    expect(manifest.devDependencies).toBeUndefined();
+    expect(manifest.peerDependencies).toBeUndefined();
+  });
+
+  test('its modules never reach outside the package', () => {
+    const modules = packed.files.map((file) => file.path).filter((path) => /\.(js|d\.ts)$/.test(path));
+    expect(modules.length).toBeGreaterThan(0);
+    for (const path of modules) {
+      const text = readFileSync(join(project, 'node_modules/domain-space-client', path), 'utf8');
+      const specifiers = [...text.matchAll(/from '([^']+)'/g)].map((m) => m[1] ?? '');
+      for (const specifier of specifiers) {
+        if (!specifier.startsWith('.')) {
+          expect(['openapi-fetch']).toContain(specifier);
+          continue;
+        }
+        const target = join(path, '..', specifier);
+        expect(target.startsWith('dist/'), `${path} imports ${specifier}`).toBe(true);
+      }
+    }
+  });
+});
+
+describe('a consumer project', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+    writeFileSync(join(project, 'consumer.ts'), consumerSource);
+  });
+  afterAll(() => server?.close());
+
+  const compilerOptions = {
+    strict: true,
+    target: 'ES2022',
+    lib: ['ES2022', 'DOM'],
+    // No @types at all: the client's declarations must not need Node's.
+    types: [],
+    typeRoots: [],
+    skipLibCheck: false,
+    noUncheckedIndexedAccess: true,
+    exactOptionalPropertyTypes: true,
+  };
+
+  test.each([
+    ['nodenext', { module: 'NodeNext', moduleResolution: 'NodeNext', noEmit: true }],
+    ['bundler', { module: 'ESNext', moduleResolution: 'Bundler', noEmit: true }],
+  ])('type-checks under strict with moduleResolution %s', async (name, resolution) => {
+    const config = `tsconfig.${name}.json`;
+    writeFileSync(
+      join(project, config),
+      JSON.stringify({ compilerOptions: { ...compilerOptions, ...resolution }, files: ['consumer.ts'] }),
+    );
+    const result = await run(tsc, ['-p', config], { cwd: project, timeout: 60_000 }).catch((e) => e);
+    expect(`${result.stdout ?? ''}${result.stderr ?? ''}`).toBe('');
+  });
+
+  test('runs against the server: lists, creates, updates and deletes domains and spaces', async () => {
+    mkdirSync(join(project, 'out'), { recursive: true });
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { ...compilerOptions, module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'out' },
+        files: ['consumer.ts'],
+      }),
+    );
+    await run(tsc, ['-p', 'tsconfig.json'], { cwd: project, timeout: 60_000 });
+    const { key } = await server.account('consumer');
+    const { stdout } = await run('node', ['out/consumer.js'], {
+      cwd: project,
+      timeout: 60_000,
+      env: { ...process.env, DSS_API_URL: server.apiUrl, DSS_API_KEY: key },
+    });
+
+    mkdirSync(join(root, 'test-results'), { recursive: true });
+    writeFileSync(
+      join(root, 'test-results/client-consumer.txt'),
+      `# consumer.ts (compiled with tsc under strict, no @types; run with node)\n\n${consumerSource}\n# output\n\n${stdout}`,
+    );
+
+    expect(stdout.trimEnd().split('\n')).toEqual([
+      'created domain #1 shop.consumer.example index_page=https://shop.consumer.example/welcome.html',
+      'updated domain #1 not_found_page=https://shop.consumer.example/404.html',
+      'replaced domain #1 index_page=null',
+      'listed 1 domain(s): shop.consumer.example (shown: shop.consumer.example)',
+      expect.stringMatching(/^caught ApiError 409 Conflict: .*shop\.consumer\.example.* \(request id: yes\)$/),
+      'created space #1 Marketing color=3',
+      'updated space #1 color=5',
+      'listAll spaces: Design, Marketing, Sales, Support',
+      'deleted domain #1: get answers 404',
+      'spaces left: 0',
+    ]);
+  });
+});
