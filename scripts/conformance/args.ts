@@ -51,7 +51,19 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
       continue;
     }
     const [flag, inline] = arg.startsWith('--') ? arg.split(/=(.*)/s, 2) : [arg];
-    const known = ['--base-url', '--api-key', '--second-api-key', '--seed', '--cases', '--spec', '--only', '--profile', '--concurrency', '--junit', '--report'];
+    const known = [
+      '--base-url',
+      '--api-key',
+      '--second-api-key',
+      '--seed',
+      '--cases',
+      '--spec',
+      '--only',
+      '--profile',
+      '--concurrency',
+      '--junit',
+      '--report',
+    ];
     if (!flag || !known.includes(flag)) throw new UsageError(`unknown argument ${arg}`);
     const value = inline ?? argv[++i];
     if (value === undefined || value.startsWith('--')) throw new UsageError(`${flag} needs a value`);
@@ -79,9 +91,13 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
   if (spec) options.spec = spec;
   const only = values.get('only');
   if (only !== undefined) {
-    const names = only.split(',').map((name) => name.trim()).filter(Boolean);
+    const names = only
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
     const unknown = names.filter((name) => !(CHECKS as readonly string[]).includes(name));
-    if (unknown.length || names.length === 0) throw new UsageError(`--only: unknown check ${unknown.join(', ')} (known: ${CHECKS.join(', ')})`);
+    if (unknown.length || names.length === 0)
+      throw new UsageError(`--only: unknown check ${unknown.join(', ')} (known: ${CHECKS.join(', ')})`);
     options.only = names as CheckName[];
   }
   const profile = values.get('profile');

@@ -39,7 +39,9 @@ export function planRun(model: SpecModel, { seed, cases, spares = 12 }: PlanOpti
     const opSeed = (seed + index * 7919) | 0;
     const inputs = validInputs(operation, unique);
     const hasInputs = operation.queryParams.length > 0 || operation.body !== undefined;
-    const valid = dedupe(sample(inputs, hasInputs ? cases : 1, opSeed)).filter((input) => !inputErrors(operation, input));
+    const valid = dedupe(sample(inputs, hasInputs ? cases : 1, opSeed)).filter(
+      (input) => !inputErrors(operation, input),
+    );
     plan.valid.push(...valid.map((input) => ({ operation: operation.id, input })));
     plan.spare[operation.id] = sample(inputs, spares, opSeed + 1).filter((input) => !inputErrors(operation, input));
     plan.invalid.push(...invalidCases(operation, unique, cases, opSeed + 2));
@@ -72,14 +74,12 @@ function validInputs(operation: Operation, unique: () => string, mediaType?: str
   const body = operation.body;
   const mediaTypes = mediaType ? [mediaType] : Object.keys(body?.content ?? {});
   if (!body || mediaTypes.length === 0) return query.map((q) => ({ query: q }));
-  const bodies = fc
-    .constantFrom(...mediaTypes)
-    .chain((mediaType) =>
-      arbitraryOf(body.content[mediaType] ?? {}, { carrier: carrierOf(mediaType), unique }).map((value) => ({
-        mediaType,
-        value,
-      })),
-    );
+  const bodies = fc.constantFrom(...mediaTypes).chain((mediaType) =>
+    arbitraryOf(body.content[mediaType] ?? {}, { carrier: carrierOf(mediaType), unique }).map((value) => ({
+      mediaType,
+      value,
+    })),
+  );
   const withBody = fc.record({ query, body: bodies });
   // A body that is not required is sometimes left out altogether.
   return body.required || mediaType
@@ -98,7 +98,11 @@ function invalidCases(operation: Operation, unique: () => string, cases: number,
       // The mutated input must really break the spec (wire faults are judged by the server alone).
       if (!mutation.wire && !inputErrors(operation, input)) return [];
       // An empty body under a wrong content type is no body at all, which an optional body allows.
-      if (mutation.wire === 'bad_content_type' && input.body && encodeBody(input.body.mediaType, input.body.value).text === '') {
+      if (
+        mutation.wire === 'bad_content_type' &&
+        input.body &&
+        encodeBody(input.body.mediaType, input.body.value).text === ''
+      ) {
         return [];
       }
       const { kind, describe, wire } = mutation;

@@ -1,8 +1,8 @@
 // What every phase of a run shares: the spec model, the plan, the results, the accounts, and how to turn an
 // operation plus an input into a request (ids in the path, query, body on the wire, credentials).
 import type { Plan } from './cases.js';
-import { encodeBody, encodeQuery, type Input, type WireBody } from './inputs.js';
 import { type Exchange, type Secret, send } from './http.js';
+import { encodeBody, encodeQuery, type Input, type WireBody } from './inputs.js';
 import type { WireFault } from './mutations.js';
 import type { Results } from './results.js';
 import type { Operation, Resource, SpecModel } from './spec-model.js';
@@ -130,7 +130,11 @@ export function itemsOf(json: unknown): unknown[] | undefined {
 }
 
 /** Runs `task` over `items` with at most `limit` at a time, keeping order of results. */
-export async function pool<T, R>(items: T[], limit: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function pool<T, R>(
+  items: T[],
+  limit: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {

@@ -104,7 +104,12 @@ async function afterDelete(ctx: Context, resource: Resource, id: string): Promis
   const shown = await call(ctx, resource.show, { ids: { [resource.idParam]: id } });
   checkResponse(ctx.results, resource.show, shown);
   const status = shown.reply.status;
-  ctx.results.judge(subject, 'deleted_gone', status === 404 ? undefined : `reading a deleted record answered ${status}`, shown);
+  ctx.results.judge(
+    subject,
+    'deleted_gone',
+    status === 404 ? undefined : `reading a deleted record answered ${status}`,
+    shown,
+  );
 }
 
 export async function runInvalidCases(ctx: Context): Promise<void> {
@@ -126,7 +131,11 @@ export async function runInvalidCases(ctx: Context): Promise<void> {
       return;
     }
     const ids = resource && fixture ? { [resource.idParam]: fixture.id } : {};
-    const exchange = await call(ctx, operation, { ids, input: testCase.input, ...(mutation.wire ? { wire: mutation.wire } : {}) });
+    const exchange = await call(ctx, operation, {
+      ids,
+      input: testCase.input,
+      ...(mutation.wire ? { wire: mutation.wire } : {}),
+    });
     checkResponse(ctx.results, operation, exchange);
     const { status } = exchange.reply;
     const documented = documentedResponse(operation, status) !== undefined;

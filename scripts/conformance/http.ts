@@ -59,16 +59,14 @@ const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 function quoteHeader(text: string, secrets: Secret[]): string {
   const secret = secrets.find(([value]) => value && text.includes(value));
   if (!secret) return quote(text);
-  const escape = (part: string) => part.replace(/[\\"$`]/g, '\\$&');
-  return `"${text
-    .split(secret[0])
-    .map(escape)
-    .join(`$${secret[1]}`)}"`;
+  const escapeShell = (part: string) => part.replace(/[\\"$`]/g, '\\$&');
+  return `"${text.split(secret[0]).map(escapeShell).join(`$${secret[1]}`)}"`;
 }
 
 export function curlOf(request: SentRequest, secrets: Secret[]): string {
   const parts = ['curl', '-i', '-X', request.method, quote(request.url)];
-  for (const [name, value] of Object.entries(request.headers)) parts.push('-H', quoteHeader(`${name}: ${value}`, secrets));
+  for (const [name, value] of Object.entries(request.headers))
+    parts.push('-H', quoteHeader(`${name}: ${value}`, secrets));
   if (request.body !== undefined) parts.push('--data-binary', quote(request.body));
   return parts.join(' ');
 }
@@ -80,7 +78,8 @@ export function describeReply(reply: Reply, secrets: Secret[], limit = 1500): st
   const headers = Object.entries(reply.headers)
     .filter(([name]) => !BORING.has(name))
     .map(([name, value]) => `${name}: ${value}`);
-  const body = reply.text.length > limit ? `${reply.text.slice(0, limit)}… (${reply.text.length} characters)` : reply.text;
+  const body =
+    reply.text.length > limit ? `${reply.text.slice(0, limit)}… (${reply.text.length} characters)` : reply.text;
   const text = [`HTTP ${reply.status}`, ...headers, '', body].join('\n');
   return secrets.reduce((out, [value, variable]) => (value ? out.replaceAll(value, `$${variable}`) : out), text);
 }

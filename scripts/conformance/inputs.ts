@@ -73,8 +73,7 @@ export function inputErrors(operation: Operation, input: Input): string | undefi
     const schema = body?.content[input.body.mediaType];
     if (!schema) errors.push(`media type ${input.body.mediaType} is not documented`);
     else {
-      const value =
-        carrierOf(input.body.mediaType) === 'form' ? readForm(schema, input.body.value) : input.body.value;
+      const value = carrierOf(input.body.mediaType) === 'form' ? readForm(schema, input.body.value) : input.body.value;
       const problem = schemaErrors(schema, value);
       if (problem) errors.push(`body${problem}`);
     }

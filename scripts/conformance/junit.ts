@@ -34,11 +34,15 @@ export function renderJunit(results: Results, secrets: Secret[], durationMs: num
           )
           .join('\n\n');
         const message = `${tally.fail} failed, ${tally.pass} passed: ${found[0]?.message ?? ''}`;
-        cases.push(`    <testcase ${name}>\n      <failure message="${xml(message)}" type="${xml(check)}">${xml(detail)}</failure>\n    </testcase>`);
+        cases.push(
+          `    <testcase ${name}>\n      <failure message="${xml(message)}" type="${xml(check)}">${xml(detail)}</failure>\n    </testcase>`,
+        );
       } else if (tally.skip && !tally.pass) {
         skipped++;
         const reasons = [...results.skips.values()].filter((s) => s.subject === subject && s.check === check);
-        cases.push(`    <testcase ${name}>\n      <skipped message="${xml(reasons.map((r) => r.reason).join('; '))}"/>\n    </testcase>`);
+        cases.push(
+          `    <testcase ${name}>\n      <skipped message="${xml(reasons.map((r) => r.reason).join('; '))}"/>\n    </testcase>`,
+        );
       } else {
         cases.push(`    <testcase ${name}/>`);
       }
@@ -48,7 +52,10 @@ export function renderJunit(results: Results, secrets: Secret[], durationMs: num
       `  <testsuite name="${xml(subject)}" tests="${cases.length}" failures="${failed}" skipped="${skipped}" errors="0">\n${cases.join('\n')}\n  </testsuite>`,
     );
   }
-  const failures = [...results.tallies.values()].reduce((sum, byCheck) => sum + [...byCheck.values()].filter((t) => t.fail).length, 0);
+  const failures = [...results.tallies.values()].reduce(
+    (sum, byCheck) => sum + [...byCheck.values()].filter((t) => t.fail).length,
+    0,
+  );
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="conformance" tests="${tests}" failures="${failures}" errors="0" time="${(durationMs / 1000).toFixed(3)}">`,

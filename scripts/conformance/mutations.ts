@@ -91,7 +91,12 @@ function bodyMutations(mediaType: string, schema: Schema, required: boolean): Mu
     wire: 'bad_content_type',
   });
   if (mediaType === JSON_TYPE) {
-    mutations.push({ kind: 'malformed_body', describe: 'unparseable JSON body', apply: withBody, wire: 'malformed_body' });
+    mutations.push({
+      kind: 'malformed_body',
+      describe: 'unparseable JSON body',
+      apply: withBody,
+      wire: 'malformed_body',
+    });
   }
   if (required) {
     mutations.push({

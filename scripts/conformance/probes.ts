@@ -6,7 +6,18 @@ import { limitation } from './profiles.js';
 import { checkResponse, documentedResponse } from './response-checks.js';
 import type { Operation } from './spec-model.js';
 
-export const ODD_IDS = ['0', '-1', '1.5', '1e3', 'abc', '1?x=1', '1/', '%00', '99999999999999999999', '9007199254740992'];
+export const ODD_IDS = [
+  '0',
+  '-1',
+  '1.5',
+  '1e3',
+  'abc',
+  '1?x=1',
+  '1/',
+  '%00',
+  '99999999999999999999',
+  '9007199254740992',
+];
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 /** A valid input for an operation (so that only the thing probed is wrong), and a real id when there is one. */
@@ -25,7 +36,8 @@ function lookalike(key: string, seed: number): string {
     state = (Math.imul(state, 1103515245) + 12345) >>> 0;
     return state % n;
   };
-  return key.replace(/[a-z]/g, () => String.fromCharCode(97 + next(26)))
+  return key
+    .replace(/[a-z]/g, () => String.fromCharCode(97 + next(26)))
     .replace(/[A-Z]/g, () => String.fromCharCode(65 + next(26)))
     .replace(/[0-9]/g, () => String(next(10)));
 }
@@ -44,7 +56,9 @@ export async function probeAuth(ctx: Context): Promise<void> {
     const variants: Array<[string, string | null]> = [
       ['missing', null],
       ['malformed', bearer ? 'Bearer' : ''],
-      ...(bearer ? [['other_scheme', `Basic ${Buffer.from('user:password').toString('base64')}`] as [string, string]] : []),
+      ...(bearer
+        ? [['other_scheme', `Basic ${Buffer.from('user:password').toString('base64')}`] as [string, string]]
+        : []),
       ['wrong_key', credentialOf(operation, { key: wrongKey, variable: 'WRONG_KEY' })],
     ];
     const challenge = documentedResponse(operation, 401)?.headers;
@@ -84,7 +98,12 @@ export async function probeMethods(ctx: Context): Promise<void> {
       const { ids } = validRequestOf(ctx, operation);
       const exchange = await call(ctx, operation, { ids, method });
       const allow = exchange.reply.headers.allow;
-      const listed = new Set((allow ?? '').split(',').map((m) => m.trim().toUpperCase()).filter(Boolean));
+      const listed = new Set(
+        (allow ?? '')
+          .split(',')
+          .map((m) => m.trim().toUpperCase())
+          .filter(Boolean),
+      );
       const exact = listed.size === documented.length && documented.every((m) => listed.has(m));
       const problem =
         exchange.reply.status !== 405
@@ -113,8 +132,19 @@ export async function probeOddIds(ctx: Context): Promise<void> {
     const exchange = await call(ctx, operation, { rawId: id, ...(input ? { input } : {}) });
     // "1/" is another path, where the operation's documented answers do not apply.
     if (!id.endsWith('/')) checkResponse(results, operation, exchange);
-    else results.judge(operation.id, 'no_server_error', exchange.reply.status >= 500 ? `status ${exchange.reply.status}` : undefined, exchange);
+    else
+      results.judge(
+        operation.id,
+        'no_server_error',
+        exchange.reply.status >= 500 ? `status ${exchange.reply.status}` : undefined,
+        exchange,
+      );
     const { status } = exchange.reply;
-    results.judge(operation.id, 'odd_ids', is4xx(status) ? undefined : `id "${id}" answered ${status}, not 4xx`, exchange);
+    results.judge(
+      operation.id,
+      'odd_ids',
+      is4xx(status) ? undefined : `id "${id}" answered ${status}, not 4xx`,
+      exchange,
+    );
   });
 }

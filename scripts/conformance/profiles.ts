@@ -21,6 +21,7 @@ const MOCK_LIMITATIONS: Record<string, string> = {
 /** Why this check (variant) is skipped for the run's profile, or undefined when it runs. */
 export function limitation(ctx: Context, check: CheckName, variant?: string): string | undefined {
   if (ctx.profile !== 'mock') return undefined;
-  const reason = (variant !== undefined ? MOCK_LIMITATIONS[`${check}:${variant}`] : undefined) ?? MOCK_LIMITATIONS[check];
+  const reason =
+    (variant !== undefined ? MOCK_LIMITATIONS[`${check}:${variant}`] : undefined) ?? MOCK_LIMITATIONS[check];
   return reason && `profile mock: ${reason}`;
 }

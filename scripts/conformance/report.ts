@@ -43,11 +43,17 @@ function cell(tally: Tally | undefined): string {
 
 export function summaryTable(results: Results): string {
   const checks = CHECKS.filter((check) => [...results.tallies.values()].some((byCheck) => byCheck.has(check)));
-  const rows = [...results.tallies.entries()].map(([subject, byCheck]) => [subject, ...checks.map((c) => cell(byCheck.get(c)))]);
+  const rows = [...results.tallies.entries()].map(([subject, byCheck]) => [
+    subject,
+    ...checks.map((c) => cell(byCheck.get(c))),
+  ]);
   const header = ['subject', ...checks.map((check) => SHORT[check])];
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((row) => [...(row[i] ?? '')].length)));
   const line = (row: string[]) =>
-    row.map((text, i) => (i === 0 ? text.padEnd(widths[i] ?? 0) : text.padStart(widths[i] ?? 0))).join('  ').trimEnd();
+    row
+      .map((text, i) => (i === 0 ? text.padEnd(widths[i] ?? 0) : text.padStart(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
   const legend = checks.map((check) => `${SHORT[check]}=${check}`).join(', ');
   return [line(header), ...rows.map(line), '', `cells: passes, ✗failures, s skips; columns: ${legend}`].join('\n');
 }
@@ -71,7 +77,11 @@ export function renderReport(results: Results, header: ReportHeader, secrets: Se
       out.push(`  ${failure.message}`);
       if (failure.exchange) {
         out.push(`  ${curlOf(failure.exchange.request, secrets)}`);
-        out.push(...describeReply(failure.exchange.reply, secrets).split('\n').map((l) => `  │ ${l}`));
+        out.push(
+          ...describeReply(failure.exchange.reply, secrets)
+            .split('\n')
+            .map((l) => `  │ ${l}`),
+        );
       }
       out.push('');
     }

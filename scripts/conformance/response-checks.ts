@@ -39,7 +39,8 @@ export function checkResponse(results: Results, operation: Operation, exchange: 
   const mediaTypes = Object.keys(documented.content);
   let contentProblem: string | undefined;
   if (mediaTypes.length === 0) {
-    if (exchange.reply.text !== '') contentProblem = `status ${status} documents no body, but one came (${mediaType || 'no content type'})`;
+    if (exchange.reply.text !== '')
+      contentProblem = `status ${status} documents no body, but one came (${mediaType || 'no content type'})`;
   } else if (!mediaTypes.includes(mediaType)) {
     contentProblem = `status ${status} came as "${mediaType || 'no content type'}", documented: ${mediaTypes.join(', ')}`;
   }

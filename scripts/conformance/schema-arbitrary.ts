@@ -15,16 +15,16 @@ export interface ArbitraryContext {
 export function flatten(schema: Schema): Schema {
   const { allOf, ...rest } = schema;
   if (!Array.isArray(allOf)) return schema;
-  return allOf.reduce<Schema>((merged, part) => {
+  const merged: Schema = { ...rest };
+  for (const part of allOf) {
     const flat = flatten(part as Schema);
-    return {
-      ...merged,
-      ...flat,
-      ...(merged.properties || flat.properties
+    const properties =
+      merged.properties || flat.properties
         ? { properties: { ...(merged.properties as object), ...(flat.properties as object) } }
-        : {}),
-    };
-  }, rest);
+        : {};
+    Object.assign(merged, flat, properties);
+  }
+  return merged;
 }
 
 /** The schema's types, minus null where the carrier cannot express it. */
@@ -89,7 +89,9 @@ function stringOf(schema: Schema, ctx: ArbitraryContext): fc.Arbitrary<string> {
   const kit = format ? FORMATS[format] : undefined;
   if (kit) return kit.valid(ctx.unique);
   if (typeof schema.pattern === 'string') {
-    return fc.stringMatching(new RegExp(schema.pattern, 'u')).filter((s) => s.length >= minLength && s.length <= maxLength);
+    return fc
+      .stringMatching(new RegExp(schema.pattern, 'u'))
+      .filter((s) => s.length >= minLength && s.length <= maxLength);
   }
   const limit = Math.min(maxLength, minLength + 40);
   return fc.oneof(

@@ -140,10 +140,15 @@ function responsesOf(responses: Record<string, Record<string, unknown>>): Record
   for (const [status, response] of Object.entries(responses)) {
     const headers: ResponseSpec['headers'] = {};
     for (const [name, header] of Object.entries((response.headers ?? {}) as Record<string, Record<string, unknown>>)) {
-      headers[name] = { required: header.required === true, ...(header.schema ? { schema: header.schema as Schema } : {}) };
+      headers[name] = {
+        required: header.required === true,
+        ...(header.schema ? { schema: header.schema as Schema } : {}),
+      };
     }
     const content: Record<string, Schema> = {};
-    for (const [mediaType, media] of Object.entries((response.content ?? {}) as Record<string, Record<string, unknown>>)) {
+    for (const [mediaType, media] of Object.entries(
+      (response.content ?? {}) as Record<string, Record<string, unknown>>,
+    )) {
       content[mediaType] = (media.schema ?? {}) as Schema;
     }
     out[status] = { headers, content };
@@ -155,7 +160,7 @@ function resourcesOf(operations: Operation[]): Resource[] {
   const resources: Resource[] = [];
   for (const create of operations.filter((op) => op.method === 'POST' && op.pathParams.length === 0)) {
     const itemOps = operations.filter((op) => {
-      const match = new RegExp(`^${escape(create.path)}/\\{([^}/]+)\\}$`).exec(op.path);
+      const match = new RegExp(`^${escapeRegExp(create.path)}/\\{([^}/]+)\\}$`).exec(op.path);
       return match !== null;
     });
     const itemPath = itemOps[0]?.path;
@@ -177,7 +182,7 @@ function resourcesOf(operations: Operation[]): Resource[] {
   return resources;
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * Inlines every local $ref. A cycle would make the schema infinite: the runner's own spec has none, and one

@@ -37,7 +37,10 @@ export async function setUp(ctx: Context): Promise<void> {
 function reflects(sent: unknown, got: unknown): boolean {
   if (JSON.stringify(sent) === JSON.stringify(got)) return true;
   if ((sent === '' || sent === null) && got === null) return true;
-  const text = (value: unknown) => String(value ?? '').trim().toLowerCase();
+  const text = (value: unknown) =>
+    String(value ?? '')
+      .trim()
+      .toLowerCase();
   return text(sent) === text(got);
 }
 
@@ -83,7 +86,8 @@ async function scenario(ctx: Context, resource: Resource, round: number): Promis
     return found ? { message: `${name}: ${found}`, exchange } : undefined;
   };
   const created = await createRecord(ctx, resource, 6 + round);
-  if (created.id === undefined) return { message: `create answered ${created.exchange.reply.status}`, exchange: created.exchange };
+  if (created.id === undefined)
+    return { message: `create answered ${created.exchange.reply.status}`, exchange: created.exchange };
   const ids = { [resource.idParam]: created.id };
   const createdRecord = recordOf(created.exchange.reply.json, resource.idParam);
 
@@ -163,7 +167,9 @@ async function scenario(ctx: Context, resource: Resource, round: number): Promis
 
 /** With a second account: none of its requests reaches the first account's records, and its lists omit them. */
 export async function checkIsolation(ctx: Context): Promise<void> {
-  const subjects = ctx.model.resources.flatMap((r) => [r.show, ...r.updates, r.remove, r.list].flatMap((op) => op ?? []));
+  const subjects = ctx.model.resources.flatMap((r) =>
+    [r.show, ...r.updates, r.remove, r.list].flatMap((op) => op ?? []),
+  );
   const skipAll = (reason: string) => {
     for (const op of subjects) ctx.results.skip(op.id, 'account_isolation', reason);
   };
@@ -184,7 +190,8 @@ export async function checkIsolation(ctx: Context): Promise<void> {
       ctx.results.judge(operation.id, 'account_isolation', problem, exchange);
     }
     const after = await call(ctx, resource.show, { ids });
-    const unchanged = after.reply.status === 200 && JSON.stringify(after.reply.json) === JSON.stringify(before.reply.json);
+    const unchanged =
+      after.reply.status === 200 && JSON.stringify(after.reply.json) === JSON.stringify(before.reply.json);
     ctx.results.judge(
       resource.remove?.id ?? resource.show.id,
       'account_isolation',
@@ -195,10 +202,17 @@ export async function checkIsolation(ctx: Context): Promise<void> {
   }
 }
 
-async function checkListIsolation(ctx: Context, resource: Resource, second: Account, fixture: { id: string; body: unknown }) {
+async function checkListIsolation(
+  ctx: Context,
+  resource: Resource,
+  second: Account,
+  fixture: { id: string; body: unknown },
+) {
   const list = resource.list;
   if (!list) return;
-  const mine = new Set(ctx.created.filter((c) => c.resource === resource && c.account === ctx.primary).map((c) => c.id));
+  const mine = new Set(
+    ctx.created.filter((c) => c.resource === resource && c.account === ctx.primary).map((c) => c.id),
+  );
   const search = searchParamOf(list);
   const token = JSON.stringify(fixture.body ?? '').match(new RegExp(`${ctx.plan.tag}[0-9a-z]+`, 'i'))?.[0];
   const queries = [{}, ...(search && token ? [{ [search]: token.toLowerCase() }] : [])];
@@ -234,4 +248,3 @@ export async function cleanUp(ctx: Context): Promise<number> {
   });
   return left.reduce<number>((sum, n) => sum + n, 0);
 }
-

@@ -59,7 +59,7 @@ export async function startBrokenServer(origin: string, leakKey: string): Promis
       fault === 'server-error-on-non-ascii-space-name' &&
       method === 'POST' &&
       path === '/api/v1/spaces' &&
-      /[^\x00-\x7f]/.test(spaceName(headers['content-type'] ?? '', body.toString()))
+      /[^\p{ASCII}]/u.test(spaceName(headers['content-type'] ?? '', body.toString()))
     ) {
       res.writeHead(500, { 'content-type': 'application/problem+json', 'x-request-id': 'planted-fault' });
       res.end(JSON.stringify({ type: 'about:blank', title: 'Oops', status: 500, detail: 'planted', request_id: 'x' }));
@@ -70,7 +70,7 @@ export async function startBrokenServer(origin: string, leakKey: string): Promis
       fetch(`${origin}${url}`, {
         method,
         headers: { ...headers, ...extra },
-        ...(body.length && method !== 'GET' && method !== 'HEAD' ? { body } : {}),
+        ...(body.length && method !== 'GET' && method !== 'HEAD' ? { body: new Uint8Array(body) } : {}),
         redirect: 'manual',
       });
     let upstream = await forward();

@@ -121,7 +121,11 @@ describe('the command line', () => {
 
   it.each([
     ['no --base-url', ['--api-key', 'k'], /--base-url is required/],
-    ['an unknown check in --only', ['--base-url', 'http://127.0.0.1:1', '--api-key', 'k', '--only', 'nope'], /unknown check nope/],
+    [
+      'an unknown check in --only',
+      ['--base-url', 'http://127.0.0.1:1', '--api-key', 'k', '--only', 'nope'],
+      /unknown check nope/,
+    ],
     ['an unknown option', ['--base-url', 'http://127.0.0.1:1', '--api-key', 'k', '--fast'], /unknown argument --fast/],
   ])('exits 2 with the usage for %s', async (_name, args, message) => {
     const run = await runCli(args);
@@ -133,7 +137,16 @@ describe('the command line', () => {
   it('documents every option and check in --help', async () => {
     const run = await runCli(['--help']);
     expect(run.code).toBe(0);
-    for (const option of ['--base-url', '--api-key', '--second-api-key', '--seed', '--cases', '--junit', '--spec', '--only']) {
+    for (const option of [
+      '--base-url',
+      '--api-key',
+      '--second-api-key',
+      '--seed',
+      '--cases',
+      '--junit',
+      '--spec',
+      '--only',
+    ]) {
       expect(run.stdout).toContain(option);
     }
     for (const check of CHECKS) expect(run.stdout).toContain(check);

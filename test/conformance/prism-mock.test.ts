@@ -1,0 +1,77 @@
+// The runner against Prism's mock of the same spec: every check a stateless mock can honour passes, and the
+// rest are reported as skipped with their reason, never as passed.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STATEFUL_CHECKS } from '../../scripts/conformance/results.js';
+import { type ConformanceResult, runConformance } from '../../scripts/conformance/run.js';
+import { type Prism, startPrism } from '../support/prism.js';
+
+let prism: Prism;
+
+beforeAll(async () => {
+  prism = await startPrism({ mode: 'mock' });
+});
+afterAll(() => prism.close());
+
+const KEY = 'dss_000000000000_any-token-the-mock-accepts';
+
+describe('with --profile mock', () => {
+  let result: ConformanceResult;
+
+  beforeAll(async () => {
+    result = await runConformance({
+      baseUrl: prism.url,
+      apiKey: KEY,
+      secondApiKey: `${KEY}2`,
+      seed: 7,
+      cases: 40,
+      profile: 'mock',
+    });
+  }, 120_000);
+
+  it('passes the stateless checks', () => {
+    expect(result.results.failures.size === 0 ? '' : result.report).toBe('');
+    expect(result.passed).toBe(true);
+    for (const check of [
+      'no_server_error',
+      'response_schema',
+      'valid_input_accepted',
+      'invalid_input_rejected',
+      'odd_ids',
+    ] as const) {
+      expect(result.results.ofCheck(check).pass, check).toBeGreaterThan(0);
+    }
+  });
+
+  it.each(STATEFUL_CHECKS)('skips %s with the reason, passing none', (check) => {
+    const tally = result.results.ofCheck(check);
+    expect(tally.pass).toBe(0);
+    expect(tally.skip).toBeGreaterThan(0);
+    const reasons = [...result.results.skips.values()].filter((s) => s.check === check).map((s) => s.reason);
+    expect(reasons.join('\n')).toMatch(/a mock keeps no state/);
+  });
+
+  it('names each thing the mock cannot honour in the report', () => {
+    expect(result.report).toMatch(/^- auth_required ×\d+ .*Prism accepts any well-formed bearer token$/m);
+    expect(result.report).toMatch(
+      /^- invalid_input_rejected ×\d+ .*Prism ignores query parameters the spec does not list$/m,
+    );
+    expect(result.report).toMatch(/^stateful checks skipped: profile mock/m);
+  });
+});
+
+describe('with the default profile', () => {
+  it('sees that the mock keeps no state and skips the stateful checks rather than failing or passing them', async () => {
+    const result = await runConformance({
+      baseUrl: prism.url,
+      apiKey: KEY,
+      seed: 8,
+      cases: 10,
+      only: ['valid_input_accepted', 'created_readable', 'deleted_gone', 'stateful_scenario'],
+    });
+    expect(result.stateless).toMatch(/two different \w+ creates both answered id \d+/);
+    expect(result.passed).toBe(true);
+    expect(result.results.ofCheck('stateful_scenario')).toMatchObject({ pass: 0, fail: 0 });
+    expect(result.results.ofCheck('created_readable').skip).toBeGreaterThan(0);
+    expect(result.results.ofCheck('valid_input_accepted').pass).toBeGreaterThan(0);
+  }, 60_000);
+});

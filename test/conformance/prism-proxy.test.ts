@@ -1,0 +1,97 @@
+// A second, independent validator: the runner's valid traffic and stateful scenarios go through
+// `prism proxy --errors` in front of our server, and any violation Prism sees fails the test. Prism signals one
+// with an `sl-violations` header, and (with --errors) by answering its own problem+json instead of the server's.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Exchange } from '../../scripts/conformance/http.js';
+import type { CheckName } from '../../scripts/conformance/results.js';
+import { runConformance } from '../../scripts/conformance/run.js';
+import { startPrism } from '../support/prism.js';
+import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { type BrokenServer, startBrokenServer } from './broken-server.js';
+
+// Prism answers invalid requests itself (its own 401/422 bodies, outside the spec), so only valid traffic is
+// sent through it: the checks below, and the response checks on every answer.
+const THROUGH_PRISM: CheckName[] = [
+  'valid_input_accepted',
+  'created_readable',
+  'deleted_gone',
+  'stateful_scenario',
+  'account_isolation',
+  'no_server_error',
+  'status_code_documented',
+  'content_type_documented',
+  'response_schema',
+  'response_headers',
+];
+
+let server: TestServer;
+let first: TestAccount;
+let second: TestAccount;
+
+beforeAll(async () => {
+  server = await startServer();
+  first = await server.account('proxy-first');
+  second = await server.account('proxy-second');
+});
+afterAll(() => server.close());
+
+function prismViolations(exchange: Exchange): string[] {
+  const found: string[] = [];
+  const header = exchange.reply.headers['sl-violations'];
+  if (header) found.push(`${exchange.request.method} ${exchange.request.url}: sl-violations ${header}`);
+  const type = (exchange.reply.json as { type?: unknown } | undefined)?.type;
+  if (typeof type === 'string' && type.startsWith('https://stoplight.io/prism/errors#')) {
+    found.push(`${exchange.request.method} ${exchange.request.url}: Prism answered ${type}`);
+  }
+  return found;
+}
+
+/** Prism's log lines about violations: "Violation: …" without --errors, its VIOLATIONS error with it. */
+const violationLines = (log: string) => log.split('\n').filter((line) => /Violation:|errors#VIOLATIONS/.test(line));
+
+async function throughPrism(upstream: string, seed: number) {
+  const prism = await startPrism({ mode: 'proxy', upstream, errors: true });
+  const violations: string[] = [];
+  try {
+    const result = await runConformance({
+      baseUrl: prism.url,
+      apiKey: first.key,
+      secondApiKey: second.key,
+      seed,
+      cases: 30,
+      only: THROUGH_PRISM,
+      onExchange: (exchange) => violations.push(...prismViolations(exchange)),
+    });
+    return { result, violations, log: prism.output() };
+  } finally {
+    await prism.close();
+  }
+}
+
+describe('prism proxy --errors in front of our server', () => {
+  it('sees no violation in the generated requests and the stateful scenarios', async () => {
+    const { result, violations, log } = await throughPrism(server.apiUrl, 31);
+    expect(violations).toEqual([]);
+    expect(violationLines(log)).toEqual([]);
+    expect(result.results.failures.size === 0 ? '' : result.report).toBe('');
+    expect(result.results.ofCheck('stateful_scenario').pass).toBeGreaterThan(0);
+    expect(result.results.ofCheck('account_isolation').pass).toBeGreaterThan(0);
+    expect(result.results.ofCheck('valid_input_accepted').pass).toBeGreaterThan(100);
+  }, 120_000);
+});
+
+describe('prism proxy --errors in front of a broken server', () => {
+  let broken: BrokenServer;
+  beforeAll(async () => {
+    broken = await startBrokenServer(server.origin, first.key);
+    broken.fault = 'undocumented-field-in-show';
+  });
+  afterAll(() => broken.close());
+
+  it('reports the violation, so the check above can fail', async () => {
+    const { result, violations, log } = await throughPrism(broken.apiUrl, 32);
+    expect(violations.join('\n')).toMatch(/\/domains\/\d+: sl-violations .*internal_note/);
+    expect(violationLines(log).length).toBeGreaterThan(0);
+    expect(result.passed).toBe(false);
+  }, 120_000);
+});
