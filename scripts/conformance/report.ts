@@ -12,6 +12,8 @@ export interface ReportHeader {
   stateless?: string;
   durationMs: number;
   leftBehind: number;
+  /** Table rows in this order (operations in spec order, then paths, then resources); others follow. */
+  subjects: string[];
 }
 
 const SHORT: Record<CheckName, string> = {
@@ -41,12 +43,12 @@ function cell(tally: Tally | undefined): string {
   return parts.join(' ');
 }
 
-export function summaryTable(results: Results): string {
+export function summaryTable(results: Results, order: string[] = []): string {
   const checks = CHECKS.filter((check) => [...results.tallies.values()].some((byCheck) => byCheck.has(check)));
-  const rows = [...results.tallies.entries()].map(([subject, byCheck]) => [
-    subject,
-    ...checks.map((c) => cell(byCheck.get(c))),
-  ]);
+  const rank = (subject: string) => (order.includes(subject) ? order.indexOf(subject) : order.length);
+  const rows = [...results.tallies.entries()]
+    .sort(([a], [b]) => rank(a) - rank(b))
+    .map(([subject, byCheck]) => [subject, ...checks.map((c) => cell(byCheck.get(c)))]);
   const header = ['subject', ...checks.map((check) => SHORT[check])];
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((row) => [...(row[i] ?? '')].length)));
   const line = (row: string[]) =>
@@ -67,7 +69,7 @@ export function renderReport(results: Results, header: ReportHeader, secrets: Se
   ];
   if (header.stateless) out.push(`stateful checks skipped: ${header.stateless}`);
   if (header.leftBehind) out.push(`WARNING: ${header.leftBehind} records the run created could not be deleted`);
-  out.push('', summaryTable(results), '');
+  out.push('', summaryTable(results, header.subjects), '');
 
   const failures = [...results.failures.values()];
   if (failures.length) {

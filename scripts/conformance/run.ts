@@ -130,6 +130,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       ...(ctx.stateless ? { stateless: ctx.stateless } : {}),
       durationMs,
       leftBehind,
+      subjects: [...model.operations.map((op) => op.id), ...model.paths.keys(), ...model.resources.map((r) => r.name)],
     },
     secrets,
   );
