@@ -143,7 +143,8 @@ function validate(options: ClientOptions): Settings {
   if (bodyEncoding !== 'form' && bodyEncoding !== 'json') {
     throw new TypeError(`createClient: bodyEncoding must be "form" or "json", not ${JSON.stringify(bodyEncoding)}`);
   }
-  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+  // Duck-typed: a signal from another realm (an iframe) or a polyfill fails instanceof.
+  if (options.signal !== undefined && typeof options.signal?.addEventListener !== 'function') {
     throw new TypeError('createClient: signal must be an AbortSignal');
   }
   return {

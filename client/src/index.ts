@@ -7,7 +7,6 @@ export {
   type SpacesApi,
 } from './client.js';
 export { ApiError, DomainSpaceError, isAbortError, NetworkError, TimeoutError } from './errors.js';
-export { formBody } from './form-body.js';
 export type { CallOptions, ResourceApi } from './resources.js';
 export type * from './types.js';
 export { VERSION } from './version.js';

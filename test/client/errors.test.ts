@@ -83,7 +83,21 @@ describe('ApiError from the service', () => {
   });
 });
 
-describe('ApiError from something else on the way', () => {
+describe('answers that are not what the contract promises', () => {
+  test('a 200 whose body is not JSON is a DomainSpaceError saying so, not a NetworkError', async () => {
+    const odd = await startScriptedServer([{ status: 200, body: '<html>maintenance</html>' }]);
+    try {
+      const error = await createClient({ baseUrl: odd.url, apiKey: 'key' })
+        .domains.get(1)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DomainSpaceError);
+      expect(error).not.toBeInstanceOf(ApiError);
+      expect((error as Error).message).toMatch(/^The answer was not valid JSON/);
+    } finally {
+      await odd.close();
+    }
+  });
+
   test("a proxy's HTML 502 is an ApiError with what is known", async () => {
     const proxy = await startScriptedServer([
       { status: 502, headers: { 'X-Request-Id': 'proxy-1' }, body: '<html><body>Bad Gateway</body></html>' },
