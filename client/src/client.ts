@@ -33,7 +33,7 @@ export interface ClientOptions {
    * sends its own, and a page on another origin would need the API's CORS rules to allow the header.
    */
   userAgent?: string;
-  /** Sent with every request; they override the client's defaults of the same name. */
+  /** Sent with every request; they override the client's defaults of the same name, except Authorization. */
   headers?: Record<string, string>;
   /** How bodies are sent: `form` (application/x-www-form-urlencoded, the default) or `json`. */
   bodyEncoding?: 'form' | 'json';
@@ -69,9 +69,11 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
 
   const headers = new Headers({ Accept: 'application/json, application/problem+json' });
   if (settings.userAgent) headers.set('User-Agent', settings.userAgent);
-  // The form type must be exact: openapi-fetch form-encodes only for this value, and the default is JSON.
+  // openapi-fetch labels every body application/json unless a Content-Type is given; the form serializer below
+  // does the encoding. The header rides on bodyless requests too, where servers ignore it (and it is CORS-safe).
   if (settings.bodyEncoding === 'form') headers.set('Content-Type', 'application/x-www-form-urlencoded');
   for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
+  // Last, so that apiKey wins over an Authorization in headers.
   headers.set('Authorization', `Bearer ${settings.apiKey}`);
 
   const raw = createFetchClient<paths>({
