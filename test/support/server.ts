@@ -69,7 +69,9 @@ export function apiClient(apiUrl: string, key: string, encoding: 'form' | 'json'
 
 let accounts = 0;
 
-export async function startServer(options: { spec?: ApiSpec; corsOrigins?: CorsOrigins } = {}): Promise<TestServer> {
+export async function startServer(
+  options: { spec?: ApiSpec; corsOrigins?: CorsOrigins; docsFile?: string } = {},
+): Promise<TestServer> {
   const database = await freshDatabase();
   const db = openDatabase(database.url);
   await migrateToLatest(db);

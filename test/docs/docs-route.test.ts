@@ -1,0 +1,99 @@
+// GET /docs serves the page `npm run docs` builds, without a key, under a CSP that keeps it on its origin, and
+// answers a clear 503 problem while the page is not built. A small stand-in page keeps these tests fast; the
+// real page is checked in a browser by docs-page.test.ts.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from '../support/server.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'dss-docs-'));
+const builtPage = join(dir, 'index.html');
+const PAGE = '<!DOCTYPE html><html><head><title>API reference</title></head><body>reference</body></html>';
+
+let built: TestServer;
+let unbuilt: TestServer;
+
+beforeAll(async () => {
+  writeFileSync(builtPage, PAGE);
+  [built, unbuilt] = await Promise.all([
+    startServer({ docsFile: builtPage }),
+    startServer({ docsFile: join(dir, 'missing', 'index.html') }),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([built.close(), unbuilt.close()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The CSP directives of a response, by name. */
+function directives(response: Response): Map<string, string[]> {
+  const policy = response.headers.get('content-security-policy') ?? '';
+  return new Map(
+    policy
+      .split(';')
+      .map((part) => part.trim().split(/\s+/))
+      .filter(([name]) => name)
+      .map(([name, ...sources]) => [name as string, sources]),
+  );
+}
+
+describe('GET /docs', () => {
+  it('serves the built page as UTF-8 HTML without a key', async () => {
+    const response = await built.fetch('/docs');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('x-request-id')).toBeTruthy();
+    expect(await response.text()).toBe(PAGE);
+  });
+
+  it('ignores a bad Authorization header', async () => {
+    const response = await built.fetch('/docs', { headers: { Authorization: 'Bearer not-a-key' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('www-authenticate')).toBeNull();
+  });
+
+  it('allows no source outside its own origin, except inline, data: and blob:', async () => {
+    const csp = directives(await built.fetch('/docs'));
+    expect(csp.get('default-src')).toEqual(["'none'"]);
+    expect(csp.get('connect-src')).toEqual(["'self'"]);
+    expect(csp.get('frame-ancestors')).toEqual(["'none'"]);
+    for (const [name, sources] of csp) {
+      for (const source of sources) {
+        expect(source, `${name} ${source}`).toMatch(/^('self'|'none'|'unsafe-inline'|data:|blob:)$/);
+      }
+    }
+  });
+
+  it('shows a page rebuilt while the service runs', async () => {
+    const rebuilt = PAGE.replace('reference', 'rebuilt reference');
+    writeFileSync(builtPage, rebuilt);
+    try {
+      expect(await (await built.fetch('/docs')).text()).toBe(rebuilt);
+    } finally {
+      writeFileSync(builtPage, PAGE);
+    }
+  });
+
+  it('answers 503 problem+json that says how to build the page when it is not built', async () => {
+    const response = await unbuilt.fetch('/docs');
+    expect(response.status).toBe(503);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const problem = await response.json();
+    expect(problem).toMatchObject({
+      type: 'https://domain-space-service.dev/problems/docs-not-built',
+      title: 'Service Unavailable',
+      status: 503,
+      request_id: response.headers.get('x-request-id'),
+    });
+    expect(problem.detail).toContain('npm run docs');
+  });
+});
+
+describe('GET /docs/', () => {
+  it('redirects permanently to /docs', async () => {
+    const response = await built.fetch('/docs/', { redirect: 'manual' });
+    expect(response.status).toBe(301);
+    expect(response.headers.get('location')).toBe('/docs');
+  });
+});
