@@ -105,6 +105,12 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     };
     await setUp(ctx);
     if (ctx.stateless) log(`stateful checks will be skipped: ${ctx.stateless}`);
+    // A target that keeps no state is a mock: hold it to what a mock can honour, and report the rest as
+    // skipped with the reason (`--profile server` holds it to every check instead).
+    if (ctx.stateless && ctx.profile === 'auto') {
+      ctx.profile = 'mock';
+      log('a stateless target is a mock: the mock profile applies (--profile server to hold it to every check)');
+    }
     await phase('credentials', ['auth_required'], () => probeAuth(ctx));
     await phase('methods', ['method_not_allowed'], () => probeMethods(ctx));
     await phase('odd ids', ['odd_ids'], () => probeOddIds(ctx));

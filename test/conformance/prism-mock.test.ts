@@ -74,4 +74,19 @@ describe('with the default profile', () => {
     expect(result.results.ofCheck('created_readable').skip).toBeGreaterThan(0);
     expect(result.results.ofCheck('valid_input_accepted').pass).toBeGreaterThan(0);
   }, 60_000);
+
+  it('then holds the mock to what a mock can honour, naming each skip', async () => {
+    const result = await runConformance({ baseUrl: prism.url, apiKey: KEY, seed: 9, cases: 10 });
+    expect(result.passed).toBe(true);
+    expect(result.report).toMatch(/profile mock/);
+    expect(result.results.ofCheck('auth_required')).toMatchObject({ fail: 0 });
+    expect(result.results.ofCheck('auth_required').skip).toBeGreaterThan(0);
+    expect(result.report).toMatch(/Prism accepts any well-formed bearer token/);
+  }, 60_000);
+
+  it('fails the mock on everything under --profile server', async () => {
+    const result = await runConformance({ baseUrl: prism.url, apiKey: KEY, seed: 9, cases: 10, profile: 'server' });
+    expect(result.passed).toBe(false);
+    expect(result.results.ofCheck('stateful_scenario').fail).toBeGreaterThan(0);
+  }, 60_000);
 });
