@@ -19,7 +19,7 @@ odd ids, stateful scenarios and account isolation. Exit code 0 when no check fai
   --cases <n>              generated valid and invalid cases per operation (default 50)
   --spec <path-or-url>     the spec (default generated/openapi.yaml)
   --only <check,...>       run only these checks
-  --profile <p>            auto (default): a target seen to keep no state is a mock, as under `mock`;
+  --profile <p>            auto (default): a target seen to keep no state is a mock, as under "mock";
                            server: every check applies and the target must keep state; mock: skip the
                            stateful checks and what a mock such as Prism cannot honour (each skip is
                            reported with its reason, never as passed)
