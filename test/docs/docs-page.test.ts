@@ -129,6 +129,7 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
     if (!store) throw new Error('domains_store is not in the spec');
     const section = await openOperation(store);
     const sample = section.locator('pre').first();
+    expect(await sample.isVisible()).toBe(true);
     const curl = await sample.innerText();
     expect(curl).toContain("--data-urlencode 'name=shop.example.com'");
     expect(curl).toContain("--data-urlencode 'index_page=https://shop.example.com/welcome.html'");
