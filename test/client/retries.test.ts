@@ -1,20 +1,11 @@
 // Retries of 429, 503 and network errors (never of a POST), honouring Retry-After, against a scripted local
 // server that answers what the real service does not answer on demand.
 import { createServer } from 'node:net';
-import { afterEach, describe, expect, test } from 'vitest';
-import { ApiError, type ClientOptions, createClient, NetworkError } from '../../client/src/index.js';
-import { type Answer, domainBody, problem, type ScriptedServer, startScriptedServer } from './scripted-server.js';
+import { describe, expect, test } from 'vitest';
+import { ApiError, createClient, NetworkError } from '../../client/src/index.js';
+import { domainBody, problem, type ScriptedServer, scriptedClients } from './scripted-server.js';
 
-let server: ScriptedServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function clientFor(script: Answer[], options: Partial<ClientOptions> = {}) {
-  server = await startScriptedServer(script);
-  return { api: createClient({ baseUrl: server.url, apiKey: 'key', ...options }), server };
-}
+const clientFor = scriptedClients();
 
 const ok = { status: 200, body: domainBody };
 const unavailable = { status: 503, headers: { 'Retry-After': '0' }, body: problem(503, 'Service Unavailable') };

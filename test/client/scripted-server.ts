@@ -2,6 +2,8 @@
 // client's retry, timeout and error tests: what the real service does not do on demand (429, 503, no answer).
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
+import { type ClientOptions, createClient } from '../../client/src/index.js';
 
 export type Answer =
   | { status: number; headers?: Record<string, string>; body?: unknown }
@@ -75,3 +77,16 @@ export const domainBody = {
     updated_at: '2026-01-01T00:00:00.000Z',
   },
 };
+
+/** For a test file: makes a client on a fresh scripted server per call; the server closes after each test. */
+export function scriptedClients() {
+  let server: ScriptedServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+  return async (script: Answer[], options: Partial<ClientOptions> = {}) => {
+    server = await startScriptedServer(script);
+    return { api: createClient({ baseUrl: server.url, apiKey: 'key', ...options }), server };
+  };
+}

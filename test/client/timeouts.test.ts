@@ -1,26 +1,10 @@
 // Timeouts and aborts: a TimeoutError when the call outlives timeoutMs, the standard AbortError when the
 // caller's own signal aborts it, each distinguishable from the other and from network errors.
-import { afterEach, describe, expect, test } from 'vitest';
-import {
-  type ClientOptions,
-  createClient,
-  DomainSpaceError,
-  isAbortError,
-  NetworkError,
-  TimeoutError,
-} from '../../client/src/index.js';
-import { type Answer, domainBody, type ScriptedServer, startScriptedServer } from './scripted-server.js';
+import { describe, expect, test } from 'vitest';
+import { DomainSpaceError, isAbortError, NetworkError, TimeoutError } from '../../client/src/index.js';
+import { domainBody, scriptedClients } from './scripted-server.js';
 
-let server: ScriptedServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function clientFor(script: Answer[], options: Partial<ClientOptions> = {}) {
-  server = await startScriptedServer(script);
-  return { api: createClient({ baseUrl: server.url, apiKey: 'key', ...options }), server };
-}
+const clientFor = scriptedClients();
 
 describe('timeout', () => {
   test('a server that never answers ends in a TimeoutError', async () => {
