@@ -3,14 +3,29 @@
 import fc from 'fast-check';
 import { carrierOf, encodeBody, type Input, inputErrors } from './inputs.js';
 import { type Mutation, mutationsOf } from './mutations.js';
-import { arbitraryOf } from './schema-arbitrary.js';
-import type { Operation, SpecModel } from './spec-model.js';
+import { arbitraryOf, flatten, typesOf } from './schema-arbitrary.js';
+import type { Operation, Resource, Schema, SpecModel } from './spec-model.js';
+
+/**
+ * The record an operation with a path id is sent to: one the run made (`slot` picks one of the resource's
+ * targets; a delete brings the `create` input of a record made for it alone), or an id the account does not own.
+ */
+export type Target = { kind: 'owned'; slot: number; create?: Input } | { kind: 'unknown'; id: string };
 
 export interface Case {
   operation: string;
   input: Input;
+  target?: Target;
   /** Set on negative cases: the one violation. */
-  mutation?: Pick<Mutation, 'kind' | 'describe' | 'wire'>;
+  mutation?: Pick<Mutation, 'kind' | 'describe' | 'wire' | 'headers'>;
+}
+
+/** A create sent twice: the second repeats the first's unique `field` (or, with no field known, the whole body). */
+export interface Duplicate {
+  operation: string;
+  field?: string;
+  first: Input;
+  second: Input;
 }
 
 export interface Plan {
@@ -21,7 +36,20 @@ export interface Plan {
   invalid: Case[];
   /** Valid inputs, by operation id, for requests the runner needs besides the cases (fixtures, scenarios). */
   spare: Record<string, Input[]>;
+  /** Per resource name, create inputs of the records that owned show/update/patch cases work on. */
+  targets: Record<string, Input[]>;
+  duplicates: Duplicate[];
 }
+
+/** Records per resource that the owned show/update/patch cases share. */
+export const TARGET_RECORDS = 4;
+/** Duplicate creates per create operation that documents 409. */
+const DUPLICATES = 10;
+/**
+ * Unknown integer ids are drawn from here up to the schema's maximum: no deployment with fewer records has handed
+ * them out, so an answer other than 404 is the server's fault, not a record the account happens to own.
+ */
+const UNKNOWN_ID_FLOOR = 1_000_000_000_000;
 
 export interface PlanOptions {
   seed: number;
@@ -34,19 +62,98 @@ export function planRun(model: SpecModel, { seed, cases, spares = 12 }: PlanOpti
   const tag = `cf${(seed >>> 0).toString(36)}x`;
   let counter = 0;
   const unique = () => `${tag}${(counter++).toString(36)}`;
-  const plan: Plan = { seed, tag, valid: [], invalid: [], spare: {} };
+  const plan: Plan = { seed, tag, valid: [], invalid: [], spare: {}, targets: {}, duplicates: [] };
   model.operations.forEach((operation, index) => {
     const opSeed = (seed + index * 7919) | 0;
     const inputs = validInputs(operation, unique);
-    const hasInputs = operation.queryParams.length > 0 || operation.body !== undefined;
+    const resource = model.resources.find((r) => r.itemPath === operation.path && operation.pathParams.length === 1);
+    const hasInputs = operation.queryParams.length > 0 || operation.body !== undefined || resource !== undefined;
     const valid = dedupe(sample(inputs, hasInputs ? cases : 1, opSeed)).filter(
       (input) => !inputErrors(operation, input),
     );
-    plan.valid.push(...valid.map((input) => ({ operation: operation.id, input })));
+    plan.valid.push(
+      ...(resource && valid.length
+        ? idCases(operation, resource, valid, unique, cases, opSeed + 3)
+        : valid.map((input) => ({ operation: operation.id, input }))),
+    );
     plan.spare[operation.id] = sample(inputs, spares, opSeed + 1).filter((input) => !inputErrors(operation, input));
     plan.invalid.push(...invalidCases(operation, unique, cases, opSeed + 2));
   });
+  model.resources.forEach((resource, index) => {
+    const resourceSeed = (seed + index * 104729 + 17) | 0;
+    plan.targets[resource.name] = sample(validInputs(resource.create, unique), TARGET_RECORDS, resourceSeed);
+    plan.duplicates.push(...duplicates(resource, unique, Math.min(cases, DUPLICATES), resourceSeed + 1));
+  });
   return plan;
+}
+
+/**
+ * `cases` cases of an operation on a path id, cycling through its valid inputs: three in four go to a record
+ * the run made, one in four to an id in the schema's range that the account does not own.
+ */
+function idCases(
+  operation: Operation,
+  resource: Resource,
+  inputs: Input[],
+  unique: () => string,
+  cases: number,
+  seed: number,
+): Case[] {
+  const idSchema = operation.pathParams[0]?.schema ?? {};
+  const targets = sample(
+    fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: unknownIds(idSchema, unique) }),
+    cases,
+    seed,
+  );
+  const isDelete = operation === resource.remove;
+  const creates = isDelete
+    ? sample(validInputs(resource.create, unique), targets.filter((t) => t === undefined).length, seed + 1)
+    : [];
+  let owned = 0;
+  return targets.map((unknown, i): Case => {
+    const input = inputs[i % inputs.length] as Input;
+    if (unknown !== undefined) return { operation: operation.id, input, target: { kind: 'unknown', id: unknown } };
+    const create = creates[owned];
+    const target: Target = { kind: 'owned', slot: owned++ % TARGET_RECORDS, ...(create ? { create } : {}) };
+    return { operation: operation.id, input, target };
+  });
+}
+
+/** Ids of the schema's type and range that no run created: high integers, or generated (tagged) strings. */
+function unknownIds(schema: Schema, unique: () => string): fc.Arbitrary<string> {
+  const flat = flatten(schema);
+  const types = typesOf(flat, 'query');
+  if (!types.includes('integer') && !types.includes('number')) {
+    return arbitraryOf(flat, { carrier: 'query', unique }).map(String);
+  }
+  const min = Math.ceil((flat.minimum as number | undefined) ?? 1);
+  const max = Math.floor((flat.maximum as number | undefined) ?? Number.MAX_SAFE_INTEGER);
+  const floor = max - min > 2 * UNKNOWN_ID_FLOOR ? min + UNKNOWN_ID_FLOOR : min + Math.floor((max - min) / 2);
+  return fc
+    .oneof({ weight: 4, arbitrary: fc.integer({ min: floor, max }) }, { weight: 1, arbitrary: fc.constant(max) })
+    .map(String);
+}
+
+/** Where the create documents 409: creates that repeat a unique field of an earlier one (spec-model.ts). */
+function duplicates(resource: Resource, unique: () => string, count: number, seed: number): Duplicate[] {
+  const create = resource.create;
+  if (!create.responses['409'] || count === 0) return [];
+  const mediaTypes = Object.keys(create.body?.content ?? {});
+  const fields = resource.uniqueFields;
+  return Array.from({ length: count }, (_, i): Duplicate[] => {
+    const mediaType = mediaTypes[i % Math.max(1, mediaTypes.length)];
+    const [first, other] = sample(validInputs(create, unique, mediaType), 2, seed + i);
+    if (!first || !other) return [];
+    const field = fields[i % Math.max(1, fields.length)];
+    if (field === undefined) return [{ operation: create.id, first, second: first }];
+    const value = (first.body?.value as Record<string, unknown> | undefined)?.[field];
+    if (value === undefined || !other.body) return [];
+    const second: Input = {
+      ...other,
+      body: { ...other.body, value: { ...(other.body.value as object), [field]: value } },
+    };
+    return inputErrors(create, second) ? [] : [{ operation: create.id, field, first, second }];
+  }).flat();
 }
 
 function sample<T>(arbitrary: fc.Arbitrary<T>, count: number, seed: number): T[] {
@@ -105,8 +212,9 @@ function invalidCases(operation: Operation, unique: () => string, cases: number,
       ) {
         return [];
       }
-      const { kind, describe, wire } = mutation;
-      return [{ operation: operation.id, input, mutation: { kind, describe, ...(wire ? { wire } : {}) } }];
+      const { kind, describe, wire, headers } = mutation;
+      const planned = { kind, describe, ...(wire ? { wire } : {}), ...(headers ? { headers } : {}) };
+      return [{ operation: operation.id, input, mutation: planned }];
     }),
   );
   return dedupe(out);

@@ -3,7 +3,7 @@
 import type { Plan } from './cases.js';
 import { type Exchange, type Secret, send } from './http.js';
 import { encodeBody, encodeQuery, type Input, type WireBody } from './inputs.js';
-import type { WireFault } from './mutations.js';
+import { OVERSIZED_BYTES, type WireFault } from './mutations.js';
 import type { Results } from './results.js';
 import type { Operation, Resource, SpecModel } from './spec-model.js';
 
@@ -31,6 +31,8 @@ export interface Context {
   created: Array<{ resource: Resource; id: string; account: Account }>;
   /** One record per resource, made at the start, that item operations are tried on. */
   fixtures: Map<string, { id: string; body: unknown }>;
+  /** Per resource, the ids of the records the valid show/update cases work on (made at the start of that phase). */
+  targets: Map<string, string[]>;
   onExchange?: (exchange: Exchange, operation: string | undefined) => void;
   log(line: string): void;
 }
@@ -42,6 +44,8 @@ export interface RequestSpec {
   rawId?: string;
   input?: Input;
   wire?: WireFault;
+  /** Extra request headers (set last, so they win). */
+  headers?: Record<string, string>;
   /** undefined: the primary account; null: no credentials; a string: that Authorization/API key value. */
   account?: Account | null;
   credential?: string | null;
@@ -67,6 +71,7 @@ function wireBody(input: Input | undefined, wire: WireFault | undefined): WireBo
   const body = encodeBody(input.body.mediaType, input.body.value);
   if (wire === 'bad_content_type') return { contentType: 'text/plain', text: body.text };
   if (wire === 'malformed_body') return { ...body, text: `${body.text.slice(0, -1)},` };
+  if (wire === 'oversized_body') return { ...body, text: body.text.padEnd(OVERSIZED_BYTES, ' ') };
   return body;
 }
 
@@ -90,6 +95,7 @@ export async function call(ctx: Context, operation: Operation, spec: RequestSpec
   }
   const body = wireBody(spec.input, spec.wire);
   if (body?.contentType) headers['Content-Type'] = body.contentType;
+  Object.assign(headers, spec.headers);
   const exchange = await send({
     method: spec.method ?? operation.method,
     url: urlOf(ctx, operation, spec),

@@ -1,10 +1,14 @@
-// Sends the plan's generated cases: valid inputs must be accepted (2xx), inputs with one violation rejected with
-// a documented 4xx. Creates are read back, deletes must leave a 404, rejected creates must leave nothing.
-import type { Case } from './cases.js';
+// Sends the plan's generated cases: valid inputs must be accepted (2xx) on records the run made and get the
+// documented 404 on ids the account does not own; inputs with one violation are rejected with a documented 4xx
+// (406, 413 where the spec names them). Creates are read back, deletes leave a 404, rejected creates nothing.
+import type { Case, Target } from './cases.js';
 import { type Context, call, idOf, is2xx, is4xx, itemsOf, pool } from './context.js';
+import { describeDifferences, differences, fieldsOf } from './diff.js';
 import type { Exchange } from './http.js';
+import type { Input } from './inputs.js';
 import { limitation } from './profiles.js';
 import { checkResponse, documentedResponse } from './response-checks.js';
+import type { CheckName } from './results.js';
 import type { Operation, Resource } from './spec-model.js';
 
 /** At most this many rejected creates per operation are searched for afterwards (each costs a list request). */
@@ -21,7 +25,11 @@ export function searchParamOf(list: Operation | undefined): string | undefined {
 /** Creates a record with a spare valid input; its id, or undefined (the failure is recorded). */
 export async function createRecord(ctx: Context, resource: Resource, spareIndex: number, account = ctx.primary) {
   const spares = ctx.plan.spare[resource.create.id] ?? [];
-  const input = spares[spareIndex % Math.max(1, spares.length)];
+  return createWith(ctx, resource, spares[spareIndex % Math.max(1, spares.length)], account);
+}
+
+/** Creates a record with `input`; its id, or undefined. The record is deleted at the end of the run. */
+export async function createWith(ctx: Context, resource: Resource, input: Input | undefined, account = ctx.primary) {
   const exchange = await call(ctx, resource.create, { account, ...(input ? { input } : {}) });
   checkResponse(ctx.results, resource.create, exchange);
   const id = is2xx(exchange.reply.status) ? idOf(resource, exchange) : undefined;
@@ -29,13 +37,28 @@ export async function createRecord(ctx: Context, resource: Resource, spareIndex:
   return { id, exchange };
 }
 
+/** Makes the records the owned show/update/patch cases share (the fixture stands in if none can be made). */
+async function createTargets(ctx: Context): Promise<void> {
+  for (const resource of ctx.model.resources) {
+    const ids: string[] = [];
+    for (const input of ctx.plan.targets[resource.name] ?? []) {
+      const { id } = await createWith(ctx, resource, input);
+      if (id !== undefined) ids.push(id);
+    }
+    const fixture = ctx.fixtures.get(resource.name);
+    ctx.targets.set(resource.name, ids.length ? ids : fixture ? [fixture.id] : []);
+  }
+}
+
 export async function runValidCases(ctx: Context): Promise<void> {
   const byId = new Map(ctx.model.operations.map((op) => [op.id, op]));
-  let deletes = 0;
+  await createTargets(ctx);
   await pool(ctx.plan.valid, ctx.concurrency, async (testCase) => {
     const operation = byId.get(testCase.operation) as Operation;
     const resource = resourceOf(ctx, operation);
-    const ids = await idsFor(ctx, operation, resource, () => deletes++);
+    const target = testCase.target;
+    if (target?.kind === 'unknown') return unknownIdCase(ctx, operation, resource, target.id, testCase.input);
+    const ids = await idsFor(ctx, operation, resource, target);
     if (ids === undefined) {
       ctx.results.skip(operation.id, 'valid_input_accepted', 'no record to try it on: creating one failed');
       return;
@@ -55,16 +78,59 @@ export async function runValidCases(ctx: Context): Promise<void> {
   });
 }
 
-/** Path ids for a case: the fixture, or for a delete a fresh record of its own. */
-async function idsFor(ctx: Context, operation: Operation, resource: Resource | undefined, nth: () => number) {
+/** Path ids for a case: a delete gets a fresh record of its own; other operations one of the shared targets. */
+async function idsFor(ctx: Context, operation: Operation, resource: Resource | undefined, target?: Target) {
   if (operation.pathParams.length === 0) return {};
   if (!resource) return undefined;
   if (operation === resource.remove) {
-    const { id } = await createRecord(ctx, resource, 2 + nth());
+    const create = target?.kind === 'owned' ? target.create : undefined;
+    const { id } = create ? await createWith(ctx, resource, create) : await createRecord(ctx, resource, 2);
     return id === undefined ? undefined : { [resource.idParam]: id };
   }
-  const fixture = ctx.fixtures.get(resource.name);
-  return fixture ? { [resource.idParam]: fixture.id } : undefined;
+  const targets = ctx.targets.get(resource.name) ?? [];
+  const id = target?.kind === 'owned' && targets.length ? targets[target.slot % targets.length] : undefined;
+  const fallback = ctx.fixtures.get(resource.name)?.id;
+  return (id ?? fallback) === undefined ? undefined : { [resource.idParam]: (id ?? fallback) as string };
+}
+
+/**
+ * A valid request to an id the account does not own must get the documented 404. A write goes only where a show
+ * has just answered 404, so it can never land on a record the run did not make for itself.
+ */
+async function unknownIdCase(
+  ctx: Context,
+  operation: Operation,
+  resource: Resource | undefined,
+  id: string,
+  input: Input,
+): Promise<void> {
+  const check = 'unknown_id_not_found';
+  if (!ctx.results.enabled(check)) return;
+  if (ctx.stateless) return ctx.results.skip(operation.id, check, ctx.stateless);
+  if (!resource) return ctx.results.skip(operation.id, check, 'the path is not a resource the run can create');
+  if (ctx.created.some((record) => record.resource === resource && record.id === id)) {
+    return ctx.results.skip(operation.id, check, 'the generated id is one of the records the run made');
+  }
+  const ids = { [resource.idParam]: id };
+  const judge = (subject: Operation, exchange: Exchange) => {
+    checkResponse(ctx.results, subject, exchange);
+    const { status } = exchange.reply;
+    const expected = subject.responses['404'] ? 404 : undefined;
+    const problem =
+      expected !== undefined
+        ? status === expected
+          ? undefined
+          : `an id the account does not own answered ${status}, not the documented 404`
+        : is4xx(status) && documentedResponse(subject, status)
+          ? undefined
+          : `an id the account does not own answered ${status}, not a documented 4xx (the spec documents no 404)`;
+    return ctx.results.judge(subject.id, check, problem, exchange);
+  };
+  if (operation !== resource.show) {
+    if (!resource.show) return ctx.results.skip(operation.id, check, 'no show operation to make sure the id is unused');
+    if (!judge(resource.show, await call(ctx, resource.show, { ids }))) return;
+  }
+  judge(operation, await call(ctx, operation, { ids, input }));
 }
 
 async function afterCreate(ctx: Context, resource: Resource, created: Exchange): Promise<void> {
@@ -81,16 +147,17 @@ async function afterCreate(ctx: Context, resource: Resource, created: Exchange):
   }
   const shown = await call(ctx, resource.show, { ids: { [resource.idParam]: id } });
   checkResponse(ctx.results, resource.show, shown);
-  const same = JSON.stringify(shown.reply.json) === JSON.stringify(created.reply.json);
+  const changed = differences(created.reply.json, shown.reply.json);
   ctx.results.judge(
     resource.create.id,
     'created_readable',
     shown.reply.status !== 200
       ? `reading the created record answered ${shown.reply.status}`
-      : same
-        ? undefined
-        : 'reading the created record returned something else than the create did',
+      : changed.length
+        ? `reading the created record answered other values than the create did, in ${fieldsOf(changed)}`
+        : undefined,
     shown,
+    changed.length ? `expected = the create's answer:\n${describeDifferences(changed)}` : undefined,
   );
 }
 
@@ -104,12 +171,14 @@ async function afterDelete(ctx: Context, resource: Resource, id: string): Promis
   const shown = await call(ctx, resource.show, { ids: { [resource.idParam]: id } });
   checkResponse(ctx.results, resource.show, shown);
   const status = shown.reply.status;
-  ctx.results.judge(
+  const gone = ctx.results.judge(
     subject,
     'deleted_gone',
     status === 404 ? undefined : `reading a deleted record answered ${status}`,
     shown,
   );
+  // Gone for good: the clean-up need not try it again.
+  if (gone) ctx.created = ctx.created.filter((record) => record.resource !== resource || record.id !== id);
 }
 
 export async function runInvalidCases(ctx: Context): Promise<void> {
@@ -119,15 +188,16 @@ export async function runInvalidCases(ctx: Context): Promise<void> {
     const operation = byId.get(testCase.operation) as Operation;
     const mutation = testCase.mutation;
     if (!mutation) return;
-    const skipped = limitation(ctx, 'invalid_input_rejected', mutation.kind);
+    const { check, expected } = expectationOf(operation, mutation.kind);
+    const skipped = limitation(ctx, check, mutation.kind);
     if (skipped) {
-      ctx.results.skip(operation.id, 'invalid_input_rejected', skipped);
+      ctx.results.skip(operation.id, check, skipped);
       return;
     }
     const resource = resourceOf(ctx, operation);
     const fixture = resource && ctx.fixtures.get(resource.name);
     if (operation.pathParams.length > 0 && !fixture) {
-      ctx.results.skip(operation.id, 'invalid_input_rejected', 'no record to try it on: creating one failed');
+      ctx.results.skip(operation.id, check, 'no record to try it on: creating one failed');
       return;
     }
     const ids = resource && fixture ? { [resource.idParam]: fixture.id } : {};
@@ -135,18 +205,23 @@ export async function runInvalidCases(ctx: Context): Promise<void> {
       ids,
       input: testCase.input,
       ...(mutation.wire ? { wire: mutation.wire } : {}),
+      ...(mutation.headers ? { headers: mutation.headers } : {}),
     });
     checkResponse(ctx.results, operation, exchange);
     const { status } = exchange.reply;
     const documented = documentedResponse(operation, status) !== undefined;
     const problem = is2xx(status)
       ? `accepted (${status}) a request with ${mutation.kind}`
-      : !is4xx(status)
-        ? `answered ${status} to a request with ${mutation.kind}, not 4xx`
-        : !documented
-          ? `answered ${status} to a request with ${mutation.kind}: not a documented status`
-          : undefined;
-    ctx.results.judge(operation.id, 'invalid_input_rejected', problem, exchange);
+      : expected !== undefined
+        ? status === expected
+          ? undefined
+          : `answered ${status} to a request with ${mutation.kind}, not the documented ${expected}`
+        : !is4xx(status)
+          ? `answered ${status} to a request with ${mutation.kind}, not 4xx`
+          : !documented
+            ? `answered ${status} to a request with ${mutation.kind}: not a documented status`
+            : undefined;
+    ctx.results.judge(operation.id, check, problem, exchange);
     if (resource && operation === resource.create) {
       if (is2xx(status)) {
         const id = idOf(resource, exchange);
@@ -155,6 +230,20 @@ export async function runInvalidCases(ctx: Context): Promise<void> {
     }
   });
   await checkNothingLeft(ctx, rejectedCreates);
+}
+
+/**
+ * The check a negative case counts under, and the status it must get when the spec documents one for its kind:
+ * 406 for an unacceptable Accept, 413 for an oversized body; otherwise any documented 4xx.
+ */
+function expectationOf(operation: Operation, kind: string): { check: CheckName; expected?: number } {
+  const documented = (status: number) => (operation.responses[String(status)] ? status : undefined);
+  if (kind === 'unacceptable_accept') return { check: 'not_acceptable', expected: 406 };
+  if (kind === 'oversized_body') {
+    const expected = documented(413);
+    return expected ? { check: 'body_too_large', expected } : { check: 'body_too_large' };
+  }
+  return { check: 'invalid_input_rejected' };
 }
 
 /** After a rejected create, a search for the names it carried finds nothing. */

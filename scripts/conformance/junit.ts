@@ -29,6 +29,7 @@ export function renderJunit(results: Results, secrets: Secret[], durationMs: num
           .map((f) =>
             [
               `${f.message}${f.count > 1 ? ` (×${f.count})` : ''}`,
+              ...(f.detail ? [f.detail] : []),
               ...(f.exchange ? [curlOf(f.exchange.request, secrets), describeReply(f.exchange.reply, secrets)] : []),
             ].join('\n'),
           )

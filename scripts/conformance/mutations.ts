@@ -7,7 +7,18 @@ import { flatten, typesOf } from './schema-arbitrary.js';
 import type { Operation, Schema } from './spec-model.js';
 
 /** Kinds that change the wire form rather than the values; inputs.ts cannot judge those. */
-export type WireFault = 'missing_body' | 'bad_content_type' | 'malformed_body';
+export type WireFault =
+  | 'missing_body'
+  | 'bad_content_type'
+  | 'malformed_body'
+  | 'oversized_body'
+  | 'unacceptable_accept';
+
+/** An oversized body is padded to this many bytes: far past any sane limit (the spec's own is 16 KiB). */
+export const OVERSIZED_BYTES = 1024 * 1024;
+
+/** Media types no JSON API answers with; those the operation does not document become unacceptable Accepts. */
+const FOREIGN_MEDIA_TYPES = ['text/html', 'image/png', 'application/xml'];
 
 export interface Mutation {
   /** Stable name of the kind of violation, e.g. "unknown_query" or "out_of_range". */
@@ -16,6 +27,8 @@ export interface Mutation {
   describe: string;
   apply(input: Input): Input;
   wire?: WireFault;
+  /** Request headers the mutation sets (an Accept the operation cannot answer). */
+  headers?: Record<string, string>;
   /** The body media type the mutation works on: its valid base must carry a body of this type. */
   mediaType?: string;
 }
@@ -49,7 +62,41 @@ export function mutationsOf(operation: Operation): Mutation[] {
     const forBody = bodyMutations(mediaType, flatten(schema), operation.body?.required === true);
     mutations.push(...forBody.map((mutation) => ({ ...mutation, mediaType })));
   }
-  return mutations;
+  return [...mutations, ...notAcceptable(operation), ...oversized(operation)];
+}
+
+/** Where the spec documents 406: Accepts that rule out every media type the operation answers with. */
+function notAcceptable(operation: Operation): Mutation[] {
+  if (!operation.responses['406']) return [];
+  const produced = [...new Set(Object.values(operation.responses).flatMap((r) => Object.keys(r.content)))];
+  const matches = (accept: string, type: string) =>
+    accept === type || (accept.endsWith('/*') && type.startsWith(accept.slice(0, -1)));
+  const foreign = FOREIGN_MEDIA_TYPES.filter((accept) => !produced.some((type) => matches(accept, type)));
+  const accepts = foreign.slice(0, 2);
+  // Listing a produced type with q=0 refuses it explicitly, the case servers that only look for a substring miss.
+  if (produced[0] && foreign[0]) accepts.push(`${produced[0]};q=0, ${foreign[0]}`);
+  return accepts.map((accept) => ({
+    kind: 'unacceptable_accept',
+    describe: `Accept: ${accept} (the operation answers ${produced.join(', ') || 'no body'})`,
+    apply: (input) => input,
+    wire: 'unacceptable_accept',
+    headers: { Accept: accept },
+  }));
+}
+
+/** A valid JSON body padded with white space (still valid JSON) to OVERSIZED_BYTES: only its size is wrong. */
+function oversized(operation: Operation): Mutation[] {
+  const mediaType = Object.keys(operation.body?.content ?? {}).find((type) => carrierOf(type) === 'json');
+  if (!mediaType) return [];
+  return [
+    {
+      kind: 'oversized_body',
+      describe: `a valid ${mediaType} body padded with white space to ${OVERSIZED_BYTES} bytes`,
+      apply: (input) => ({ ...input, body: { mediaType, value: bodyOf(input, mediaType) } }),
+      wire: 'oversized_body',
+      mediaType,
+    },
+  ];
 }
 
 function bodyMutations(mediaType: string, schema: Schema, required: boolean): Mutation[] {

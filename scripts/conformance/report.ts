@@ -23,7 +23,11 @@ const SHORT: Record<CheckName, string> = {
   response_schema: 'schema',
   response_headers: 'headers',
   invalid_input_rejected: 'invalid',
+  not_acceptable: '406',
+  body_too_large: '413',
+  duplicate_conflict: '409',
   valid_input_accepted: 'valid',
+  unknown_id_not_found: 'unknown',
   auth_required: 'auth',
   method_not_allowed: '405',
   created_readable: 'created',
@@ -77,6 +81,7 @@ export function renderReport(results: Results, header: ReportHeader, secrets: Se
     for (const failure of failures) {
       out.push(`✗ ${failure.subject} · ${failure.check}${failure.count > 1 ? ` (×${failure.count})` : ''}`);
       out.push(`  ${failure.message}`);
+      if (failure.detail) out.push(...failure.detail.split('\n').map((l) => `  ${l}`));
       if (failure.exchange) {
         out.push(`  ${curlOf(failure.exchange.request, secrets)}`);
         out.push(

@@ -9,7 +9,11 @@ export const CHECKS = [
   'response_schema',
   'response_headers',
   'invalid_input_rejected',
+  'not_acceptable',
+  'body_too_large',
+  'duplicate_conflict',
   'valid_input_accepted',
+  'unknown_id_not_found',
   'auth_required',
   'method_not_allowed',
   'created_readable',
@@ -24,6 +28,8 @@ export type CheckName = (typeof CHECKS)[number];
 
 /** Checks that need a server that keeps what it was sent. */
 export const STATEFUL_CHECKS: CheckName[] = [
+  'duplicate_conflict',
+  'unknown_id_not_found',
   'created_readable',
   'deleted_gone',
   'failed_create_leaves_nothing',
@@ -43,6 +49,8 @@ export interface Failure {
   message: string;
   count: number;
   exchange?: Exchange;
+  /** The particulars of the first occurrence (e.g. expected vs got values), which may differ between occurrences. */
+  detail?: string;
 }
 
 export interface Skip {
@@ -68,19 +76,28 @@ export class Results {
     if (this.enabled(check)) this.tally(subject, check).pass++;
   }
 
-  fail(subject: string, check: CheckName, message: string, exchange?: Exchange): void {
+  /** `message` groups failures (keep record-specific values out of it); `detail` carries those values. */
+  fail(subject: string, check: CheckName, message: string, exchange?: Exchange, detail?: string): void {
     if (!this.enabled(check)) return;
     this.tally(subject, check).fail++;
     const key = `${subject}\u0000${check}\u0000${message}`;
     const known = this.failures.get(key);
     if (known) known.count++;
-    else this.failures.set(key, { subject, check, message, count: 1, ...(exchange ? { exchange } : {}) });
+    else
+      this.failures.set(key, {
+        subject,
+        check,
+        message,
+        count: 1,
+        ...(exchange ? { exchange } : {}),
+        ...(detail ? { detail } : {}),
+      });
   }
 
   /** Records one pass or fail: `problem` undefined means it passed. */
-  judge(subject: string, check: CheckName, problem: string | undefined, exchange?: Exchange): boolean {
+  judge(subject: string, check: CheckName, problem: string | undefined, exchange?: Exchange, detail?: string): boolean {
     if (problem === undefined) this.pass(subject, check);
-    else this.fail(subject, check, problem, exchange);
+    else this.fail(subject, check, problem, exchange, detail);
     return problem === undefined;
   }
 

@@ -4,6 +4,7 @@ import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { type Plan, planRun } from './cases.js';
 import type { Context, Profile } from './context.js';
+import { checkDuplicates } from './duplicates.js';
 import { runInvalidCases, runValidCases } from './generated.js';
 import type { Exchange, Secret } from './http.js';
 import { probeAuth, probeMethods, probeOddIds } from './probes.js';
@@ -88,6 +89,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     concurrency: options.concurrency ?? 4,
     created: [],
     fixtures: new Map(),
+    targets: new Map(),
     ...(options.onExchange ? { onExchange: options.onExchange } : {}),
     log,
   };
@@ -114,10 +116,17 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     await phase('credentials', ['auth_required'], () => probeAuth(ctx));
     await phase('methods', ['method_not_allowed'], () => probeMethods(ctx));
     await phase('odd ids', ['odd_ids'], () => probeOddIds(ctx));
-    await phase('valid cases', ['valid_input_accepted', 'created_readable', 'deleted_gone'], () => runValidCases(ctx));
-    await phase('invalid cases', ['invalid_input_rejected', 'failed_create_leaves_nothing'], () =>
-      runInvalidCases(ctx),
+    await phase(
+      'valid cases',
+      ['valid_input_accepted', 'unknown_id_not_found', 'created_readable', 'deleted_gone'],
+      () => runValidCases(ctx),
     );
+    await phase(
+      'invalid cases',
+      ['invalid_input_rejected', 'not_acceptable', 'body_too_large', 'failed_create_leaves_nothing'],
+      () => runInvalidCases(ctx),
+    );
+    await phase('duplicates', ['duplicate_conflict'], () => checkDuplicates(ctx));
     await phase('scenarios', ['stateful_scenario'], () => runScenarios(ctx));
     await phase('isolation', ['account_isolation'], () => checkIsolation(ctx));
   } finally {

@@ -2,6 +2,7 @@
 // parameter, body and response schemas, their security, and the resources (collection + item paths) in it.
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
+import { flatten } from './schema-arbitrary.js';
 
 export type Schema = Record<string, unknown>;
 
@@ -46,6 +47,11 @@ export interface Resource {
   remove?: Operation;
   /** PUT and PATCH of the item path. */
   updates: Operation[];
+  /**
+   * Body fields of the create that the spec says are unique: marked `x-unique: true`, or described as unique
+   * ("Unique across the whole service"). Empty when the spec says nothing of the kind.
+   */
+  uniqueFields: string[];
 }
 
 export interface SpecModel {
@@ -177,9 +183,22 @@ function resourcesOf(operations: Operation[]): Resource[] {
       show: at('GET', itemPath),
       remove: at('DELETE', itemPath),
       updates: ['PUT', 'PATCH'].flatMap((method) => at(method, itemPath) ?? []),
+      uniqueFields: uniqueFieldsOf(create),
     });
   }
   return resources;
+}
+
+function uniqueFieldsOf(create: Operation): string[] {
+  const fields = new Set<string>();
+  for (const schema of Object.values(create.body?.content ?? {})) {
+    for (const [name, property] of Object.entries((flatten(schema).properties ?? {}) as Record<string, Schema>)) {
+      const flat = flatten(property);
+      const described = typeof flat.description === 'string' && /(?<!not )\bunique\b/i.test(flat.description);
+      if (flat['x-unique'] === true || described) fields.add(name);
+    }
+  }
+  return [...fields];
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -2,6 +2,7 @@
 // scenario (create → show → search → PUT → PATCH → show → delete → show is 404), account isolation, and the
 // clean-up that deletes every record the run made.
 import { type Account, type Context, call, is2xx, itemsOf, pool, recordOf } from './context.js';
+import { describeDifferences, differences, fieldsOf } from './diff.js';
 import { createRecord, searchParamOf } from './generated.js';
 import type { Exchange } from './http.js';
 import type { Input } from './inputs.js';
@@ -68,7 +69,7 @@ export async function runScenarios(ctx: Context): Promise<void> {
         continue;
       }
       const failure = await scenario(ctx, resource, round);
-      ctx.results.judge(resource.name, 'stateful_scenario', failure?.message, failure?.exchange);
+      ctx.results.judge(resource.name, 'stateful_scenario', failure?.message, failure?.exchange, failure?.detail);
     }
   }
 }
@@ -76,14 +77,36 @@ export async function runScenarios(ctx: Context): Promise<void> {
 interface StepFailure {
   message: string;
   exchange: Exchange;
+  /** Expected vs got, field by field, when a step found other values than it expected. */
+  detail?: string;
+}
+
+/** A step's finding: the message names the fields (so equal faults group), the detail carries the values. */
+interface Finding {
+  message: string;
+  detail?: string;
+}
+
+/** Undefined when `got` equals `expected`; otherwise the fields that differ, expected vs got. */
+function unlike(what: string, expected: unknown, got: unknown): Finding | undefined {
+  const found = differences(expected, got);
+  if (found.length === 0) return undefined;
+  return { message: `${what}, in ${fieldsOf(found)}`, detail: describeDifferences(found) };
 }
 
 async function scenario(ctx: Context, resource: Resource, round: number): Promise<StepFailure | undefined> {
-  const step = async (name: string, exchange: Exchange, operationId: string, problem: () => string | undefined) => {
+  const step = async (
+    name: string,
+    exchange: Exchange,
+    operationId: string,
+    problem: () => string | Finding | undefined,
+  ): Promise<StepFailure | undefined> => {
     const operation = ctx.model.operations.find((op) => op.id === operationId);
     if (operation) checkResponse(ctx.results, operation, exchange);
     const found = problem();
-    return found ? { message: `${name}: ${found}`, exchange } : undefined;
+    if (found === undefined) return undefined;
+    const { message, detail } = typeof found === 'string' ? { message: found, detail: undefined } : found;
+    return { message: `${name}: ${message}`, exchange, ...(detail ? { detail } : {}) };
   };
   const created = await createRecord(ctx, resource, 6 + round);
   if (created.id === undefined)
@@ -96,9 +119,7 @@ async function scenario(ctx: Context, resource: Resource, round: number): Promis
     const failed = await step('show after create', shown, resource.show.id, () =>
       shown.reply.status !== 200
         ? `answered ${shown.reply.status}`
-        : JSON.stringify(shown.reply.json) !== JSON.stringify(created.exchange.reply.json)
-          ? 'differs from what the create answered'
-          : undefined,
+        : unlike('other values than the create answered', created.exchange.reply.json, shown.reply.json),
     );
     if (failed) return failed;
   }
@@ -135,16 +156,12 @@ async function scenario(ctx: Context, resource: Resource, round: number): Promis
     const failed = await step('show after the updates', shown, resource.show.id, () => {
       if (shown.reply.status !== 200) return `answered ${shown.reply.status}`;
       // Every field keeps the value of the last update that sent it.
-      const latest = new Map<string, unknown>();
+      const latest: Record<string, unknown> = {};
       for (const { input, record: answered } of sentByUpdate) {
-        for (const field of Object.keys(input.body?.value as object)) latest.set(field, answered?.[field]);
+        for (const field of Object.keys(input.body?.value as object)) latest[field] = answered?.[field];
       }
-      for (const [field, value] of latest) {
-        if (JSON.stringify(record?.[field]) !== JSON.stringify(value)) {
-          return `${field} is ${JSON.stringify(record?.[field])}, the last update answered ${JSON.stringify(value)}`;
-        }
-      }
-      return undefined;
+      const shownFields = Object.fromEntries(Object.keys(latest).map((field) => [field, record?.[field]]));
+      return unlike('other values than the last update that sent them answered', latest, shownFields);
     });
     if (failed) return failed;
   }
@@ -190,13 +207,15 @@ export async function checkIsolation(ctx: Context): Promise<void> {
       ctx.results.judge(operation.id, 'account_isolation', problem, exchange);
     }
     const after = await call(ctx, resource.show, { ids });
-    const unchanged =
-      after.reply.status === 200 && JSON.stringify(after.reply.json) === JSON.stringify(before.reply.json);
+    const changed = after.reply.status === 200 ? unlike('', before.reply.json, after.reply.json) : undefined;
     ctx.results.judge(
       resource.remove?.id ?? resource.show.id,
       'account_isolation',
-      unchanged ? undefined : `the record changed after another account's requests (now ${after.reply.status})`,
+      after.reply.status !== 200
+        ? `the record is gone after another account's requests (now ${after.reply.status})`
+        : changed && `the record changed after another account's requests${changed.message}`,
       after,
+      changed?.detail && `expected = before those requests:\n${changed.detail}`,
     );
     if (resource.list) await checkListIsolation(ctx, resource, second, fixture);
   }

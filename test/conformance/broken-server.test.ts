@@ -29,7 +29,7 @@ const run = (fault: Fault | undefined) => {
   return runConformance({ baseUrl: broken.apiUrl, apiKey: first.key, secondApiKey: second.key, seed: 4242, cases: 25 });
 };
 
-const PLANTED: Array<{ fault: Fault; subject: string; check: CheckName; message: RegExp }> = [
+const PLANTED: Array<{ fault: Fault; subject: string; check: CheckName; message: RegExp; detail?: RegExp }> = [
   {
     fault: 'undocumented-field-in-show',
     subject: 'domains_show',
@@ -73,6 +73,50 @@ const PLANTED: Array<{ fault: Fault; subject: string; check: CheckName; message:
     check: 'method_not_allowed',
     message: /405 without an Allow header/,
   },
+  {
+    fault: 'server-error-on-unknown-id',
+    subject: 'domains_show',
+    check: 'unknown_id_not_found',
+    message: /^an id the account does not own answered 500, not the documented 404$/,
+  },
+  {
+    fault: 'server-error-on-unknown-id',
+    subject: 'spaces_delete',
+    check: 'deleted_gone',
+    message: /reading a deleted record answered 500/,
+  },
+  {
+    fault: 'accept-ignored',
+    subject: 'spaces_list',
+    check: 'not_acceptable',
+    message: /^accepted \(200\) a request with unacceptable_accept$/,
+  },
+  {
+    fault: 'body-limit-ignored',
+    subject: 'domains_patch',
+    check: 'body_too_large',
+    message: /^accepted \(200\) a request with oversized_body$/,
+  },
+  {
+    fault: 'duplicate-name-server-error',
+    subject: 'domains_store',
+    check: 'duplicate_conflict',
+    message: /^a create repeating the unique name of an earlier one answered 500, not the documented 409$/,
+  },
+  {
+    fault: 'show-reports-another-updated-at',
+    subject: 'spaces_store',
+    check: 'created_readable',
+    message: /^reading the created record answered other values than the create did, in data\.updated_at$/,
+    detail: /^data\.updated_at: expected "20\d\d-[^"]+", got "2000-01-01T00:00:00\.000Z"$/m,
+  },
+  {
+    fault: 'show-reports-another-updated-at',
+    subject: 'domains',
+    check: 'stateful_scenario',
+    message: /^show after create: other values than the create answered, in data\.updated_at$/,
+    detail: /^data\.updated_at: expected "20\d\d-[^"]+", got "2000-01-01T00:00:00\.000Z"$/m,
+  },
 ];
 
 describe('the broken server', () => {
@@ -83,14 +127,18 @@ describe('the broken server', () => {
   }, 60_000);
 
   it.each(PLANTED)(
-    'reports $fault under $check',
-    async ({ fault, subject, check, message }) => {
+    'reports $fault under $check ($subject)',
+    async ({ fault, subject, check, message, detail }) => {
       const result = await run(fault);
       expect(result.passed).toBe(false);
       const found = [...result.results.failures.values()].find(
         (f) => f.subject === subject && f.check === check && message.test(f.message),
       );
       expect(found, result.report).toBeDefined();
+      if (detail) {
+        expect(found?.detail).toMatch(detail);
+        expect(result.report).toContain(found?.detail?.split('\n')[0]);
+      }
       const curl = curlOf(found?.exchange?.request ?? { method: '', url: '', headers: {} }, result.secrets);
       expect(curl).toMatch(/^curl -i -X [A-Z]+ 'http:\/\/127\.0\.0\.1:\d+\/api\/v1\//);
       expect(result.report).toContain(curl);

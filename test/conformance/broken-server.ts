@@ -12,7 +12,15 @@ export const FAULTS = [
   'no-request-id',
   'wrong-content-type',
   'method-not-allowed-without-allow',
+  'server-error-on-unknown-id',
+  'accept-ignored',
+  'body-limit-ignored',
+  'duplicate-name-server-error',
+  'show-reports-another-updated-at',
 ] as const;
+
+/** The real server's body limit (spec: 16 KiB); the body-limit-ignored fault squeezes bigger JSON bodies under it. */
+const BODY_LIMIT = 16 * 1024;
 
 export type Fault = (typeof FAULTS)[number];
 
@@ -52,8 +60,14 @@ export async function startBrokenServer(origin: string, leakKey: string): Promis
     for (const [name, value] of Object.entries(req.headers)) {
       if (typeof value === 'string' && !HOP_BY_HOP.has(name) && name !== 'host') headers[name] = value;
     }
-    const isShow = method === 'GET' && /^\/api\/v1\/(domains|spaces)\/[^/]+$/.test(path);
+    const isItem = /^\/api\/v1\/(domains|spaces)\/[^/]+$/.test(path);
+    const isShow = method === 'GET' && isItem;
     const fault = broken.fault;
+    let forwarded: Uint8Array = body;
+    if (fault === 'accept-ignored') delete headers.accept;
+    if (fault === 'body-limit-ignored' && body.length > BODY_LIMIT && headers['content-type'] === 'application/json') {
+      forwarded = Buffer.from(JSON.stringify(JSON.parse(body.toString())));
+    }
 
     if (
       fault === 'server-error-on-non-ascii-space-name' &&
@@ -70,7 +84,7 @@ export async function startBrokenServer(origin: string, leakKey: string): Promis
       fetch(`${origin}${url}`, {
         method,
         headers: { ...headers, ...extra },
-        ...(body.length && method !== 'GET' && method !== 'HEAD' ? { body: new Uint8Array(body) } : {}),
+        ...(forwarded.length && method !== 'GET' && method !== 'HEAD' ? { body: new Uint8Array(forwarded) } : {}),
         redirect: 'manual',
       });
     let upstream = await forward();
@@ -99,6 +113,15 @@ export async function startBrokenServer(origin: string, leakKey: string): Promis
     if (fault === 'no-request-id' && isShow) delete out['x-request-id'];
     if (fault === 'wrong-content-type' && isShow && status === 200) out['content-type'] = 'text/html; charset=utf-8';
     if (fault === 'method-not-allowed-without-allow' && status === 405) delete out.allow;
+    if (fault === 'server-error-on-unknown-id' && isItem && status === 404) status = 500;
+    if (fault === 'duplicate-name-server-error' && method === 'POST' && path === '/api/v1/domains' && status === 409) {
+      status = 500;
+    }
+    if (fault === 'show-reports-another-updated-at' && isShow && status === 200) {
+      const json = JSON.parse(text) as { data: Record<string, unknown> };
+      json.data.updated_at = '2000-01-01T00:00:00.000Z';
+      text = JSON.stringify(json);
+    }
 
     res.writeHead(status, out);
     res.end(status === 204 ? undefined : text);

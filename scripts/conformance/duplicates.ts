@@ -1,0 +1,39 @@
+// Creates that repeat a unique field of an earlier create. Where the spec marks the field unique (spec-model.ts)
+// and documents 409, the repeat must get 409; where it documents 409 but names no unique field, an identical
+// create is sent twice and the second must get 2xx or a documented 4xx.
+import type { Duplicate } from './cases.js';
+import { type Context, call, idOf, is2xx, is4xx, pool } from './context.js';
+import { createWith } from './generated.js';
+import { checkResponse, documentedResponse } from './response-checks.js';
+
+export async function checkDuplicates(ctx: Context): Promise<void> {
+  await pool(ctx.plan.duplicates, ctx.concurrency, (duplicate) => checkDuplicate(ctx, duplicate));
+}
+
+async function checkDuplicate(ctx: Context, { operation, field, first, second }: Duplicate): Promise<void> {
+  const check = 'duplicate_conflict';
+  const resource = ctx.model.resources.find((r) => r.create.id === operation);
+  if (!resource) return;
+  if (ctx.stateless) return ctx.results.skip(operation, check, ctx.stateless);
+  const original = await createWith(ctx, resource, first);
+  if (original.id === undefined) {
+    const { status } = original.exchange.reply;
+    return ctx.results.fail(operation, check, `the first create answered ${status}`, original.exchange);
+  }
+  const repeat = await call(ctx, resource.create, { input: second });
+  checkResponse(ctx.results, resource.create, repeat);
+  const { status } = repeat.reply;
+  if (is2xx(status)) {
+    const id = idOf(resource, repeat);
+    if (id !== undefined) ctx.created.push({ resource, id, account: ctx.primary });
+  }
+  const problem =
+    field !== undefined
+      ? status === 409
+        ? undefined
+        : `a create repeating the unique ${field} of an earlier one answered ${status}, not the documented 409`
+      : is2xx(status) || (is4xx(status) && documentedResponse(resource.create, status))
+        ? undefined
+        : `an identical second create answered ${status}, neither 2xx nor a documented 4xx`;
+  ctx.results.judge(operation, check, problem, repeat);
+}
