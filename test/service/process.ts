@@ -1,7 +1,6 @@
 // Runs the service's own scripts (the server entry point, the keys command) as child processes through tsx,
 // and waits on their output and exit with event listeners and a bounded timeout.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
 const DEFAULT_TIMEOUT_MS = 30_000;
