@@ -14,6 +14,9 @@ const MOCK_LIMITATIONS: Record<string, string> = {
     'Prism does not know the spec’s own formats (idn-hostname, http-url, space-name) and accepts any string',
   'invalid_input_rejected:malformed_body': 'Prism answers unparseable JSON with its own 400 body, not the spec’s',
   method_not_allowed: 'Prism answers undocumented methods from its router: 405 without Allow, not the spec’s error',
+  not_acceptable:
+    'Prism answers an unacceptable Accept with its own 406 body (no request_id, no X-Request-Id), and a DELETE with 204 whatever the Accept',
+  body_too_large: 'Prism has no body size limit: it accepts a 1 MiB body',
   'odd_ids:1e3': 'Prism reads the path segment "1e3" as the integer 1000',
   'odd_ids:1?x=1': 'Prism ignores query parameters the spec does not list',
 };

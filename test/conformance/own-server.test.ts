@@ -1,11 +1,11 @@
 // The conformance runner against our own server: a few hundred generated cases per operation, every check run
 // and passed, nothing skipped, nothing left behind; and once through the real command line.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHECKS } from '../../scripts/conformance/results.js';
+import { CHECKS, type CheckName } from '../../scripts/conformance/results.js';
 import { type ConformanceResult, runConformance } from '../../scripts/conformance/run.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 
@@ -58,6 +58,22 @@ describe('a full run against our server', () => {
     expect(invalid).toBeGreaterThan(150);
   });
 
+  it.each(['domains_show', 'domains_update', 'domains_patch', 'domains_delete', 'spaces_show', 'spaces_delete'])(
+    'ran 200 id-driven cases on %s: 2xx on records it made, the documented 404 on ids the account does not own',
+    (id) => {
+      const tally = (check: CheckName) => result.results.tallies.get(id)?.get(check)?.pass ?? 0;
+      expect(tally('valid_input_accepted')).toBeGreaterThan(120);
+      expect(tally('unknown_id_not_found')).toBeGreaterThan(20);
+      // A show also counts the reads that make sure an unknown id is unused before a write is sent to it.
+      if (!id.endsWith('_show')) expect(tally('valid_input_accepted') + tally('unknown_id_not_found')).toBe(200);
+    },
+  );
+
+  it('deleted only records it made for deleting, and read each back as 404', () => {
+    const deletes = result.results.tallies.get('domains_delete');
+    expect(deletes?.get('deleted_gone')?.pass).toBe(deletes?.get('valid_input_accepted')?.pass);
+  });
+
   it('deletes every record it made', async () => {
     expect(result.leftBehind).toBe(0);
     expect(await totalRecords(first)).toBe(0);
@@ -71,6 +87,31 @@ describe('a full run against our server', () => {
     }
     expect(result.report).toMatch(/^PASSED: \d+ checks passed, 0 skipped$/m);
   });
+});
+
+describe('duplicate creates when the spec names no unique field', () => {
+  it('sends an identical create twice and accepts the documented 409 for the second', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'conformance-'));
+    const spec = join(dir, 'openapi.yaml');
+    const text = await readFile(new URL('../../generated/openapi.yaml', import.meta.url), 'utf8');
+    await writeFile(spec, text.replace('Unique across the whole service.', ''));
+    const seen: number[] = [];
+    const result = await runConformance({
+      baseUrl: server.apiUrl,
+      apiKey: first.key,
+      seed: 5,
+      cases: 4,
+      spec,
+      only: ['duplicate_conflict'],
+      onExchange: (exchange, operation) => {
+        if (operation === 'domains_store') seen.push(exchange.reply.status);
+      },
+    });
+    expect(result.results.failures.size === 0 ? '' : result.report).toBe('');
+    expect(result.results.ofCheck('duplicate_conflict')).toMatchObject({ pass: 4, fail: 0 });
+    expect(seen.filter((status) => status === 409)).toHaveLength(4);
+    expect(result.leftBehind).toBe(0);
+  }, 60_000);
 });
 
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

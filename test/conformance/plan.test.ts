@@ -1,12 +1,15 @@
 // The run's plan is reproducible from its seed and honest: valid cases match the spec, every negative case
 // breaks it, and generated names are unique within a run.
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { planRun } from '../../scripts/conformance/cases.js';
 import { curlOf } from '../../scripts/conformance/http.js';
 import { inputErrors } from '../../scripts/conformance/inputs.js';
 import { dryPlan } from '../../scripts/conformance/run.js';
 import { buildModel, loadSpecText } from '../../scripts/conformance/spec-model.js';
 
-const model = buildModel(await loadSpecText(new URL('../../generated/openapi.yaml', import.meta.url).pathname));
+const specText = await loadSpecText(new URL('../../generated/openapi.yaml', import.meta.url).pathname);
+const model = buildModel(specText);
 const operation = (id: string) => model.operations.find((op) => op.id === id) ?? expect.unreachable(id);
 
 describe('the plan', () => {
@@ -46,6 +49,8 @@ describe('the plan', () => {
     'bad_content_type',
     'malformed_body',
     'missing_body',
+    'unacceptable_accept',
+    'oversized_body',
   ])('has negative cases of kind %s', async (kind) => {
     const plan = await dryPlan({ seed: 7, cases: 20 });
     expect(plan.invalid.some((c) => c.mutation?.kind === kind)).toBe(true);
@@ -65,6 +70,89 @@ describe('the plan', () => {
   });
 });
 
+describe('cases on a path id', () => {
+  const ID_OPERATIONS = [
+    'domains_show',
+    'domains_update',
+    'domains_patch',
+    'domains_delete',
+    'spaces_show',
+    'spaces_delete',
+  ];
+
+  it.each(ID_OPERATIONS)(
+    '%s gets --cases cases, most on records the run makes, some on ids it does not own',
+    async (id) => {
+      const plan = await dryPlan({ seed: 9, cases: 120 });
+      const cases = plan.valid.filter((c) => c.operation === id);
+      expect(cases).toHaveLength(120);
+      const unknown = cases.filter((c) => c.target?.kind === 'unknown');
+      expect(unknown.length).toBeGreaterThan(10);
+      expect(unknown.length).toBeLessThan(60);
+      for (const testCase of unknown) {
+        const value = Number(testCase.target?.kind === 'unknown' ? testCase.target.id : Number.NaN);
+        expect(Number.isSafeInteger(value), String(value)).toBe(true);
+        expect(value).toBeGreaterThanOrEqual(1_000_000_000_000);
+        expect(value).toBeLessThanOrEqual(Number.MAX_SAFE_INTEGER);
+      }
+    },
+  );
+
+  it('gives every owned delete a valid create of its own, never one shared with another case', async () => {
+    const plan = await dryPlan({ seed: 10, cases: 80 });
+    const creates = plan.valid
+      .filter((c) => c.operation === 'domains_delete' && c.target?.kind === 'owned')
+      .map((c) => (c.target?.kind === 'owned' ? c.target.create : undefined));
+    expect(creates.length).toBeGreaterThan(40);
+    const names = creates.map((input) => {
+      expect(input && inputErrors(operation('domains_store'), input)).toBeUndefined();
+      return String((input?.body?.value as { name?: string }).name)
+        .toLowerCase()
+        .replace(/\.$/, '');
+    });
+    expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+describe('duplicate creates', () => {
+  it('take the unique field from the spec text: a domain name is unique, a space name is not', () => {
+    expect(model.resources.map((r) => [r.name, r.uniqueFields])).toEqual([
+      ['domains', ['name']],
+      ['spaces', []],
+    ]);
+  });
+
+  it('take it from x-unique too, and find none when the spec says nothing', () => {
+    const silent = specText.replace('Unique across the whole service.', '');
+    expect(buildModel(silent).resources[0]?.uniqueFields).toEqual([]);
+    const marked = silent.replace(/(\n(\s+)format: idn-hostname\n)/, '$1$2x-unique: true\n');
+    expect(buildModel(marked).resources[0]?.uniqueFields).toEqual(['name']);
+  });
+
+  it('repeat only the unique field of a valid first create, in a valid second one, where 409 is documented', async () => {
+    const plan = await dryPlan({ seed: 11, cases: 50 });
+    expect(plan.duplicates.length).toBe(10);
+    for (const { operation: id, field, first, second } of plan.duplicates) {
+      expect([id, field]).toEqual(['domains_store', 'name']);
+      expect(inputErrors(operation(id), first)).toBeUndefined();
+      expect(inputErrors(operation(id), second)).toBeUndefined();
+      const [a, b] = [first, second].map((input) => input.body?.value as Record<string, unknown>);
+      expect(b?.name).toBe(a?.name);
+      expect(second.body?.mediaType).toBe(first.body?.mediaType);
+    }
+    expect(plan.duplicates.some((d) => JSON.stringify(d.first) !== JSON.stringify(d.second))).toBe(true);
+  });
+
+  it('send an identical body twice when 409 is documented but no field is marked unique', () => {
+    const plan = planRun(buildModel(specText.replace('Unique across the whole service.', '')), { seed: 12, cases: 5 });
+    expect(plan.duplicates.length).toBe(5);
+    for (const duplicate of plan.duplicates) {
+      expect(duplicate.field).toBeUndefined();
+      expect(duplicate.second).toEqual(duplicate.first);
+    }
+  });
+});
+
 describe('curl lines', () => {
   it('show keys as shell variables and quote what the shell would touch', () => {
     const line = curlOf(
@@ -79,5 +167,16 @@ describe('curl lines', () => {
     expect(line).toBe(
       `curl -i -X POST 'http://127.0.0.1:1/api/v1/spaces?q=it'\\''s' -H "Authorization: Bearer $API_KEY" -H 'Content-Type: application/json' --data-binary '{"name":"a '\\''quoted'\\'' $HOME"}'`,
     );
+  });
+
+  it('write an oversized body as printf padding, which a shell turns back into the same bytes', async () => {
+    const body = '{"name":"it\'s"}'.padEnd(4096, ' ');
+    const line = curlOf({ method: 'PUT', url: 'http://127.0.0.1:1/x', headers: {}, body }, []);
+    expect(line).toBe(
+      `curl -i -X PUT 'http://127.0.0.1:1/x' --data-binary "$(printf '%s%*s' '{"name":"it'\\''s"}' 4081 '')"`,
+    );
+    const data = /--data-binary (.*)$/.exec(line)?.[1] ?? '';
+    const shell = spawnSync('bash', ['-c', `printf '%s' ${data}`], { encoding: 'utf8' });
+    expect(shell.stdout).toBe(body);
   });
 });

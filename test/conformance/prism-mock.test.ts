@@ -55,6 +55,10 @@ describe('with --profile mock', () => {
     expect(result.report).toMatch(
       /^- invalid_input_rejected ×\d+ .*Prism ignores query parameters the spec does not list$/m,
     );
+    expect(result.report).toMatch(
+      /^- not_acceptable ×\d+ .*Prism answers an unacceptable Accept with its own 406 body/m,
+    );
+    expect(result.report).toMatch(/^- body_too_large ×\d+ .*Prism has no body size limit/m);
     expect(result.report).toMatch(/^stateful checks skipped: profile mock/m);
   });
 });
