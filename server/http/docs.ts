@@ -1,7 +1,9 @@
-// GET /docs: the API reference page that `npm run docs` builds from the spec (scripts/docs.ts), served as it
-// is, with a Content-Security-Policy that keeps every request of the page on this origin.
-import { readFile } from 'node:fs/promises';
+// GET /docs: the API reference page that `npm run docs` builds from the spec (scripts/docs.ts), gzipped for
+// clients that accept it, revalidated by ETag, under a Content-Security-Policy that keeps the page on its origin.
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import type { RequestHandler } from 'express';
 import { HttpProblem } from './problem.js';
 
@@ -26,12 +28,32 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** The page as built, gzipped once (it is megabytes of inlined Redoc), and its ETag for revalidation. */
+interface Served {
+  version: string;
+  html: Buffer;
+  gzipped: Buffer;
+  etag: string;
+}
+
 export function docsPage(file = DOCS_PAGE): RequestHandler {
-  return async (_req, res) => {
-    let html: Buffer;
+  let served: Served | undefined;
+  const load = async (): Promise<Served> => {
+    // Checked on every request (a stat): a rebuilt page shows without a restart.
+    const { mtimeMs, size } = await stat(file);
+    const version = `${mtimeMs}:${size}`;
+    if (served?.version !== version) {
+      const html = await readFile(file);
+      const etag = `"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`;
+      served = { version, html, gzipped: gzipSync(html), etag };
+    }
+    return served;
+  };
+
+  return async (req, res) => {
+    let page: Served;
     try {
-      // Read on every request (the OS caches it): a rebuilt page shows without a restart.
-      html = await readFile(file);
+      page = await load();
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       throw new HttpProblem(
@@ -43,10 +65,26 @@ export function docsPage(file = DOCS_PAGE): RequestHandler {
     res.set({
       'Content-Security-Policy': DOCS_CSP,
       'Cache-Control': 'no-cache',
+      ETag: page.etag,
+      Vary: 'Accept-Encoding',
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'no-referrer',
     });
-    res.type('text/html; charset=utf-8').send(html);
+    if (
+      req
+        .get('if-none-match')
+        ?.split(/\s*,\s*/)
+        .includes(page.etag)
+    ) {
+      res.status(304).end();
+      return;
+    }
+    res.type('text/html; charset=utf-8');
+    if (req.acceptsEncodings('gzip', 'identity') === 'gzip') {
+      res.set('Content-Encoding', 'gzip').send(page.gzipped);
+    } else {
+      res.send(page.html);
+    }
   };
 }
 

@@ -47,6 +47,27 @@ describe('GET /docs', () => {
     expect(await response.text()).toBe(PAGE);
   });
 
+  it('sends the page gzipped to a client that accepts it, and plain to one that does not', async () => {
+    const zipped = await built.fetch('/docs', { headers: { 'Accept-Encoding': 'gzip' } });
+    expect(zipped.headers.get('content-encoding')).toBe('gzip');
+    expect(zipped.headers.get('vary')).toMatch(/Accept-Encoding/);
+    expect(await zipped.text()).toBe(PAGE); // fetch unzips it
+    const plain = await built.fetch('/docs', { headers: { 'Accept-Encoding': 'identity' } });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    expect(await plain.text()).toBe(PAGE);
+  });
+
+  it('answers 304 to a revalidation with the current ETag, and 200 with a stale one', async () => {
+    const etag = (await built.fetch('/docs')).headers.get('etag');
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    const fresh = await built.fetch('/docs', { headers: { 'If-None-Match': etag as string } });
+    expect(fresh.status).toBe(304);
+    expect(await fresh.text()).toBe('');
+    const stale = await built.fetch('/docs', { headers: { 'If-None-Match': '"an-older-page"' } });
+    expect(stale.status).toBe(200);
+    expect(await stale.text()).toBe(PAGE);
+  });
+
   it('ignores a bad Authorization header', async () => {
     const response = await built.fetch('/docs', { headers: { Authorization: 'Bearer not-a-key' } });
     expect(response.status).toBe(200);
