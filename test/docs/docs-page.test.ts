@@ -45,8 +45,7 @@ function specOperations(): Operation[] {
 const operations = specOperations();
 
 describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'dss-docs-page-'));
-  const docsFile = join(dir, 'index.html');
+  let dir: string | undefined;
   const consoleErrors: string[] = [];
   const requests: string[] = [];
   let server: TestServer;
@@ -65,6 +64,9 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
   beforeAll(async () => {
     if (!hasChromium) throw new Error(`CI needs Chromium at ${CHROMIUM}: apt-get install chromium`);
     // The same build as `npm run docs`, into a folder of this test: the working tree's .docs/ is left alone.
+    // Made here, not when the suite is collected: a skipped suite is collected too, and runs no afterAll.
+    dir = mkdtempSync(join(tmpdir(), 'dss-docs-page-'));
+    const docsFile = join(dir, 'index.html');
     buildDocs(docsFile);
     server = await startServer({ docsFile });
     browser = await chromium.launch({
@@ -100,7 +102,7 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await server?.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('shows the guide of the spec description', async () => {
