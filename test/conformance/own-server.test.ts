@@ -1,7 +1,7 @@
 // The conformance runner against our own server: a few hundred generated cases per operation, every check run
 // and passed, nothing skipped, nothing left behind; and once through the real command line.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,21 +91,22 @@ describe('a full run against our server', () => {
 
 describe('duplicate creates when the spec names no unique field', () => {
   it('sends an identical create twice and accepts the documented 409 for the second', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'conformance-'));
-    const spec = join(dir, 'openapi.yaml');
-    const text = await readFile(new URL('../../generated/openapi.yaml', import.meta.url), 'utf8');
-    await writeFile(spec, text.replace('Unique across the whole service.', ''));
     const seen: number[] = [];
-    const result = await runConformance({
-      baseUrl: server.apiUrl,
-      apiKey: first.key,
-      seed: 5,
-      cases: 4,
-      spec,
-      only: ['duplicate_conflict'],
-      onExchange: (exchange, operation) => {
-        if (operation === 'domains_store') seen.push(exchange.reply.status);
-      },
+    const result = await inTempDir(async (dir) => {
+      const spec = join(dir, 'openapi.yaml');
+      const text = await readFile(new URL('../../generated/openapi.yaml', import.meta.url), 'utf8');
+      await writeFile(spec, text.replace('Unique across the whole service.', ''));
+      return runConformance({
+        baseUrl: server.apiUrl,
+        apiKey: first.key,
+        seed: 5,
+        cases: 4,
+        spec,
+        only: ['duplicate_conflict'],
+        onExchange: (exchange, operation) => {
+          if (operation === 'domains_store') seen.push(exchange.reply.status);
+        },
+      });
     });
     expect(result.results.failures.size === 0 ? '' : result.report).toBe('');
     expect(result.results.ofCheck('duplicate_conflict')).toMatchObject({ pass: 4, fail: 0 });
@@ -113,6 +114,16 @@ describe('duplicate creates when the spec names no unique field', () => {
     expect(result.leftBehind).toBe(0);
   }, 60_000);
 });
+
+/** Runs fn with a fresh temporary folder, removed afterwards whatever happens. */
+async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'conformance-'));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -135,26 +146,28 @@ function runCli(args: string[]): Promise<{ code: number | null; stdout: string; 
 
 describe('the command line', () => {
   it('exits 0 on a clean run, prints the seed and writes JUnit XML', async () => {
-    const junit = join(await mkdtemp(join(tmpdir(), 'conformance-')), 'junit.xml');
-    const run = await runCli([
-      '--base-url',
-      server.apiUrl,
-      '--api-key',
-      first.key,
-      '--second-api-key',
-      second.key,
-      '--cases',
-      '3',
-      '--seed',
-      '99',
-      '--junit',
-      junit,
-    ]);
+    const { run, xml } = await inTempDir(async (dir) => {
+      const junit = join(dir, 'junit.xml');
+      const run = await runCli([
+        '--base-url',
+        server.apiUrl,
+        '--api-key',
+        first.key,
+        '--second-api-key',
+        second.key,
+        '--cases',
+        '3',
+        '--seed',
+        '99',
+        '--junit',
+        junit,
+      ]);
+      return { run, xml: await readFile(junit, 'utf8').catch(() => '') };
+    });
     expect(run.stdout).toContain('PASSED');
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/^seed 99$/m);
     expect(run.stdout).not.toContain(first.key);
-    const xml = await readFile(junit, 'utf8');
     expect(xml).toMatch(/^<\?xml/);
     expect(xml).toContain('<testsuite name="domains_store"');
     expect(xml).toContain('<testcase name="stateful_scenario" classname="domains"/>');
