@@ -113,8 +113,16 @@ describe('a consumer project', () => {
       join(project, config),
       JSON.stringify({ compilerOptions: { ...compilerOptions, ...resolution }, files: ['consumer.ts'] }),
     );
-    const result = await run(tsc, ['-p', config], { cwd: project, timeout: 60_000 }).catch((e) => e);
-    expect(`${result.stdout ?? ''}${result.stderr ?? ''}`).toBe('');
+    // The exit code too: a tsc that cannot start at all prints nothing either.
+    const result = await run(tsc, ['-p', config], { cwd: project, timeout: 60_000 }).then(
+      ({ stdout, stderr }) => ({ code: 0 as unknown, output: `${stdout}${stderr}` }),
+      (error) => ({
+        code: error.code as unknown,
+        output: `${error.stdout ?? ''}${error.stderr ?? ''}${error.message}`,
+      }),
+    );
+    expect(result.output).toBe('');
+    expect(result.code).toBe(0);
   });
 
   test('runs against the server: lists, creates, updates and deletes domains and spaces', async () => {
