@@ -1,6 +1,6 @@
 // A deliberately broken deployment for the conformance runner's own tests: a proxy in front of the real app
 // that plants one fault at a time (switched per test), so each must show up in the runner's report.
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export const FAULTS = [
@@ -51,7 +51,7 @@ function spaceName(contentType: string, body: string): string {
 /** `origin` is the real server's origin; `leakKey` is the key whose records the leaking show falls back to. */
 export async function startBrokenServer(origin: string, leakKey: string): Promise<BrokenServer> {
   const broken: BrokenServer = { apiUrl: '', fault: undefined, close: async () => {} };
-  const server = createServer(async (req, res) => {
+  const proxy = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readBody(req);
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
@@ -125,6 +125,14 @@ export async function startBrokenServer(origin: string, leakKey: string): Promis
 
     res.writeHead(status, out);
     res.end(status === 204 ? undefined : text);
+  };
+  const server = createServer((req, res) => {
+    // A failing proxy step (the real server gone, a body it cannot parse) answers 502, which the runner reports,
+    // instead of an unhandled rejection that leaves the request hanging until the runner's timeout.
+    proxy(req, res).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(`broken-server: ${String(error)}`);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   broken.apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
