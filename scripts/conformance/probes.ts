@@ -130,16 +130,16 @@ export async function probeOddIds(ctx: Context): Promise<void> {
     }
     const { input } = validRequestOf(ctx, operation);
     const exchange = await call(ctx, operation, { rawId: id, ...(input ? { input } : {}) });
-    // "1/" is another path, where the operation's documented answers do not apply.
+    const { status } = exchange.reply;
+    // "1/" is another path, where the operation's documented answers do not apply; no answer at all is no pass.
     if (!id.endsWith('/')) checkResponse(results, operation, exchange);
     else
       results.judge(
         operation.id,
         'no_server_error',
-        exchange.reply.status >= 500 ? `status ${exchange.reply.status}` : undefined,
+        status === 0 ? `no response: ${exchange.reply.error}` : status >= 500 ? `status ${status}` : undefined,
         exchange,
       );
-    const { status } = exchange.reply;
     results.judge(
       operation.id,
       'odd_ids',

@@ -1,6 +1,7 @@
 // The runner can fail: against a proxy that plants one fault at a time, each fault is reported under the check
 // that names it, with a curl line that reproduces it (the key shown as $API_KEY) and the response.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { curlOf } from '../../scripts/conformance/http.js';
 import type { CheckName } from '../../scripts/conformance/results.js';
@@ -147,6 +148,25 @@ describe('the broken server', () => {
     },
     60_000,
   );
+});
+
+describe('a target that does not answer', () => {
+  it('passes no check at all: no answer is never a pass', async () => {
+    // A port that was just free: nothing listens there, so every request is refused.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as { port: number };
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const result = await runConformance({
+      baseUrl: `http://127.0.0.1:${port}/api/v1`,
+      apiKey: 'key',
+      seed: 1,
+      cases: 2,
+    });
+    expect(result.passed).toBe(false);
+    expect(result.results.totals().pass).toBe(0);
+    expect(result.results.ofCheck('no_server_error').fail).toBeGreaterThan(0);
+  }, 60_000);
 });
 
 describe('the command line against the broken server', () => {
