@@ -18,9 +18,10 @@ const PREFLIGHT_MAX_AGE_SECONDS = '600';
 export function cors(spec: ApiSpec, origins: CorsOrigins): RequestHandler {
   return (req, res, next) => {
     const origin = req.get('origin');
+    // With a list, the answer depends on the Origin header whether or not it is allowed.
+    if (origins !== '*' && origins.length > 0) res.vary('Origin');
     if (!origin || (origins !== '*' && !origins.includes(origin))) return next();
 
-    res.vary('Origin');
     res.set('Access-Control-Allow-Origin', origins === '*' ? '*' : origin);
     const requestedMethod = req.get('access-control-request-method');
     if (req.method !== 'OPTIONS' || !requestedMethod) {

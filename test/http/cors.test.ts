@@ -101,6 +101,7 @@ describe('a list of origins', () => {
       headers: { Origin: 'https://evil.example', Authorization: `Bearer ${account.key}` },
     });
     expect(answer.headers.get('access-control-allow-origin')).toBeNull();
+    expect(answer.headers.get('vary')).toMatch(/Origin/);
     const response = await preflight(server, '/domains', 'GET', 'https://evil.example');
     expect(response.status).toBe(405);
     expect(response.headers.get('access-control-allow-origin')).toBeNull();
