@@ -185,7 +185,13 @@ describe('the command line against the broken server', () => {
         '--cases',
         '5',
       ],
-      { cwd: new URL('../..', import.meta.url).pathname, stdio: ['ignore', 'pipe', 'ignore'] },
+      // Killed at the test's own limit, so a hung run never outlives the test.
+      {
+        cwd: new URL('../..', import.meta.url).pathname,
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: 55_000,
+        killSignal: 'SIGKILL',
+      },
     );
     let stdout = '';
     child.stdout.on('data', (chunk) => {

@@ -130,6 +130,9 @@ function runCli(args: string[]): Promise<{ code: number | null; stdout: string; 
     const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/conformance/main.ts', ...args], {
       cwd: new URL('../..', import.meta.url).pathname,
       stdio: ['ignore', 'pipe', 'pipe'],
+      // A hung run is killed rather than left behind when its test times out.
+      timeout: 55_000,
+      killSignal: 'SIGKILL',
     });
     let stdout = '';
     let stderr = '';
