@@ -1,16 +1,9 @@
 // DELETE /domains/{id}: 204 with no body, the domain gone for good, and 404 for an id the account does not hold.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../support/file-server.js';
 import { countRows, rowOf, store, storeOk } from './helpers.js';
 
-let server: TestServer;
-let alice: TestAccount;
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-});
-afterAll(() => server.close());
+const { server, account: alice } = await serverForFile();
 
 const deleteDomain = (id: number) => alice.client.DELETE('/domains/{id}', { params: { path: { id } } });
 

@@ -1,17 +1,10 @@
 // The page URL rule of index_page and not_found_page, on store and on update: absolute http(s) URLs of at most
 // 2048 characters are kept as sent; an empty string (or JSON null) means no page; anything else is a 422.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../support/file-server.js';
 import { ENCODINGS, fieldsOf, METHODS, rowOf, store, storeOk, uniqueName, update } from './helpers.js';
 
-let server: TestServer;
-let alice: TestAccount;
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-});
-afterAll(() => server.close());
+const { server, account: alice } = await serverForFile();
 
 const FIELDS = ['index_page', 'not_found_page'] as const;
 const ORIGIN = 'https://example.com/';

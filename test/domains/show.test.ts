@@ -1,16 +1,9 @@
 // GET /domains/{id}: one domain of the account, and 404 for an id it does not hold.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../support/file-server.js';
 import { storeOk } from './helpers.js';
 
-let server: TestServer;
-let alice: TestAccount;
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-});
-afterAll(() => server.close());
+const { account: alice } = await serverForFile();
 
 describe('domains_show', () => {
   it('answers 200 with the domain as stored', async () => {

@@ -1,16 +1,9 @@
 // POST /domains: creating a domain from either encoding, its reply, and what a refused store leaves behind.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../support/file-server.js';
 import { countRows, ENCODINGS, fieldsOf, rowOf, store, TIMESTAMP, uniqueName } from './helpers.js';
 
-let server: TestServer;
-let alice: TestAccount;
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-});
-afterAll(() => server.close());
+const { server, account: alice } = await serverForFile();
 
 describe('domains_store', () => {
   it('creates a domain from a form body and answers 201 with Location', async () => {

@@ -1,19 +1,11 @@
 // Domain names are unique across the whole service: a second store of a name, in any spelling of it and by
 // any account, answers 409; of many concurrent stores of one name exactly one succeeds.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../support/file-server.js';
 import { countRows, type Encoding, rowOf, store } from './helpers.js';
 
-let server: TestServer;
-let alice: TestAccount;
-let bob: TestAccount;
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-  bob = await server.account('bob');
-});
-afterAll(() => server.close());
+const { server, account: alice } = await serverForFile();
+const bob = await server.account('bob');
 
 const CONFLICT = 'https://domain-space-service.dev/problems/conflict';
 

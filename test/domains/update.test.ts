@@ -1,16 +1,9 @@
 // PUT and PATCH /domains/{id}: both methods, both encodings; only sent fields change, name never does.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../support/file-server.js';
 import { backdate, ENCODINGS, fieldsOf, METHODS, PAST, rowOf, storeOk, TIMESTAMP, update } from './helpers.js';
 
-let server: TestServer;
-let alice: TestAccount;
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-});
-afterAll(() => server.close());
+const { server, account: alice } = await serverForFile();
 
 const PAGES = {
   index_page: 'https://shop.example.com/index.html',

@@ -1,17 +1,10 @@
 // List parameters the spec does not allow: each answers 422 naming the parameter, located in the query.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../support/file-server.js';
 import { fieldsOf, getRaw, resources, storeAll } from './resources.js';
 
-let server: TestServer;
-let alice: TestAccount;
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-  for (const resource of resources) await storeAll(resource, alice, [`param-${resource.resource}`]);
-});
-afterAll(() => server.close());
+const { server, account: alice } = await serverForFile();
+for (const resource of resources) await storeAll(resource, alice, [`param-${resource.resource}`]);
 
 const INVALID = [
   { query: 'per_page=7', field: 'per_page' },

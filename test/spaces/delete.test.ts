@@ -1,15 +1,8 @@
 // DELETE /spaces/{id}: deleting a space for good.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../support/file-server.js';
 
-let server: TestServer;
-let alice: TestAccount;
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-});
-afterAll(() => server.close());
+const { account: alice } = await serverForFile();
 
 async function storedSpaceId(name: string): Promise<number> {
   const { data } = await alice.client.POST('/spaces', { body: { name } });

@@ -1,15 +1,8 @@
 // GET /spaces/{id}: showing one space of the account.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../support/file-server.js';
 
-let server: TestServer;
-let alice: TestAccount;
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-});
-afterAll(() => server.close());
+const { account: alice } = await serverForFile();
 
 describe('spaces_show', () => {
   it('answers 200 with the space exactly as stored', async () => {

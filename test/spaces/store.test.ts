@@ -1,6 +1,6 @@
 // POST /spaces: creating a space from a form or JSON body, the colour default and range, the name rules.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../support/file-server.js';
 import {
   ACCEPTED_NAMES,
   ENCODINGS,
@@ -12,14 +12,7 @@ import {
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-let server: TestServer;
-let alice: TestAccount;
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-});
-afterAll(() => server.close());
+const { server, account: alice } = await serverForFile();
 
 describe('spaces_store', () => {
   it.each(ENCODINGS)('creates a space from a $encoding body and answers 201 with Location', async ({ via }) => {

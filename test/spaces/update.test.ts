@@ -1,7 +1,8 @@
 // PUT and PATCH /spaces/{id}: the same partial update under both methods, from a form or JSON body.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { components } from '../../generated/api.js';
-import { type ApiClient, startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { serverForFile } from '../support/file-server.js';
+import type { ApiClient } from '../support/server.js';
 import {
   ACCEPTED_NAMES,
   ENCODINGS,
@@ -16,14 +17,7 @@ type SpaceUpdate = components['schemas']['space-update'];
 
 const LONG_AGO = '2020-01-01T00:00:00.000Z';
 
-let server: TestServer;
-let alice: TestAccount;
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-});
-afterAll(() => server.close());
+const { server, account: alice } = await serverForFile();
 
 /** A new space whose timestamps lie in the past, so that a change of updated_at shows without waiting. */
 async function storedSpace(name = 'Marketing', color = 2): Promise<Space> {
