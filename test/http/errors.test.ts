@@ -1,29 +1,13 @@
 // Errors of the API as problem+json: bodies that cannot be read (400, 413, 415) and one example of every
 // error status, each with type, title, status, detail and the request id.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 import { expectProblem, rawRequest } from './problems.js';
-import { createRecord } from './records.js';
-import { operations, pathOf, type SpecOperation, validForm } from './spec-operations.js';
-
-let server: TestServer;
-let alice: TestAccount;
-let domainId: number;
-let spaceId: number;
+import { serverWithRecords } from './records.js';
+import { operations, pathOf, validForm } from './spec-operations.js';
 
 const FORM = 'application/x-www-form-urlencoded';
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-  domainId = await createRecord(alice, 'domains');
-  spaceId = await createRecord(alice, 'spaces');
-});
-afterAll(() => server.close());
-
-const auth = () => ({ Authorization: `Bearer ${alice.key}` });
-const recordIdOf = (operation: SpecOperation) => (operation.resource === 'domains' ? domainId : spaceId);
+const { server, alice, auth, recordIdOf } = await serverWithRecords();
 const LIMIT = 16 * 1024;
 const bodyOperations = operations
   .filter((op) => op.takesBody)

@@ -1,6 +1,7 @@
 // Seeding records through the API for tests whose subject is something else (auth, isolation).
+import { serverForFile } from '../support/file-server.js';
 import type { TestAccount } from '../support/server.js';
-import type { Resource } from './spec-operations.js';
+import type { Resource, SpecOperation } from './spec-operations.js';
 
 let created = 0;
 
@@ -15,4 +16,21 @@ export async function createRecord(account: TestAccount, resource: Resource, pre
     throw new Error(`seeding a record of ${resource} failed with ${response.response.status}`);
   }
   return response.data.data.id;
+}
+
+/** For a test file: its server, an account holding one domain and one space, and helpers to address them. */
+export async function serverWithRecords() {
+  const { server, account } = await serverForFile();
+  const ids: Record<Resource, number> = {
+    domains: await createRecord(account, 'domains'),
+    spaces: await createRecord(account, 'spaces'),
+  };
+  return {
+    server,
+    alice: account,
+    ids,
+    auth: () => ({ Authorization: `Bearer ${account.key}` }),
+    /** The id of the account's record that an operation on a single record addresses. */
+    recordIdOf: (operation: SpecOperation) => ids[operation.resource],
+  };
 }

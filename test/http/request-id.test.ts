@@ -1,20 +1,12 @@
 // X-Request-Id: every response carries one; a sane client id is echoed (and used as request_id), any other
 // is replaced by a new UUID.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../support/file-server.js';
 import { expectProblem, UUID } from './problems.js';
 import { createRecord } from './records.js';
 
-let server: TestServer;
-let alice: TestAccount;
-
 const FORM = 'application/x-www-form-urlencoded';
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-});
-afterAll(() => server.close());
+const { server, account: alice } = await serverForFile();
 
 const auth = () => ({ Authorization: `Bearer ${alice.key}` });
 

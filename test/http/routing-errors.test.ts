@@ -1,29 +1,13 @@
 // Requests the routing refuses before any handler runs: unknown paths (404), methods a path lacks (405 with
 // Allow), Accept headers that rule out JSON (406) and ids that are not ids.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 import { expectProblem, rawRequest } from './problems.js';
-import { createRecord } from './records.js';
+import { serverWithRecords } from './records.js';
 import { methodsOf, operations, pathOf, type SpecOperation, validForm } from './spec-operations.js';
 
-let server: TestServer;
-let alice: TestAccount;
-let domainId: number;
-let spaceId: number;
-
 const FORM = 'application/x-www-form-urlencoded';
-
-beforeAll(async () => {
-  server = await startServer();
-  alice = await server.account('alice');
-  domainId = await createRecord(alice, 'domains');
-  spaceId = await createRecord(alice, 'spaces');
-});
-afterAll(() => server.close());
-
-const auth = () => ({ Authorization: `Bearer ${alice.key}` });
-const recordIdOf = (operation: SpecOperation) => (operation.resource === 'domains' ? domainId : spaceId);
+const { server, alice, ids, auth, recordIdOf } = await serverWithRecords();
 
 describe('methods a path lacks (405)', () => {
   const CASES = [
@@ -162,7 +146,11 @@ describe('odd ids', () => {
   });
 
   it('left the records in place', async () => {
-    expect((await alice.client.GET('/domains/{id}', { params: { path: { id: domainId } } })).response.status).toBe(200);
-    expect((await alice.client.GET('/spaces/{id}', { params: { path: { id: spaceId } } })).response.status).toBe(200);
+    expect((await alice.client.GET('/domains/{id}', { params: { path: { id: ids.domains } } })).response.status).toBe(
+      200,
+    );
+    expect((await alice.client.GET('/spaces/{id}', { params: { path: { id: ids.spaces } } })).response.status).toBe(
+      200,
+    );
   });
 });
