@@ -2,37 +2,22 @@
 // sample does what it says against a running server, and every TypeScript sample (and the guide's) compiles
 // against the client under strict.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { spec } from '../support/contract.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { operations, type SpecOperation } from '../support/spec-operations.js';
 
 const run = promisify(execFile);
 const root = new URL('../..', import.meta.url).pathname;
 const SAMPLE_ORIGIN = 'http://127.0.0.1:3000';
 
-interface Sample {
-  lang: string;
-  label?: string;
-  source: string;
-}
-interface Operation {
-  operationId: string;
-  'x-codeSamples'?: Sample[];
-}
-
-const spec = parse(readFileSync(join(root, 'generated/openapi.yaml'), 'utf8')) as {
-  info: { description: string };
-  paths: Record<string, Record<string, Operation>>;
-};
-const operations = Object.values(spec.paths).flatMap((item) =>
-  Object.values(item).filter((op): op is Operation => typeof op === 'object' && op !== null && 'operationId' in op),
-);
-const sampleOf = (op: Operation, lang: string) => op['x-codeSamples']?.find((s) => s.lang === lang)?.source ?? '';
-const guideBlocks = [...spec.info.description.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+const sampleOf = (op: SpecOperation, lang: string) => op.codeSamples[lang] ?? '';
+const guide = (spec.document.info as { description: string }).description;
+const guideBlocks = [...guide.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
 
 describe('every operation', () => {
   it.each(operations.map((op) => [op.operationId, op] as const))('%s has a curl and a TypeScript sample', (_, op) => {
@@ -89,7 +74,7 @@ describe('the TypeScript samples', () => {
   }, 60_000);
 
   it('would fail a sample that breaks the client’s types (the check is real)', async () => {
-    const broken = sampleOf(operations.find((op) => op.operationId === 'domains_patch') as Operation, 'TypeScript');
+    const broken = sampleOf(operations.find((op) => op.operationId === 'domains_patch') as SpecOperation, 'TypeScript');
     const result = await typecheck({
       broken: `${broken}\nawait api.domains.update(1, { name: 'renamed.example' });\n`,
     });
@@ -111,7 +96,7 @@ describe('the curl samples, run against the service', () => {
 
   /** Runs a sample as pasted, pointed at this server with this account's key and, for one record, its id. */
   async function paste(operationId: string): Promise<string> {
-    const op = operations.find((each) => each.operationId === operationId) as Operation;
+    const op = operations.find((each) => each.operationId === operationId) as SpecOperation;
     const resource = operationId.split('_')[0] as string;
     let source = sampleOf(op, 'Shell').replaceAll(SAMPLE_ORIGIN, server.origin);
     if (ids[resource] !== undefined)

@@ -2,14 +2,14 @@
 // page `npm run docs` builds. Every operation of the spec renders, the store samples show the form body, and
 // the page logs no errors and sends no request off its origin. Saves test-results/docs.png for CI.
 // Without Chromium (a contributor's laptop) the tests are skipped with a message; under CI they fail instead.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { buildDocs } from '../../scripts/docs.js';
 import { startServer, type TestServer } from '../support/server.js';
+import { operations, type SpecOperation } from '../support/spec-operations.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -19,30 +19,6 @@ const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium && !process.env.CI) {
   console.warn(`docs-page.test.ts: skipped, no Chromium at ${CHROMIUM} (install Debian's chromium to run it).`);
 }
-
-interface Operation {
-  operationId: string;
-  summary: string;
-  tag: string;
-}
-
-/** Every operation of the bundled spec: the list the page must show, never written by hand. */
-function specOperations(): Operation[] {
-  const spec = parse(readFileSync(join(ROOT, 'generated', 'openapi.yaml'), 'utf8')) as {
-    paths: Record<string, Record<string, { operationId?: string; summary?: string; tags?: string[] }>>;
-  };
-  return Object.values(spec.paths).flatMap((item) =>
-    Object.values(item)
-      .filter((operation) => typeof operation?.operationId === 'string')
-      .map((operation) => ({
-        operationId: operation.operationId as string,
-        summary: operation.summary as string,
-        tag: operation.tags?.[0] as string,
-      })),
-  );
-}
-
-const operations = specOperations();
 
 describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
   let dir: string | undefined;
@@ -54,7 +30,7 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
   let page: Page;
 
   /** Opens the page at an operation (Redoc routes by hash: #/<tag>/<operationId>) and returns its section. */
-  async function openOperation({ tag, operationId }: Operation) {
+  async function openOperation({ tag, operationId }: SpecOperation) {
     await page.goto(`${server.origin}/docs#/${tag.toLowerCase()}/${operationId}`);
     const section = page.locator(`[id="${tag.toLowerCase()}/${operationId}"]`);
     await section.locator('h2').first().waitFor({ state: 'visible' });

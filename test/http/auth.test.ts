@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeKey } from '../../server/accounts/keys.js';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { operations, pathOf, type SpecOperation, validForm } from '../support/spec-operations.js';
 import { createRecord } from './records.js';
-import { operations, pathOf, type SpecOperation, validForm } from './spec-operations.js';
 
 let server: TestServer;
 let alice: TestAccount;

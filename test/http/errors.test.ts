@@ -2,9 +2,9 @@
 // error status, each with type, title, status, detail and the request id.
 import { describe, expect, it } from 'vitest';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
+import { operations, pathOf, validForm } from '../support/spec-operations.js';
 import { expectProblem, rawRequest } from './problems.js';
 import { serverWithRecords } from './records.js';
-import { operations, pathOf, validForm } from './spec-operations.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 const { server, alice, auth, recordIdOf } = await serverWithRecords();

@@ -2,8 +2,8 @@
 // tell another account's record from one that does not exist.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { operations, pathOf, type Resource, type SpecOperation } from '../support/spec-operations.js';
 import { createRecord } from './records.js';
-import { operations, pathOf, type Resource, type SpecOperation } from './spec-operations.js';
 
 let server: TestServer;
 let alice: TestAccount;

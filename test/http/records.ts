@@ -1,7 +1,7 @@
 // Seeding records through the API for tests whose subject is something else (auth, isolation).
 import { serverForFile } from '../support/file-server.js';
 import type { TestAccount } from '../support/server.js';
-import type { Resource, SpecOperation } from './spec-operations.js';
+import type { Resource, SpecOperation } from '../support/spec-operations.js';
 
 let created = 0;
 

@@ -1,6 +1,6 @@
 // The operations of the spec as plain data (method, path template, resource), so that tests walk the spec
 // instead of keeping a hand-written list that could fall behind it.
-import { spec } from '../support/contract.js';
+import { spec } from './contract.js';
 
 export type Resource = 'domains' | 'spaces';
 
@@ -15,13 +15,24 @@ export interface SpecOperation {
   onRecord: boolean;
   /** True when the operation documents a request body (store and update). */
   takesBody: boolean;
+  summary: string;
+  /** The operation's first tag, e.g. "Domains". */
+  tag: string;
+  /** The operation's x-codeSamples by language ("Shell", "TypeScript"). */
+  codeSamples: Record<string, string>;
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 export const operations: SpecOperation[] = Object.entries(spec.document.paths).flatMap(([template, item]) =>
   METHODS.filter((method) => item[method] !== undefined).map((method) => {
-    const operation = item[method] as { operationId: string; requestBody?: unknown };
+    const operation = item[method] as {
+      operationId: string;
+      requestBody?: unknown;
+      summary: string;
+      tags: string[];
+      'x-codeSamples'?: Array<{ lang: string; source: string }>;
+    };
     return {
       operationId: operation.operationId,
       method: method.toUpperCase(),
@@ -29,6 +40,9 @@ export const operations: SpecOperation[] = Object.entries(spec.document.paths).f
       resource: template.split('/')[1] as Resource,
       onRecord: template.includes('{id}'),
       takesBody: operation.requestBody !== undefined,
+      summary: operation.summary,
+      tag: operation.tags[0] as string,
+      codeSamples: Object.fromEntries((operation['x-codeSamples'] ?? []).map((s) => [s.lang, s.source])),
     };
   }),
 );
