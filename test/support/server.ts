@@ -2,6 +2,8 @@
 // `npm run test:postgres`), and makes accounts with typed clients for it.
 import type { AddressInfo } from 'node:net';
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
+// The client library's form encoding: undefined fields left out, null sent as an empty value.
+import { formBody } from '../../client/src/form-body.js';
 import type { paths } from '../../generated/api.js';
 import { issueKey } from '../../server/accounts/keys.js';
 import { createApp } from '../../server/app.js';
@@ -36,15 +38,6 @@ export interface TestServer {
   /** A raw request to a path of the origin; the response is checked against the spec like the client's. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
-}
-
-/** Form encoding for openapi-fetch: undefined fields are left out, null is sent as an empty value. */
-export function formBody(body: unknown): string {
-  const form = new URLSearchParams();
-  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-    if (value !== undefined) form.append(name, value === null ? '' : String(value));
-  }
-  return form.toString();
 }
 
 const contractCheck: Middleware = {
