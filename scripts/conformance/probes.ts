@@ -3,7 +3,7 @@
 import { type Context, call, credentialOf, is4xx, pool } from './context.js';
 import type { Input } from './inputs.js';
 import { limitation } from './profiles.js';
-import { checkResponse, documentedResponse } from './response-checks.js';
+import { checkNoServerError, checkResponse, documentedResponse } from './response-checks.js';
 import type { Operation } from './spec-model.js';
 
 export const ODD_IDS = [
@@ -133,13 +133,7 @@ export async function probeOddIds(ctx: Context): Promise<void> {
     const { status } = exchange.reply;
     // "1/" is another path, where the operation's documented answers do not apply; no answer at all is no pass.
     if (!id.endsWith('/')) checkResponse(results, operation, exchange);
-    else
-      results.judge(
-        operation.id,
-        'no_server_error',
-        status === 0 ? `no response: ${exchange.reply.error}` : status >= 500 ? `status ${status}` : undefined,
-        exchange,
-      );
+    else checkNoServerError(results, operation.id, exchange);
     results.judge(
       operation.id,
       'odd_ids',
