@@ -142,6 +142,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * Format: int64
          * @description Identifier of the record, a positive integer assigned by the service.
          * @example 42
          */
@@ -178,13 +179,25 @@ export interface components {
          *     request. `prev` and `next` are `null` at the ends.
          */
         "pagination-links": {
-            /** @example /api/v1/domains?per_page=10&page=1 */
+            /**
+             * Format: uri-reference
+             * @example /api/v1/domains?per_page=10&page=1
+             */
             first: string;
-            /** @example /api/v1/domains?per_page=10&page=3 */
+            /**
+             * Format: uri-reference
+             * @example /api/v1/domains?per_page=10&page=3
+             */
             last: string;
-            /** @example null */
+            /**
+             * Format: uri-reference
+             * @example null
+             */
             prev: string | null;
-            /** @example /api/v1/domains?per_page=10&page=2 */
+            /**
+             * Format: uri-reference
+             * @example /api/v1/domains?per_page=10&page=2
+             */
             next: string | null;
         };
         /**
@@ -192,12 +205,20 @@ export interface components {
          *     in the whole result, `null` when the page is empty. `last_page` is at least 1.
          */
         "pagination-meta": {
+            /** Format: int64 */
             current_page: number;
+            /** Format: int64 */
             last_page: number;
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             per_page: 10 | 25 | 50 | 100;
+            /** Format: int64 */
             total: number;
+            /** Format: int64 */
             from: number | null;
+            /** Format: int64 */
             to: number | null;
         };
         /** @description One page of the account's domains. */
@@ -213,7 +234,7 @@ export interface components {
              * @enum {string}
              */
             location: "body" | "query" | "path" | "header";
-            /** @description The field's name. */
+            /** @description The field's name, as sent (a request line or body is at most 16 KiB, so is a name). */
             field: string;
             /** @description What is wrong with it. */
             message: string;
@@ -221,13 +242,17 @@ export interface components {
         /** @description An error, in the form of RFC 9457 (Problem Details for HTTP APIs). */
         problem: {
             /**
-             * Format: uri
-             * @description A URI naming the kind of problem.
+             * Format: uri-reference
+             * @description A URI naming the kind of problem, relative to the service (`/problems/validation`). Compare it as a
+             *     string; opened, it leads to the kind's section of the API docs.
              */
             type: string;
             /** @description A short summary of the kind of problem; the same for every occurrence. */
             title: string;
-            /** @description The HTTP status code. */
+            /**
+             * Format: int32
+             * @description The HTTP status code.
+             */
             status: number;
             /** @description What went wrong with this request, for a person to read. */
             detail: string;
@@ -271,6 +296,7 @@ export interface components {
             not_found_page?: components["schemas"]["page-url"];
         };
         /**
+         * Format: int32
          * @description One of the six colours, numbered 1 to 6.
          * @example 3
          */
@@ -296,17 +322,14 @@ export interface components {
         /**
          * Format: space-name
          * @description 1–255 characters once leading and trailing white space is trimmed (the trimmed value is stored),
-         *     with no control characters.
+         *     with no control characters; at most 1024 characters as sent.
          * @example Marketing
          */
         "space-name": string;
         /** @description Fields of a new space. */
         "space-store": {
             name: components["schemas"]["space-name"];
-            /**
-             * @description Colour of the new space, 1 to 6; 1 when omitted.
-             * @default 1
-             */
+            /** @description Colour of the new space, 1 to 6; 1 when omitted. */
             color?: components["schemas"]["color"];
         };
         /** @description One space. */
@@ -320,10 +343,29 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description The request cannot be read: a body that does not parse (malformed JSON, a form with a bad %-escape), a
+         *     query string with a bad %-escape, or more than one `Authorization` header.
+         */
+        "bad-request": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["problem"];
+            };
+        };
         /** @description The API key is missing, malformed, unknown or revoked. */
         unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                 "WWW-Authenticate": components["headers"]["www-authenticate"];
                 [name: string]: unknown;
             };
@@ -335,6 +377,9 @@ export interface components {
         "not-acceptable": {
             headers: {
                 "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -345,6 +390,26 @@ export interface components {
         unprocessable: {
             headers: {
                 "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["problem"];
+            };
+        };
+        /**
+         * @description Too many requests: this API key used up its quota for the current window (`RateLimit-Policy` says which), or
+         *     this client address sent too many requests with a missing or wrong key. Wait `Retry-After` seconds.
+         */
+        "too-many-requests": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Retry-After": components["headers"]["retry-after"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -355,26 +420,26 @@ export interface components {
         "internal-error": {
             headers: {
                 "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                 [name: string]: unknown;
             };
             content: {
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
-        /** @description The body cannot be parsed (for example, malformed JSON or a bad character encoding). */
-        "bad-request": {
-            headers: {
-                "X-Request-Id": components["headers"]["request-id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["problem"];
-            };
-        };
-        /** @description A domain of this name already exists (in any account). */
+        /**
+         * @description A domain of this name already exists (in any account), or a request with the same `Idempotency-Key` is still
+         *     running (retry a little later to get its answer).
+         */
         conflict: {
             headers: {
+                "Idempotent-Replayed": components["headers"]["idempotent-replayed"];
                 "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -385,6 +450,9 @@ export interface components {
         "content-too-large": {
             headers: {
                 "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -395,6 +463,9 @@ export interface components {
         "unsupported-media-type": {
             headers: {
                 "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -404,7 +475,11 @@ export interface components {
         /** @description The domain. */
         domain: {
             headers: {
+                ETag: components["headers"]["etag"];
                 "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -423,10 +498,39 @@ export interface components {
                 "application/json": components["schemas"]["domain-resource"];
             };
         };
+        /** @description The copy named in `If-None-Match` is still current. The response has no body. */
+        "not-modified": {
+            headers: {
+                ETag: components["headers"]["etag"];
+                "X-Request-Id": components["headers"]["request-id"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description No record with this id exists in the account (another account's records answer the same). */
         "not-found": {
             headers: {
                 "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["problem"];
+            };
+        };
+        /**
+         * @description `If-Match` names no current version of the record: someone changed it since you read it (or the tag is
+         *     not one of ours). Nothing was changed; read the record again, reapply your change, and send the new ETag.
+         */
+        "precondition-failed": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -437,14 +541,34 @@ export interface components {
         "no-content": {
             headers: {
                 "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                 [name: string]: unknown;
             };
             content?: never;
         };
+        /** @description A request with the same `Idempotency-Key` is still running; retry a little later to get its answer. */
+        "idempotency-in-progress": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["problem"];
+            };
+        };
         /** @description The space. */
         space: {
             headers: {
+                ETag: components["headers"]["etag"];
                 "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -467,7 +591,7 @@ export interface components {
         /**
          * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
          *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
-         *     `%20` or `+`.
+         *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
          * @example shop
          */
         search: string;
@@ -493,15 +617,50 @@ export interface components {
          */
         "per-page": 10 | 25 | 50 | 100;
         /**
-         * @description The page to return, from 1. A page past the end is an empty page with true `meta`.
+         * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
+         *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
          * @example 2
          */
         page: number;
+        /**
+         * @description Walk the list by cursor instead of by page number: the records that follow the position this cursor marks,
+         *     in the order `sort_by` and `sort` give. Send it empty (`after=`) for the first page of a walk, then follow
+         *     `links.next`, which carries the next cursor (`null` after the last record). A cursor page costs the same at
+         *     any depth, and a walk neither repeats nor skips a record when others are created or deleted meanwhile.
+         *     The value is opaque: take it from `links.next`, never build it. Cannot be combined with `page` (`422`), and
+         *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
+         *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
+         *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
+         * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
+         */
+        after: string;
+        /**
+         * @description Makes the create safe to retry. A unique value per intended create (a UUID is a good choice), 1–255
+         *     printable ASCII characters. The first request's status and body are saved for 24 hours; a repeat with the
+         *     same key and the same payload gets them again, with `Idempotent-Replayed: true`, and creates nothing. The
+         *     same key with another payload answers `422`; a repeat while the first is still running answers `409`. Keys
+         *     belong to the account; a request that fails validation does not use its key up.
+         * @example 2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21
+         */
+        "idempotency-key": string;
         /**
          * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
          * @example 42
          */
         id: components["schemas"]["id"];
+        /**
+         * @description The ETags of copies you already hold (comma-separated), or `*`. When the record's current ETag is among
+         *     them, the answer is `304` with no body, so a copy that is still current costs no transfer.
+         * @example "42.3"
+         */
+        "if-none-match": string;
+        /**
+         * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
+         *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
+         *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+         * @example "42.3"
+         */
+        "if-match": string;
     };
     requestBodies: {
         /** @description The new domain, as a form (documented) or as JSON. */
@@ -582,6 +741,7 @@ export interface components {
         };
     };
     headers: {
+        "Access-Control-Allow-Origin": unknown;
         /**
          * @description Identifier of the request, also in error bodies as `request_id`. A client may send its own
          *     `X-Request-Id` (1–128 characters of letters, digits, `.`, `_`, `-`); otherwise the service makes one.
@@ -589,15 +749,56 @@ export interface components {
          */
         "request-id": string;
         /**
+         * @description How much of the rate-limit quota is left, as the IETF RateLimit header field
+         *     ([draft-ietf-httpapi-ratelimit-headers-08](https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/)):
+         *     the policy's name, `r` the requests left in the current window and `t` the seconds until the window resets.
+         *     Authenticated requests are counted per API key (policy `api-key`); a response given before a key was
+         *     accepted (a `401`, an unknown path) shows the client address's budget of failed authentications
+         *     (policy `failed-auth`). Sent whenever the deployment limits requests (the operator can turn it off).
+         * @example "api-key"; r=599; t=60
+         */
+        ratelimit: string;
+        /**
+         * @description The rate-limit policy that applies, as the IETF RateLimit-Policy header field
+         *     ([draft-ietf-httpapi-ratelimit-headers-08](https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/)):
+         *     the policy's name, `q` the requests allowed per window, `w` the window in seconds, and `pk` an opaque
+         *     partition key (a hash of the API key or address counted). Sent whenever the deployment limits requests.
+         * @example "api-key"; q=600; w=60; pk=:ZTNiMGM0NDI5OGZj:
+         */
+        "ratelimit-policy": string;
+        /**
+         * @description Sent when the request carries an `Origin` the service allows (`CORS_ORIGINS`): `*` when any origin may call
+         *     the API, else that origin. Browser pages of other origins can read the answer only with it.
+         * @example *
+         */
+        "access-control-allow-origin": string;
+        /**
          * @description The authentication scheme the service expects.
          * @example Bearer realm="domain-space-service", error="invalid_token"
          */
         "www-authenticate": string;
         /**
-         * @description Path of the created record.
+         * @description Seconds to wait before sending another request; the current rate-limit window ends then.
+         * @example 42
+         */
+        "retry-after": string;
+        /**
+         * @description Path of the created domain.
          * @example /api/v1/domains/42
          */
         location: string;
+        /**
+         * @description Strong entity tag of the record's current version: `"<id>.<version>"`, where the version starts at 1 and
+         *     goes up by one with every change. Treat it as opaque; send it back in `If-Match` or `If-None-Match`.
+         * @example "42.3"
+         */
+        etag: string;
+        /**
+         * @description `true` when this answer is the saved answer of an earlier request with the same `Idempotency-Key`, replayed
+         *     (nothing was created this time). Absent on the first answer.
+         * @example true
+         */
+        "idempotent-replayed": "true";
     };
     pathItems: never;
 }
@@ -609,7 +810,7 @@ export interface operations {
                 /**
                  * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
                  *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
-                 *     `%20` or `+`.
+                 *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
                  * @example shop
                  */
                 search?: components["parameters"]["search"];
@@ -635,10 +836,23 @@ export interface operations {
                  */
                 per_page?: components["parameters"]["per-page"];
                 /**
-                 * @description The page to return, from 1. A page past the end is an empty page with true `meta`.
+                 * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
+                 *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
                  * @example 2
                  */
                 page?: components["parameters"]["page"];
+                /**
+                 * @description Walk the list by cursor instead of by page number: the records that follow the position this cursor marks,
+                 *     in the order `sort_by` and `sort` give. Send it empty (`after=`) for the first page of a walk, then follow
+                 *     `links.next`, which carries the next cursor (`null` after the last record). A cursor page costs the same at
+                 *     any depth, and a walk neither repeats nor skips a record when others are created or deleted meanwhile.
+                 *     The value is opaque: take it from `links.next`, never build it. Cannot be combined with `page` (`422`), and
+                 *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
+                 *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
+                 *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
+                 * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
+                 */
+                after?: components["parameters"]["after"];
             };
             header?: never;
             path?: never;
@@ -650,22 +864,37 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["request-id"];
+                    RateLimit: components["headers"]["ratelimit"];
+                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["domain-collection"];
                 };
             };
+            400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
         };
     };
     domains_store: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A unique value per intended create (a UUID is a good choice), 1–255
+                 *     printable ASCII characters. The first request's status and body are saved for 24 hours; a repeat with the
+                 *     same key and the same payload gets them again, with `Idempotent-Replayed: true`, and creates nothing. The
+                 *     same key with another payload answers `422`; a repeat while the first is still running answers `409`. Keys
+                 *     belong to the account; a request that fails validation does not use its key up.
+                 * @example 2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency-key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -675,7 +904,12 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["location"];
+                    ETag: components["headers"]["etag"];
+                    "Idempotent-Replayed": components["headers"]["idempotent-replayed"];
                     "X-Request-Id": components["headers"]["request-id"];
+                    RateLimit: components["headers"]["ratelimit"];
+                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -701,13 +935,21 @@ export interface operations {
             413: components["responses"]["content-too-large"];
             415: components["responses"]["unsupported-media-type"];
             422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
         };
     };
     domains_show: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The ETags of copies you already hold (comma-separated), or `*`. When the record's current ETag is among
+                 *     them, the answer is `304` with no body, so a copy that is still current costs no transfer.
+                 * @example "42.3"
+                 */
+                "If-None-Match"?: components["parameters"]["if-none-match"];
+            };
             path: {
                 /**
                  * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
@@ -720,17 +962,28 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["domain"];
+            304: components["responses"]["not-modified"];
+            400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
         };
     };
     domains_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
+                 *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
+                 *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+                 * @example "42.3"
+                 */
+                "If-Match"?: components["parameters"]["if-match"];
+            };
             path: {
                 /**
                  * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
@@ -742,21 +995,56 @@ export interface operations {
         };
         requestBody?: components["requestBodies"]["domain-update"];
         responses: {
-            200: components["responses"]["domain"];
+            /** @description The domain, as updated. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["etag"];
+                    "X-Request-Id": components["headers"]["request-id"];
+                    RateLimit: components["headers"]["ratelimit"];
+                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 42,
+                     *         "name": "shop.example.com",
+                     *         "index_page": "https://shop.example.com/home.html",
+                     *         "not_found_page": null,
+                     *         "created_at": "2026-11-21T06:07:49.123Z",
+                     *         "updated_at": "2026-11-22T09:15:02.456Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["domain-resource"];
+                };
+            };
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
+            412: components["responses"]["precondition-failed"];
             413: components["responses"]["content-too-large"];
             415: components["responses"]["unsupported-media-type"];
             422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
         };
     };
     domains_delete: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
+                 *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
+                 *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+                 * @example "42.3"
+                 */
+                "If-Match"?: components["parameters"]["if-match"];
+            };
             path: {
                 /**
                  * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
@@ -769,17 +1057,28 @@ export interface operations {
         requestBody?: never;
         responses: {
             204: components["responses"]["no-content"];
+            400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
+            412: components["responses"]["precondition-failed"];
             422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
         };
     };
     domains_patch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
+                 *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
+                 *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+                 * @example "42.3"
+                 */
+                "If-Match"?: components["parameters"]["if-match"];
+            };
             path: {
                 /**
                  * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
@@ -791,14 +1090,41 @@ export interface operations {
         };
         requestBody?: components["requestBodies"]["domain-update"];
         responses: {
-            200: components["responses"]["domain"];
+            /** @description The domain, as updated. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["etag"];
+                    "X-Request-Id": components["headers"]["request-id"];
+                    RateLimit: components["headers"]["ratelimit"];
+                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 42,
+                     *         "name": "shop.example.com",
+                     *         "index_page": "https://shop.example.com/welcome.html",
+                     *         "not_found_page": "https://shop.example.com/missing.html",
+                     *         "created_at": "2026-11-21T06:07:49.123Z",
+                     *         "updated_at": "2026-11-22T09:15:02.456Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["domain-resource"];
+                };
+            };
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
+            412: components["responses"]["precondition-failed"];
             413: components["responses"]["content-too-large"];
             415: components["responses"]["unsupported-media-type"];
             422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
         };
     };
@@ -808,7 +1134,7 @@ export interface operations {
                 /**
                  * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
                  *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
-                 *     `%20` or `+`.
+                 *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
                  * @example shop
                  */
                 search?: components["parameters"]["search"];
@@ -834,10 +1160,23 @@ export interface operations {
                  */
                 per_page?: components["parameters"]["per-page"];
                 /**
-                 * @description The page to return, from 1. A page past the end is an empty page with true `meta`.
+                 * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
+                 *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
                  * @example 2
                  */
                 page?: components["parameters"]["page"];
+                /**
+                 * @description Walk the list by cursor instead of by page number: the records that follow the position this cursor marks,
+                 *     in the order `sort_by` and `sort` give. Send it empty (`after=`) for the first page of a walk, then follow
+                 *     `links.next`, which carries the next cursor (`null` after the last record). A cursor page costs the same at
+                 *     any depth, and a walk neither repeats nor skips a record when others are created or deleted meanwhile.
+                 *     The value is opaque: take it from `links.next`, never build it. Cannot be combined with `page` (`422`), and
+                 *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
+                 *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
+                 *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
+                 * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
+                 */
+                after?: components["parameters"]["after"];
             };
             header?: never;
             path?: never;
@@ -849,22 +1188,37 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["request-id"];
+                    RateLimit: components["headers"]["ratelimit"];
+                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["space-collection"];
                 };
             };
+            400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
         };
     };
     spaces_store: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A unique value per intended create (a UUID is a good choice), 1–255
+                 *     printable ASCII characters. The first request's status and body are saved for 24 hours; a repeat with the
+                 *     same key and the same payload gets them again, with `Idempotent-Replayed: true`, and creates nothing. The
+                 *     same key with another payload answers `422`; a repeat while the first is still running answers `409`. Keys
+                 *     belong to the account; a request that fails validation does not use its key up.
+                 * @example 2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency-key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -873,8 +1227,17 @@ export interface operations {
             /** @description The space was created. */
             201: {
                 headers: {
-                    Location: components["headers"]["location"];
+                    /**
+                     * @description Path of the created space.
+                     * @example /api/v1/spaces/7
+                     */
+                    Location: string;
+                    ETag: components["headers"]["etag"];
+                    "Idempotent-Replayed": components["headers"]["idempotent-replayed"];
                     "X-Request-Id": components["headers"]["request-id"];
+                    RateLimit: components["headers"]["ratelimit"];
+                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -895,16 +1258,25 @@ export interface operations {
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
             406: components["responses"]["not-acceptable"];
+            409: components["responses"]["idempotency-in-progress"];
             413: components["responses"]["content-too-large"];
             415: components["responses"]["unsupported-media-type"];
             422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
         };
     };
     spaces_show: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The ETags of copies you already hold (comma-separated), or `*`. When the record's current ETag is among
+                 *     them, the answer is `304` with no body, so a copy that is still current costs no transfer.
+                 * @example "42.3"
+                 */
+                "If-None-Match"?: components["parameters"]["if-none-match"];
+            };
             path: {
                 /**
                  * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
@@ -917,17 +1289,28 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["space"];
+            304: components["responses"]["not-modified"];
+            400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
         };
     };
     spaces_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
+                 *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
+                 *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+                 * @example "42.3"
+                 */
+                "If-Match"?: components["parameters"]["if-match"];
+            };
             path: {
                 /**
                  * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
@@ -939,21 +1322,55 @@ export interface operations {
         };
         requestBody?: components["requestBodies"]["space-update"];
         responses: {
-            200: components["responses"]["space"];
+            /** @description The space, as updated. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["etag"];
+                    "X-Request-Id": components["headers"]["request-id"];
+                    RateLimit: components["headers"]["ratelimit"];
+                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 7,
+                     *         "name": "Sales",
+                     *         "color": 5,
+                     *         "created_at": "2026-11-21T06:07:49.123Z",
+                     *         "updated_at": "2026-11-22T09:15:02.456Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["space-resource"];
+                };
+            };
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
+            412: components["responses"]["precondition-failed"];
             413: components["responses"]["content-too-large"];
             415: components["responses"]["unsupported-media-type"];
             422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
         };
     };
     spaces_delete: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
+                 *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
+                 *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+                 * @example "42.3"
+                 */
+                "If-Match"?: components["parameters"]["if-match"];
+            };
             path: {
                 /**
                  * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
@@ -966,17 +1383,28 @@ export interface operations {
         requestBody?: never;
         responses: {
             204: components["responses"]["no-content"];
+            400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
+            412: components["responses"]["precondition-failed"];
             422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
         };
     };
     spaces_patch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
+                 *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
+                 *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+                 * @example "42.3"
+                 */
+                "If-Match"?: components["parameters"]["if-match"];
+            };
             path: {
                 /**
                  * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
@@ -988,14 +1416,40 @@ export interface operations {
         };
         requestBody?: components["requestBodies"]["space-update"];
         responses: {
-            200: components["responses"]["space"];
+            /** @description The space, as updated. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["etag"];
+                    "X-Request-Id": components["headers"]["request-id"];
+                    RateLimit: components["headers"]["ratelimit"];
+                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 7,
+                     *         "name": "Marketing",
+                     *         "color": 5,
+                     *         "created_at": "2026-11-21T06:07:49.123Z",
+                     *         "updated_at": "2026-11-22T09:15:02.456Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["space-resource"];
+                };
+            };
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
+            412: components["responses"]["precondition-failed"];
             413: components["responses"]["content-too-large"];
             415: components["responses"]["unsupported-media-type"];
             422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
         };
     };
