@@ -1,27 +1,39 @@
 // Builds the Express app without listening. One request path:
-//   request id -> route (404/405) -> API key (401) -> Accept (406) -> body (415/413/400)
-//   -> express-openapi-validator (422) -> handler -> repository; anything thrown -> problem+json.
+//   request id -> its log line and metrics (written once answered) -> security headers -> request target (400)
+//   -> route (404/405) -> API key (401, or 429 for an address with too many of them) -> rate limit per key (429)
+//   -> Accept (406) -> body (415/413/400) -> express-openapi-validator (422)
+//   -> idempotency key (replay, 409, 422) -> handler -> repository; anything thrown -> problem+json.
 import express, { type Express } from 'express';
-import { sql } from 'kysely';
+import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';
-import { domainFormats } from './domains/fields.js';
-import { domainHandlers } from './domains/handlers.js';
-import { domainRepository } from './domains/repository.js';
-import { requireApiKey } from './http/auth.js';
+import { sql } from './db/kysely.js';
+import { domains } from './domains/index.js';
+import { type KeyCheck, requireApiKey } from './http/auth.js';
 import { readBody } from './http/body.js';
 import { type CorsOrigins, cors } from './http/cors.js';
+import { cursorFormats } from './http/cursor.js';
 import { DOCS_PAGE, docsPage, docsSlash } from './http/docs.js';
 import { notFoundOutsideApi, problemHandler, reportPendingErrors } from './http/errors.js';
-import { dispatch, type Handlers } from './http/operations.js';
+import { type Metrics, metricsEndpoint } from './http/metrics.js';
+import { dispatch } from './http/operations.js';
 import { HttpProblem } from './http/problem.js';
+import { problemTypePage } from './http/problem-types.js';
+import { type RateLimitSettings, rateLimits, type TrustProxy } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
+import { requestLog } from './http/request-log.js';
+import { readRequestTarget } from './http/request-target.js';
 import { requireJsonAcceptable, routeToOperation } from './http/routing.js';
+import { securityHeaders } from './http/security-headers.js';
+import { specDocument } from './http/served-origin.js';
 import { createValidator } from './http/validation.js';
+import { idempotentCreates } from './idempotency/runner.js';
 import { createLogger, type Logger } from './logger.js';
-import { spaceFormats } from './spaces/fields.js';
-import { spaceHandlers } from './spaces/handlers.js';
-import { spaceRepository } from './spaces/repository.js';
+import { registerResources } from './resource.js';
+import { spaces } from './spaces/index.js';
 import { ApiSpec } from './spec.js';
+
+/** The resource modules, one line each; together they must handle every operation of the spec. */
+export const RESOURCES = [domains, spaces] as const;
 
 export interface AppDeps {
   db: Database;
@@ -33,6 +45,20 @@ export interface AppDeps {
   corsOrigins?: CorsOrigins;
   /** The API reference page that `npm run docs` builds, served at /docs. */
   docsFile?: string;
+  /** Whether the service is draining (server/lifecycle.ts): /readyz then answers 503. */
+  isDraining?: () => boolean;
+  /** Strict-Transport-Security max-age; 0 (the default) sends none. */
+  hstsMaxAgeSeconds?: number;
+  /** Quotas per API key and per address (for failed authentication); none unless given. */
+  rateLimit?: RateLimitSettings;
+  /** Which proxies' X-Forwarded-For gives the client's address (Express's `trust proxy`); none by default. */
+  trustProxy?: TrustProxy;
+  /** Request counts and latencies (Prometheus); none are kept without it. */
+  metrics?: Metrics;
+  /** Serves `metrics` at /metrics on this app, to `Authorization: Bearer <metricsToken>` only. */
+  metricsToken?: string;
+  /** How a bearer token becomes an account: the API keys in `db` by default (the sandbox has its own). */
+  keyCheck?: KeyCheck;
 }
 
 export async function createApp({
@@ -42,26 +68,41 @@ export async function createApp({
   validateResponses = false,
   corsOrigins = '*',
   docsFile = DOCS_PAGE,
+  isDraining = () => false,
+  hstsMaxAgeSeconds = 0,
+  rateLimit = {},
+  trustProxy = false,
+  metrics,
+  metricsToken,
+  keyCheck = cachedAuthenticator(db),
 }: AppDeps): Promise<Express> {
-  const formats = { ...domainFormats, ...spaceFormats };
-  const handlers: Handlers = { ...domainHandlers(domainRepository(db)), ...spaceHandlers(spaceRepository(db)) };
+  // Handlers on any connection: the app's, or the transaction of an idempotent create.
+  const handlersOn = (on: Database) => registerResources(on, RESOURCES).handlers;
+  // The resource modules' field formats, and the list cursor's that every list shares.
+  const formats = { ...registerResources(db, RESOURCES).formats, ...cursorFormats };
 
   const app = express();
   app.disable('x-powered-by');
   // Express's own last-resort handler prints stack traces unless its env is "production".
   app.set('env', 'production');
-  // No ETags: a 304 is not in the contract, and conditional requests are not offered (yet).
+  // Express's own ETags (a hash of each body) are off: the handlers send the record's ETag (id and version).
   app.set('etag', false);
   // "/API/V1/domains" must not slip past the validator, which matches paths case-sensitively.
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
   app.set('query parser', 'simple');
+  app.set('trust proxy', trustProxy);
 
-  app.use(requestId(logger));
+  app.use(requestId());
+  app.use(requestLog(logger));
+  if (metrics) app.use(metrics.observe);
+  app.use(securityHeaders({ hstsMaxAgeSeconds }));
+  app.use(readRequestTarget);
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
+    if (isDraining()) throw new HttpProblem(503, 'draining', 'The service is shutting down.');
     try {
       await sql`select 1`.execute(db);
     } catch {
@@ -69,14 +110,12 @@ export async function createApp({
     }
     res.json({ status: 'ready' });
   });
-  app.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(spec.json);
-  });
-  app.get('/openapi.yaml', (_req, res) => {
-    res.type('application/yaml').send(spec.yaml);
-  });
-  app.get('/docs', docsPage(docsFile));
+  app.get('/openapi.json', specDocument(spec, 'json'));
+  app.get('/openapi.yaml', specDocument(spec, 'yaml'));
+  app.get('/docs', docsPage(docsFile, spec.basePath));
   app.get('/docs/', docsSlash);
+  if (metrics && metricsToken) app.get('/metrics', metricsEndpoint(metrics, metricsToken));
+  app.get('/problems/:kind', problemTypePage(spec));
 
   const api = express.Router({ caseSensitive: true, strict: true });
   api.use((_req, res, next) => {
@@ -84,12 +123,13 @@ export async function createApp({
     res.set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
     next();
   });
-  api.use(cors(spec, corsOrigins), routeToOperation(spec), requireApiKey(db), requireJsonAcceptable, ...readBody());
+  api.use(cors(spec, corsOrigins), routeToOperation(spec), requireApiKey(keyCheck));
+  api.use(...rateLimits(rateLimit, logger), requireJsonAcceptable, ...readBody());
   app.use(spec.basePath, api);
   app.use(await createValidator(app, spec, formats, validateResponses));
-  app.use(spec.basePath, reportPendingErrors, dispatch(handlers));
+  app.use(spec.basePath, reportPendingErrors, dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)));
 
-  app.use(notFoundOutsideApi);
+  app.use(notFoundOutsideApi(spec));
   app.use(problemHandler(spec, formats, logger));
   return app;
 }

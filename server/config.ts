@@ -1,6 +1,10 @@
 // Configuration from the environment, checked as a whole: every problem is reported at once.
+import { parseWorkers } from './cluster.js';
 import { parseDatabaseUrl } from './db/database.js';
+import { defaultFirstKeyFile } from './first-key.js';
 import { type CorsOrigins, parseCorsOrigins } from './http/cors.js';
+import { parseQuota, parseTrustProxy, type Quota, type TrustProxy } from './http/rate-limit.js';
+import type { ConnectionLimits } from './lifecycle.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 
 export interface Config {
@@ -9,6 +13,27 @@ export interface Config {
   databaseUrl: string;
   logLevel: LogLevel;
   corsOrigins: CorsOrigins;
+  /** Connection limits and the drain on SIGTERM/SIGINT (server/lifecycle.ts), in milliseconds. */
+  limits: ConnectionLimits;
+  /** Strict-Transport-Security max-age in seconds; 0 sends no HSTS header (server/http/security-headers.ts). */
+  hstsMaxAgeSeconds: number;
+  /** Requests per API key and window; undefined when `off`. */
+  rateLimit: Quota | undefined;
+  /** Requests with a missing or wrong key per client address and window; undefined when `off`. */
+  authFailureLimit: Quota | undefined;
+  /** Where rate-limit counters are shared between processes; undefined: in each process's memory. */
+  redisUrl: string | undefined;
+  /** Prepended to the counters' keys in Redis, so that deployments can share one Redis. */
+  redisPrefix: string;
+  trustProxy: TrustProxy;
+  /** Processes serving the port (server/cluster.ts). */
+  workers: number;
+  /** Where the first start writes the first API key when stdout is not a terminal. */
+  firstKeyFile: string;
+  /** A port of its own for GET /metrics (Prometheus); off when undefined. */
+  metricsPort?: number;
+  /** Serves GET /metrics on the service's port to this bearer token; off when undefined. */
+  metricsToken?: string;
 }
 
 export const DEFAULTS = {
@@ -17,6 +42,17 @@ export const DEFAULTS = {
   DATABASE_URL: 'sqlite:data/domain-space.sqlite',
   LOG_LEVEL: 'info',
   CORS_ORIGINS: '*',
+  HEADERS_TIMEOUT_S: '10',
+  REQUEST_TIMEOUT_S: '30',
+  IDLE_TIMEOUT_S: '5',
+  SHUTDOWN_GRACE_S: '10',
+  HSTS_MAX_AGE_S: '0',
+  RATE_LIMIT: '600/60',
+  AUTH_FAILURE_LIMIT: '20/60',
+  REDIS_URL: '',
+  REDIS_PREFIX: 'dss:rl:',
+  TRUST_PROXY: 'off',
+  WORKERS: '1',
 } as const;
 
 export class ConfigError extends Error {
@@ -46,6 +82,71 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const corsOrigins = parseCorsOrigins(value('CORS_ORIGINS'));
   if (!Array.isArray(corsOrigins) && typeof corsOrigins === 'object') problems.push(corsOrigins.error);
 
+  // Seconds, fractions allowed ("0.5"): limits are tuned in tests and by operators alike.
+  const seconds = (name: keyof typeof DEFAULTS, { zero = false, max = 86_400 } = {}) => {
+    const text = value(name);
+    const parsed = Number(text);
+    if (!/^\d+(\.\d+)?$/.test(text) || parsed > max || (!zero && parsed === 0)) {
+      problems.push(`${name} must be a number of seconds ${zero ? 'from 0' : 'above 0'} to ${max} (got "${text}")`);
+    }
+    return parsed;
+  };
+  const limits: ConnectionLimits = {
+    headersTimeoutMs: seconds('HEADERS_TIMEOUT_S') * 1000,
+    requestTimeoutMs: seconds('REQUEST_TIMEOUT_S') * 1000,
+    idleTimeoutMs: seconds('IDLE_TIMEOUT_S') * 1000,
+    shutdownGraceMs: seconds('SHUTDOWN_GRACE_S') * 1000,
+  };
+  // Node refuses a headers limit above the whole-request limit.
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    problems.push('HEADERS_TIMEOUT_S must not be above REQUEST_TIMEOUT_S');
+  }
+  const hstsMaxAgeSeconds = seconds('HSTS_MAX_AGE_S', { zero: true, max: 63_072_000 });
+
+  const quota = (name: 'RATE_LIMIT' | 'AUTH_FAILURE_LIMIT') => {
+    const parsed = parseQuota(name, value(name));
+    if (typeof parsed === 'object' && 'error' in parsed) problems.push(parsed.error);
+    return typeof parsed === 'object' && 'limit' in parsed ? parsed : undefined;
+  };
+  const rateLimit = quota('RATE_LIMIT');
+  const authFailureLimit = quota('AUTH_FAILURE_LIMIT');
+  const redisUrl = value('REDIS_URL').trim() || undefined;
+  if (redisUrl && !/^rediss?:\/\/./.test(redisUrl)) {
+    problems.push(`REDIS_URL must be redis://host:port or rediss://host:port (got "${redisUrl}")`);
+  }
+  const trustProxy = parseTrustProxy(value('TRUST_PROXY'));
+  if (typeof trustProxy === 'object' && 'error' in trustProxy) problems.push(trustProxy.error);
+
+  const workers = parseWorkers(value('WORKERS'));
+  if (typeof workers === 'object') problems.push(workers.error);
+
+  const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined;
+  if (env.METRICS_PORT && (!/^\d+$/.test(env.METRICS_PORT) || Number(env.METRICS_PORT) > 65535)) {
+    problems.push(`METRICS_PORT must be an integer from 0 to 65535 (got "${env.METRICS_PORT}")`);
+  }
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
+    problems.push('METRICS_TOKEN must be at least 16 printable characters without spaces');
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, logLevel, corsOrigins: corsOrigins as CorsOrigins };
+  const firstKeyFile = env.FIRST_KEY_FILE || defaultFirstKeyFile(databaseUrl);
+  return {
+    port,
+    host,
+    databaseUrl,
+    logLevel,
+    corsOrigins: corsOrigins as CorsOrigins,
+    limits,
+    hstsMaxAgeSeconds,
+    rateLimit,
+    authFailureLimit,
+    redisUrl,
+    redisPrefix: value('REDIS_PREFIX'),
+    trustProxy: trustProxy as TrustProxy,
+    workers: workers as number,
+    firstKeyFile,
+    metricsPort,
+    metricsToken,
+  };
 }

@@ -2,7 +2,14 @@
 export interface FieldFormat {
   validate(value: string): boolean;
   message: string;
+  /** A message for this value, when a more precise one than `message` applies (e.g. "drop the scheme"). */
+  hint?(value: string): string | undefined;
 }
+
+/** What to tell a client whose value fails a `pattern` of the spec, by the pattern. */
+export const PATTERN_MESSAGES: Record<string, string> = {
+  '^[^\\u0000-\\u001F\\u007F-\\u009F]*$': 'must not contain control characters (U+0000–U+001F, U+007F–U+009F)',
+};
 
 /**
  * Only text that is valid Unicode can be stored as it was sent: JSON can carry lone UTF-16 surrogates

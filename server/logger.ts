@@ -1,4 +1,8 @@
-// A small structured logger: one JSON object per line on stdout. Never given secrets: callers log ids.
+// Structured logs by pino: one JSON object per line on stdout (level, time, pid, hostname, msg, fields).
+// The rest of the code speaks the small Logger interface below; never give it secrets: callers log ids.
+// Credentials in request headers are redacted here, for every logger derived from this one.
+import { pino } from 'pino';
+
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 type Fields = Record<string, unknown>;
@@ -10,16 +14,57 @@ export interface Logger {
   error(message: string, fields?: Fields): void;
 }
 
-export function createLogger(
-  level: LogLevel,
-  write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
-): Logger {
-  const threshold = LOG_LEVELS.indexOf(level);
+/** Header values that must never reach a log line (pino-http logs the request headers). */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["proxy-authorization"]',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+];
+
+const pinos = new WeakMap<Logger, pino.Logger>();
+
+/** A logger at `level`; `write` receives each line without its newline (stdout by default). */
+export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
+  const stream = write
+    ? { write: (line: string) => write(line.endsWith('\n') ? line.slice(0, -1) : line) }
+    : pino.destination({ dest: 1, sync: true });
+  const base = pino(
+    {
+      level,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_PATHS, censor: '[Redacted]' },
+    },
+    stream,
+  );
   const at =
     (name: Exclude<LogLevel, 'silent'>) =>
-    (message: string, fields: Fields = {}) => {
-      if (LOG_LEVELS.indexOf(name) < threshold) return;
-      write(JSON.stringify({ time: new Date().toISOString(), level: name, msg: message, ...fields }));
-    };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+    (message: string, fields: Fields = {}) =>
+      base[name](fields, message);
+  const logger: Logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+  pinos.set(logger, base);
+  return logger;
+}
+
+/** The pino instance under a Logger (for pino-http); a Logger made elsewhere gets pino's lines forwarded. */
+export function pinoOf(logger: Logger): pino.Logger {
+  const own = pinos.get(logger);
+  if (own) return own;
+  const forward = {
+    write(line: string) {
+      const { level, msg, ...fields } = JSON.parse(line) as Fields & { level: Exclude<LogLevel, 'silent'> };
+      logger[level]?.(String(msg), fields);
+    },
+  };
+  const forwarded = pino(
+    {
+      level: 'debug',
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_PATHS, censor: '[Redacted]' },
+    },
+    forward,
+  );
+  pinos.set(logger, forwarded);
+  return forwarded;
 }

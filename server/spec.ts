@@ -37,7 +37,14 @@ export interface RouteParameter {
   in: ParameterObject['in'];
   /** The schema (through $refs and allOf) is an integer: sent as text, read as a number. */
   integer: boolean;
+  /** The integer's range, checked on the text before it becomes a number (see `integerOutOfRange`). */
+  bounds: IntegerBounds;
   default: unknown;
+}
+
+export interface IntegerBounds {
+  minimum?: number;
+  maximum?: number;
 }
 
 export interface Route {
@@ -47,8 +54,8 @@ export interface Route {
   /** The path's shared parameters, then the operation's own. */
   parameters: RouteParameter[];
   queryNames: string[];
-  /** Fields of the form body that the spec types as integers (form values arrive as text). */
-  formIntegerFields: string[];
+  /** Fields of the form body that the spec types as integers (form values arrive as text), with their ranges. */
+  formIntegerFields: Array<{ name: string; bounds: IntegerBounds }>;
 }
 
 export type RouteMatch =
@@ -68,7 +75,28 @@ function decodeSegment(segment: string): string {
 /** An integer as text in its one plain spelling: decimal digits, an optional minus, no leading zeros. */
 export const PLAIN_INTEGER = /^-?(0|[1-9][0-9]*)$/;
 
+/**
+ * Why an integer written in plain decimal is outside its schema's range, compared as text (BigInt), never
+ * as a number: 400 nines would become Infinity, and 2^53 + 1 would round to a neighbour.
+ */
+export function integerOutOfRange(text: string, { minimum, maximum }: IntegerBounds): string | undefined {
+  const value = BigInt(text);
+  if (maximum !== undefined && value > BigInt(maximum)) return `must be <= ${maximum}`;
+  if (minimum !== undefined && value < BigInt(minimum)) return `must be >= ${minimum}`;
+  // A schema without a maximum still cannot take what a number cannot hold exactly.
+  if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
+    return `must be between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}`;
+  }
+  return undefined;
+}
+
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** The methods of a path as `Allow` lists them: HEAD next to GET. */
+function allowed(methods: string[]): string[] {
+  if (!methods.includes('GET') || methods.includes('HEAD')) return methods;
+  return methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
+}
 
 export class ApiSpec {
   readonly yaml: string;
@@ -100,7 +128,14 @@ export class ApiSpec {
         if (!operation) continue;
         const parameters = [...shared, ...(operation.parameters ?? [])].map((ref) => {
           const p = this.resolve(ref);
-          return { name: p.name, in: p.in, integer: this.isInteger(p.schema), default: this.resolve(p.schema).default };
+          const schema = this.resolve(p.schema);
+          return {
+            name: p.name,
+            in: p.in,
+            integer: this.isInteger(schema),
+            bounds: this.boundsOf(schema),
+            default: schema.default,
+          };
         });
         const form = this.bodySchema(operation, 'application/x-www-form-urlencoded');
         byMethod.set(method.toUpperCase(), {
@@ -111,7 +146,7 @@ export class ApiSpec {
           queryNames: parameters.filter((p) => p.in === 'query').map((p) => p.name),
           formIntegerFields: Object.entries(form?.properties ?? {})
             .filter(([, schema]) => this.isInteger(schema))
-            .map(([name]) => name),
+            .map(([name, schema]) => ({ name, bounds: this.boundsOf(schema) })),
         });
       }
       this.routes.push({ pattern: new RegExp(`^${source}$`), names, byMethod });
@@ -127,8 +162,10 @@ export class ApiSpec {
     for (const { pattern, names, byMethod } of this.routes) {
       const found = pattern.exec(path);
       if (!found) continue;
-      const route = byMethod.get(method.toUpperCase());
-      if (!route) return { kind: 'method-not-allowed', allow: [...byMethod.keys()] };
+      // HEAD is GET without the body (RFC 9110 §9.3.2), wherever GET is.
+      const upper = method.toUpperCase();
+      const route = byMethod.get(upper) ?? (upper === 'HEAD' ? byMethod.get('GET') : undefined);
+      if (!route) return { kind: 'method-not-allowed', allow: allowed([...byMethod.keys()]) };
       const pathParams = Object.fromEntries(names.map((name, i) => [name, decodeSegment(found[i + 1] ?? '')]));
       return { kind: 'operation', route, pathParams };
     }
@@ -148,6 +185,18 @@ export class ApiSpec {
         .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], this.document);
     }
     throw new Error(`$ref chain too deep at ${JSON.stringify(node)}`);
+  }
+
+  /** The range of an integer schema (through $refs and allOf), where it states one. */
+  boundsOf(schema: SchemaObject | undefined): IntegerBounds {
+    const resolved = this.resolve(schema);
+    const parts = [
+      resolved,
+      ...((resolved?.allOf as SchemaObject[] | undefined) ?? []).map((part) => this.resolve(part)),
+    ];
+    const pick = (key: 'minimum' | 'maximum') =>
+      parts.map((part) => part?.[key]).find((value): value is number => typeof value === 'number');
+    return { minimum: pick('minimum'), maximum: pick('maximum') };
   }
 
   /** Whether a schema (through $refs and allOf) allows integers. */

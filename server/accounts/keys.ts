@@ -2,6 +2,7 @@
 // and it is compared in constant time. Keys are issued by the `keys` command, never through the API.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type Database, toIso } from '../db/database.js';
+import { noteKeyUse } from './last-used.js';
 
 const KEY_PATTERN = /^dss_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 // Compared against when no key has the public id, so that an unknown id costs the same as a wrong secret.
@@ -24,6 +25,7 @@ export interface KeyListing {
   label: string | null;
   createdAt: string;
   revokedAt: string | null;
+  lastUsedAt: string | null;
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
@@ -33,16 +35,69 @@ export async function authenticate(db: Database, key: string): Promise<Account |
   const match = KEY_PATTERN.exec(key);
   if (!match) return undefined;
   const [, publicId, secret] = match as unknown as [string, string, string];
+  return noted(db, publicId, verify(await findKey(db, publicId), secret));
+}
+
+interface KeyRow {
+  account: Account;
+  secretHash: Buffer;
+  revoked: boolean;
+}
+
+async function findKey(db: Database, publicId: string): Promise<KeyRow | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
     .select(['accounts.id as account_id', 'accounts.name as account_name', 'secret_hash', 'revoked_at'])
     .where('public_id', '=', publicId)
     .executeTakeFirst();
-  const expected = row ? Buffer.from(row.secret_hash, 'hex') : DUMMY_HASH;
-  const matches = timingSafeEqual(sha256(secret), expected);
-  if (!row || !matches || row.revoked_at !== null) return undefined;
-  return { id: row.account_id, name: row.account_name };
+  return (
+    row && {
+      account: { id: row.account_id, name: row.account_name },
+      secretHash: Buffer.from(row.secret_hash, 'hex'),
+      revoked: row.revoked_at !== null,
+    }
+  );
+}
+
+function verify(row: KeyRow | undefined, secret: string): Account | undefined {
+  const matches = timingSafeEqual(sha256(secret), row ? row.secretHash : DUMMY_HASH);
+  return row && matches && !row.revoked ? row.account : undefined;
+}
+
+/** A key that authenticated is noted as used (written at most once a minute, see last-used.ts). */
+function noted(db: Database, publicId: string, account: Account | undefined): Account | undefined {
+  if (account) noteKeyUse(db, publicId);
+  return account;
+}
+
+/** How long a process may go on accepting a key after it was revoked (by any process, e.g. the keys command). */
+export const KEY_CACHE_TTL_MS = 500;
+const KEY_CACHE_SIZE = 10_000;
+
+/**
+ * `authenticate` with the database asked at most once per KEY_CACHE_TTL_MS per valid key: only an active
+ * key's row is kept (never an unknown or revoked one), and the secret is still hashed and compared on every
+ * request. A revocation therefore takes effect on every process within KEY_CACHE_TTL_MS.
+ */
+export function cachedAuthenticator(db: Database, ttlMs = KEY_CACHE_TTL_MS) {
+  const cache = new Map<string, { row: KeyRow; until: number }>();
+  return async (key: string): Promise<Account | undefined> => {
+    const match = KEY_PATTERN.exec(key);
+    if (!match) return undefined;
+    const [, publicId, secret] = match as unknown as [string, string, string];
+    const now = performance.now();
+    const cached = cache.get(publicId);
+    if (cached && cached.until > now) return noted(db, publicId, verify(cached.row, secret));
+    const row = await findKey(db, publicId);
+    if (row && !row.revoked) {
+      if (cache.size >= KEY_CACHE_SIZE) cache.clear();
+      cache.set(publicId, { row, until: now + ttlMs });
+    } else {
+      cache.delete(publicId);
+    }
+    return noted(db, publicId, verify(row, secret));
+  };
 }
 
 /** Issues a key for the named account, creating the account when it does not exist yet. */
@@ -91,7 +146,7 @@ export async function listKeys(db: Database): Promise<KeyListing[]> {
   const rows = await db
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-    .select(['public_id', 'accounts.name as account', 'label', 'api_keys.created_at', 'revoked_at'])
+    .select(['public_id', 'accounts.name as account', 'label', 'api_keys.created_at', 'revoked_at', 'last_used_at'])
     .orderBy('api_keys.id')
     .execute();
   return rows.map((row) => ({
@@ -100,6 +155,7 @@ export async function listKeys(db: Database): Promise<KeyListing[]> {
     label: row.label,
     createdAt: toIso(row.created_at),
     revokedAt: row.revoked_at === null ? null : toIso(row.revoked_at),
+    lastUsedAt: row.last_used_at === null ? null : toIso(row.last_used_at),
   }));
 }
 

@@ -3,10 +3,12 @@
 // Nothing outside this file knows which engine it talks to.
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import SQLite from 'better-sqlite3';
-import { type ColumnDefinitionBuilder, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import type SQLite from 'better-sqlite3';
+import type { ColumnDefinitionBuilder } from 'kysely';
 import pg from 'pg';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from './kysely.js';
 import type { DB } from './schema.js';
+import { sqliteDriver } from './sqlite-driver.js';
 
 export type Database = Kysely<DB>;
 
@@ -51,19 +53,52 @@ export function openDatabase(url: string): Database {
     return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   }
   if (target.path !== ':memory:') mkdirSync(dirname(resolve(target.path)), { recursive: true });
-  const sqlite = new SQLite(target.path);
+  const Driver = sqliteDriver();
+  const sqlite = new Driver(target.path);
   // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so an acknowledged write
   // survives a crash or power loss.
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  return new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+}
+
+const STATEMENT_CACHE_SIZE = 200;
+
+/**
+ * better-sqlite3 as kysely's SQLite driver sees it, but preparing each distinct SQL text once: kysely asks for
+ * a new statement on every query, and preparing costs more than running the small queries of this API.
+ * Bounded: the oldest statement goes when a new one would pass the limit (the API's SQL texts are a few dozen).
+ * Transactions begin IMMEDIATE: they take the write lock up front, waiting for it as long as busy_timeout.
+ */
+function withStatementCache(sqlite: SQLite.Database) {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(source: string): SQLite.Statement {
+      let statement = statements.get(source);
+      if (statement === undefined) {
+        // kysely opens transactions with a deferred BEGIN; with several processes (WORKERS), one that read
+        // first and then writes would fail at once with SQLITE_BUSY instead of waiting out busy_timeout.
+        statement = sqlite.prepare(source === 'begin' ? 'begin immediate' : source);
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value as string);
+        statements.set(source, statement);
+      }
+      return statement;
+    },
+  };
 }
 
 // kysely does not export the type of addColumn's data type argument; this is it.
 // biome-ignore lint/suspicious/noExplicitAny: any schema.
 type DataTypeExpression = Parameters<ReturnType<Kysely<any>['schema']['createTable']>['addColumn']>[1];
+
+/** Which engine a kysely instance talks to, for the few statements that must differ (migrations, search). */
+// biome-ignore lint/suspicious/noExplicitAny: any schema.
+export function engineOf(db: Kysely<any>): 'sqlite' | 'postgres' {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+}
 
 /** Column types whose spelling differs between the engines, for the migrations. */
 // biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema; kysely's Migrator takes Kysely<any>.
@@ -90,5 +125,8 @@ export function isUniqueViolation(error: unknown): boolean {
 
 /** Timestamps come back as strings from SQLite and as Date from pg; the API always speaks RFC 3339 UTC. */
 export function toIso(value: string | Date): string {
+  // What this service writes is already in that form: no need to parse and print it again.
+  if (typeof value === 'string' && ISO_UTC.test(value)) return value;
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
+const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

@@ -1,7 +1,17 @@
 // What domains and spaces share in a list: search on the folded name, sort with id as the tie-breaker,
-// and one page of rows with the total count. Portable SQL only (LIKE ... ESCAPE works on SQLite and PostgreSQL).
-import { sql } from 'kysely';
-import type { Database } from './database.js';
+// and one page of rows with the total count. Every cost here stays flat as an account grows: the total of an
+// unfiltered list is the count the triggers keep (migration 0004), a search of 3 or more characters goes
+// through the trigram index, and a cursor resumes from an index position instead of skipping rows.
+import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
+import { type Database, engineOf } from './database.js';
+import { sql } from './kysely.js';
+import type { DB } from './schema.js';
+
+/** Where a cursor walk resumes: the sort key of the last row it returned. */
+export interface ListPosition {
+  id: number;
+  nameKey: string;
+}
 
 export interface ListQuery {
   /** Substring to look for in the name; empty means no filter. */
@@ -9,8 +19,17 @@ export interface ListQuery {
   sortBy: 'id' | 'name';
   sort: 'asc' | 'desc';
   perPage: number;
-  /** 1-based. */
+  /** 1-based; ignored when `after` is given. */
   page: number;
+  /** Walk by cursor: the rows after this position ('start': from the first row), instead of `page`. */
+  after?: ListPosition | 'start';
+}
+
+export interface ListResult {
+  rows: Array<Record<string, unknown>>;
+  total: number;
+  /** In a cursor walk, the position to resume from when more rows follow; undefined at the end. */
+  next?: ListPosition;
 }
 
 /**
@@ -26,22 +45,95 @@ export function containsPattern(text: string): string {
   return `%${foldText(text).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-export async function listPage<T extends 'domains' | 'spaces'>(
+/** Trigram indexes find substrings of at least this many characters; shorter searches scan the account. */
+export const INDEXED_SEARCH_LENGTH = 3;
+
+/** The search as a phrase for the FTS5 trigram table, or undefined when it is too short for trigrams. */
+function trigramPhrase(db: Database, search: string): string | undefined {
+  const folded = foldText(search);
+  if (engineOf(db) === 'postgres' || [...folded].length < INDEXED_SEARCH_LENGTH) return undefined;
+  return `"${folded.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Rows whose folded name contains `search`. The LIKE decides, exactly as before the index existed; the index
+ * only narrows the candidates. PostgreSQL's planner takes the pg_trgm GIN index for the LIKE by itself; on
+ * SQLite the FTS5 trigram table is asked for the rows holding the search as a phrase of trigrams.
+ */
+function matching(table: 'domains' | 'spaces', search: string, phrase: string | undefined): Expression<SqlBool> {
+  const like = sql<SqlBool>`name_key like ${containsPattern(search)} escape '\\'`;
+  if (phrase === undefined) return like;
+  const index = sql.table(`${table}_search`);
+  return sql<SqlBool>`id in (select rowid from ${index} where ${index} match ${phrase}) and ${like}`;
+}
+
+export async function listPage(
   db: Database,
-  table: T,
+  table: 'domains' | 'spaces',
   accountId: number,
   query: ListQuery,
-): Promise<{ rows: Array<Record<string, unknown>>; total: number }> {
-  let base = db.selectFrom(table as 'domains' | 'spaces').where('account_id', '=', accountId);
-  if (query.search !== '') {
-    base = base.where(sql<boolean>`name_key like ${containsPattern(query.search)} escape '\\'`);
+): Promise<ListResult> {
+  const owned = db.selectFrom(table).where('account_id', '=', accountId);
+  const counted = () =>
+    db
+      .selectFrom('record_counts')
+      .select('total')
+      .where('account_id', '=', accountId)
+      .where('resource', '=', table)
+      .executeTakeFirst()
+      .then((row) => Number(row?.total ?? 0));
+  if (query.search === '') return rowsOf(owned, query, await counted());
+
+  const phrase = trigramPhrase(db, query.search);
+  const total = await owned
+    .where(matching(table, query.search, phrase))
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
+    .executeTakeFirst()
+    .then((row) => Number(row?.total ?? 0));
+  if (total === 0) return { rows: [], total };
+  // The rows: through the index when the matches are few; when they are many, walking the account in the
+  // page's order and testing each name finds a page sooner than reading every match.
+  let scanned = phrase === undefined;
+  if (!scanned) {
+    const depth = (query.after === undefined ? (query.page - 1) * query.perPage : 0) + query.perPage;
+    scanned = (depth * (await counted())) / total < total;
   }
-  const counted = await base.select((eb) => eb.fn.countAll<number | string | bigint>().as('total')).executeTakeFirst();
-  const total = Number(counted?.total ?? 0);
+  return rowsOf(owned.where(matching(table, query.search, scanned ? undefined : phrase)), query, total);
+}
+
+/** One page of `base` (the account's rows, maybe filtered), by page number or after a cursor. */
+async function rowsOf(
+  base: SelectQueryBuilder<DB, 'domains' | 'spaces', object>,
+  query: ListQuery,
+  total: number,
+): Promise<ListResult> {
+  const byName = query.sortBy === 'name';
+  // biome-ignore lint/suspicious/noExplicitAny: any selection of the listed table.
+  const ordered = <Q extends SelectQueryBuilder<DB, 'domains' | 'spaces', any>>(q: Q): Q =>
+    (byName ? q.orderBy('name_key', query.sort) : q).orderBy('id', query.sort) as unknown as Q;
+
+  if (query.after !== undefined) {
+    const { after } = query;
+    let walk = base.selectAll();
+    if (after !== 'start') {
+      const direction = query.sort === 'asc' ? '>' : '<';
+      walk = byName
+        ? walk.where((eb) => eb(eb.refTuple('name_key', 'id'), direction, eb.tuple(after.nameKey, after.id)))
+        : walk.where('id', direction, after.id);
+    }
+    const rows = await ordered(walk)
+      .limit(query.perPage + 1)
+      .execute();
+    if (rows.length <= query.perPage) return { rows, total };
+    rows.pop();
+    const last = rows.at(-1) as { id: number; name_key: string };
+    return { rows, total, next: { id: Number(last.id), nameKey: last.name_key } };
+  }
+
   const offset = (query.page - 1) * query.perPage;
   if (offset >= total) return { rows: [], total };
-
-  let rows = base.selectAll();
-  if (query.sortBy === 'name') rows = rows.orderBy('name_key', query.sort);
-  return { rows: await rows.orderBy('id', query.sort).limit(query.perPage).offset(offset).execute(), total };
+  if (offset === 0) return { rows: await ordered(base.selectAll()).limit(query.perPage).execute(), total };
+  // A deep page skips its offset over the ids alone (the index covers them), then reads just its own rows.
+  const ids = ordered(base.select('id')).limit(query.perPage).offset(offset);
+  return { rows: await ordered(base.selectAll().where('id', 'in', ids)).execute(), total };
 }

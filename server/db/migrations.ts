@@ -1,7 +1,9 @@
 // Schema migrations, kept in code and applied in order at start-up (and by the keys command). Column types
 // that differ between engines come from the adapter.
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import type { Migration, MigrationProvider } from 'kysely';
+import { addCountsAndSearch } from './counts-and-search.js';
 import { columnTypes } from './database.js';
+import { type Kysely, Migrator, sql } from './kysely.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': {
@@ -51,9 +53,45 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  '0002_key_last_used': {
+    // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('api_keys').addColumn('last_used_at', columnTypes(db).timestamp).execute();
+    },
+  },
+  '0003_idempotency_and_versions': {
+    // biome-ignore lint/suspicious/noExplicitAny: a migration runs before the schema it creates exists.
+    async up(db: Kysely<any>) {
+      const type = columnTypes(db);
+      // The version behind each record's ETag: 1 at creation, one up with every change.
+      for (const table of ['domains', 'spaces']) {
+        await db.schema
+          .alterTable(table)
+          .addColumn('version', 'integer', (c) => c.notNull().defaultTo(1))
+          .execute();
+      }
+      // One row per Idempotency-Key of an account: pending (status null, held by lock_token) while the first
+      // request runs, then its saved answer, kept 24 hours from created_at.
+      await db.schema
+        .createTable('idempotency_keys')
+        .addColumn('account_id', type.key, (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('fingerprint', 'text', (c) => c.notNull())
+        .addColumn('lock_token', 'text')
+        .addColumn('locked_at', type.timestamp)
+        .addColumn('status', 'integer')
+        .addColumn('headers', 'text')
+        .addColumn('body', 'text')
+        .addColumn('created_at', type.timestamp, (c) => c.notNull())
+        .addPrimaryKeyConstraint('idempotency_keys_pkey', ['account_id', 'key'])
+        .execute();
+      await db.schema.createIndex('idempotency_keys_created_at').on('idempotency_keys').column('created_at').execute();
+    },
+  },
+  '0004_counts_and_search': { up: addCountsAndSearch },
 };
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
+export const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /** Applies every pending migration; throws with the failing migration's error. */
 // biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema; kysely's Migrator takes Kysely<any>.

@@ -2,7 +2,8 @@
 // is treated exactly as a missing one: the account id is part of every statement.
 import type { Selectable, Updateable } from 'kysely';
 import type { Database } from './database.js';
-import { type ListQuery, listPage } from './listing.js';
+import { type ListPosition, type ListQuery, listPage } from './listing.js';
+import { precompiled } from './precompiled.js';
 import type { DB } from './schema.js';
 
 export type OwnedTable = 'domains' | 'spaces';
@@ -16,44 +17,115 @@ export async function findOwned<T extends OwnedTable>(db: Database, table: T, ac
     .executeTakeFirst() as Promise<Selectable<DB[T]> | undefined>;
 }
 
-/** Applies `changes` and returns the new row; with no changes, returns the row untouched (updated_at too). */
+/**
+ * The versions a write may apply to (the If-Match of the request): any, or one of these. The check is part of
+ * the write's own statement, so two writers that read the same version cannot both succeed.
+ */
+export type ExpectedVersions = 'any' | readonly number[];
+
+/** The record exists, but at a version the write did not expect; nothing was changed. */
+export class VersionMismatchError extends Error {
+  constructor(readonly id: number) {
+    super(`record ${id} is not at the expected version`);
+  }
+}
+
+/** A record and its version (see ExpectedVersions). */
+export interface Versioned<R> {
+  record: R;
+  version: number;
+}
+
+/** Throws VersionMismatchError when the record exists, for a write that matched no row at the expected version. */
+async function missingOrStale(
+  db: Database,
+  table: OwnedTable,
+  accountId: number,
+  id: number,
+  expected: ExpectedVersions,
+) {
+  if (expected !== 'any' && (await findOwned(db, table, accountId, id))) throw new VersionMismatchError(id);
+  return undefined;
+}
+
+/**
+ * Applies `changes` and returns the new row, one version up; with no changes, returns the row untouched
+ * (updated_at and version too). Undefined when the account has no such record.
+ */
 export async function updateOwned<T extends OwnedTable>(
   db: Database,
   table: T,
   accountId: number,
   id: number,
   changes: Updateable<DB[T]>,
+  expected: ExpectedVersions = 'any',
 ) {
-  if (Object.keys(changes).length === 0) return findOwned(db, table, accountId, id);
-  return db
+  // An If-Match that names none of this record's versions can match no row; `in ()` is not SQL either.
+  if (expected !== 'any' && expected.length === 0) return missingOrStale(db, table, accountId, id, expected);
+  if (Object.keys(changes).length === 0) {
+    const row = await findOwned(db, table, accountId, id);
+    if (row && expected !== 'any' && !expected.includes(versionOf(row))) throw new VersionMismatchError(id);
+    return row;
+  }
+  const query = db
     .updateTable(table as OwnedTable)
-    .set({ ...(changes as Updateable<DB[OwnedTable]>), updated_at: new Date().toISOString() })
+    .set((eb) => ({
+      ...(changes as Updateable<DB[OwnedTable]>),
+      updated_at: new Date().toISOString(),
+      version: eb('version', '+', 1),
+    }))
     .where('account_id', '=', accountId)
-    .where('id', '=', id)
+    .where('id', '=', id);
+  const row = await (expected === 'any' ? query : query.where('version', 'in', expected))
     .returningAll()
-    .executeTakeFirst() as Promise<Selectable<DB[T]> | undefined>;
+    .executeTakeFirst();
+  return (row ?? (await missingOrStale(db, table, accountId, id, expected))) as Selectable<DB[T]> | undefined;
 }
 
-export async function deleteOwned(db: Database, table: OwnedTable, accountId: number, id: number): Promise<boolean> {
-  const result = await db.deleteFrom(table).where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+export async function deleteOwned(
+  db: Database,
+  table: OwnedTable,
+  accountId: number,
+  id: number,
+  expected: ExpectedVersions = 'any',
+): Promise<boolean> {
+  if (expected !== 'any' && expected.length === 0)
+    return Boolean(await missingOrStale(db, table, accountId, id, expected));
+  const query = db.deleteFrom(table).where('account_id', '=', accountId).where('id', '=', id);
+  const result = await (expected === 'any' ? query : query.where('version', 'in', expected)).executeTakeFirst();
+  if (result.numDeletedRows > 0n) return true;
+  await missingOrStale(db, table, accountId, id, expected);
+  return false;
 }
 
 /** The reads and the delete every owned resource has, with rows mapped to the resource's records. */
 export function ownedRecords<T extends OwnedTable, R>(db: Database, table: T, toRecord: (row: Selectable<DB[T]>) => R) {
+  const findById = precompiled(db, (accountId: number, id: number) =>
+    db
+      .selectFrom(table as OwnedTable)
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', '=', id),
+  );
   return {
-    async list(accountId: number, query: ListQuery): Promise<{ records: R[]; total: number }> {
-      const { rows, total } = await listPage(db, table, accountId, query);
-      return { records: rows.map((row) => toRecord(row as Selectable<DB[T]>)), total };
+    async list(accountId: number, query: ListQuery): Promise<{ records: R[]; total: number; next?: ListPosition }> {
+      const { rows, total, next } = await listPage(db, table, accountId, query);
+      return { records: rows.map((row) => toRecord(row as Selectable<DB[T]>)), total, next };
     },
 
-    async find(accountId: number, id: number): Promise<R | undefined> {
-      const row = await findOwned(db, table, accountId, id);
-      return row && toRecord(row);
+    async find(accountId: number, id: number): Promise<Versioned<R> | undefined> {
+      const [row] = await findById(accountId, id);
+      return row && { record: toRecord(row as Selectable<DB[T]>), version: versionOf(row as Selectable<DB[T]>) };
     },
 
-    async remove(accountId: number, id: number): Promise<boolean> {
-      return deleteOwned(db, table, accountId, id);
+    /** False when the account has no such record; throws VersionMismatchError when it is at another version. */
+    async remove(accountId: number, id: number, expected: ExpectedVersions = 'any'): Promise<boolean> {
+      return deleteOwned(db, table, accountId, id, expected);
     },
   };
+}
+
+/** A row's version (a number on either engine). */
+export function versionOf(row: object): number {
+  return Number((row as { version: unknown }).version);
 }

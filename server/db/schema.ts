@@ -20,6 +20,8 @@ export interface ApiKeysTable {
   secret_hash: string;
   created_at: Timestamp;
   revoked_at: Timestamp | null;
+  /** When the key last authenticated a request, to within a minute (written at most once a minute per key). */
+  last_used_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
 }
 
 export interface DomainsTable {
@@ -32,6 +34,8 @@ export interface DomainsTable {
   not_found_page: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Starts at 1 and goes up by one with every change; the record's ETag is made of it. */
+  version: Generated<number>;
 }
 
 export interface SpacesTable {
@@ -42,6 +46,32 @@ export interface SpacesTable {
   color: number;
   created_at: Timestamp;
   updated_at: Timestamp;
+  version: Generated<number>;
+}
+
+/** The Idempotency-Keys of an account with the answer each was first given (see server/idempotency/). */
+export interface IdempotencyKeysTable {
+  account_id: number;
+  key: string;
+  /** SHA-256 of the method, path and parsed body of the first request, hex. */
+  fingerprint: string;
+  /** Who holds a pending key, and since when; a lock older than the lock timeout may be taken over. */
+  lock_token: string | null;
+  locked_at: Timestamp | null;
+  /** The saved answer; null while the first request is still running. */
+  status: number | null;
+  /** JSON object of the saved response headers (Location, ETag). */
+  headers: string | null;
+  /** The saved JSON body. */
+  body: string | null;
+  created_at: Timestamp;
+}
+
+/** How many records of one resource an account holds, kept by triggers (migration 0004). */
+export interface RecordCountsTable {
+  account_id: number;
+  resource: 'domains' | 'spaces';
+  total: number;
 }
 
 export interface DB {
@@ -49,4 +79,6 @@ export interface DB {
   api_keys: ApiKeysTable;
   domains: DomainsTable;
   spaces: SpacesTable;
+  idempotency_keys: IdempotencyKeysTable;
+  record_counts: RecordCountsTable;
 }

@@ -19,9 +19,13 @@ export function normalizeHostname(value: string): string | undefined {
   if (labels.length < 2 || !labels.every((label) => LABEL.test(label))) return undefined;
   // An all-digit last label makes it an IPv4 address, not a host name.
   if (/^\d+$/.test(labels.at(-1) ?? '')) return undefined;
-  // A punycode label must decode: reject names like "xn--zz.example" that no registry could hold.
-  if (labels.some((label) => label.startsWith('xn--')) && domainToASCII(domainToUnicode(ascii)) !== ascii) {
-    return undefined;
+  // A punycode label must decode: reject names like "xn--zz.example" that no registry could hold. Node 20
+  // decodes such a name to "", Node 24 leaves the label as it was; either way it does not round-trip.
+  if (labels.some((label) => label.startsWith('xn--'))) {
+    const unicode = domainToUnicode(ascii);
+    if (unicode.split('.').some((label) => label.startsWith('xn--')) || domainToASCII(unicode) !== ascii) {
+      return undefined;
+    }
   }
   return ascii;
 }
@@ -47,11 +51,32 @@ export function normalizePageUrl(value: string | null | undefined): string | nul
   return value === '' ? null : value;
 }
 
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}\.?$/;
+const IPV6 = /^\[?[0-9a-f:.]*:[0-9a-f:.]*\]?$/i;
+
+/** What is wrong with a value that is almost a host name, and how to fix it; undefined when nothing specific. */
+export function hostnameHint(value: string): string | undefined {
+  const shown = value.length > 100 ? `${value.slice(0, 100)}…` : value;
+  if (IPV4.test(value) || IPV6.test(value)) {
+    return `must be a host name such as shop.example.com; ${shown} is an IP address, and IP addresses are not domain names`;
+  }
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value);
+  const rest = scheme ? value.slice(scheme[0].length) : value;
+  const host = /^[^/?#:]*/.exec(rest)?.[0] ?? '';
+  if (host === '' || normalizeHostname(host) === undefined) return undefined;
+  const extras = [scheme && 'the scheme', /^[^/?#]*:/.test(rest) && 'the port', /[/?#]/.test(rest) && 'the path'];
+  const parts = extras.filter((extra): extra is string => typeof extra === 'string');
+  if (parts.length === 0) return undefined;
+  const list = parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}` : parts[0];
+  return `must be a host name alone, without ${list}: send ${host}, not ${shown}`;
+}
+
 export const domainFormats: Record<string, FieldFormat> = {
   'idn-hostname': {
     validate: wellFormed((value) => normalizeHostname(value) !== undefined),
     message:
       'must be a host name such as shop.example.com: two or more labels of letters, digits and hyphens (1–63 each, no leading or trailing hyphen), at most 253 characters',
+    hint: hostnameHint,
   },
   'http-url': {
     validate: wellFormed((value) => value === '' || isHttpUrl(value)),

@@ -1,7 +1,7 @@
 // Persistence of domains. Takes and returns plain records; knows nothing of HTTP.
 import type { Selectable } from 'kysely';
-import { type Database, isUniqueViolation, toIso } from '../db/database.js';
-import { ownedRecords, updateOwned } from '../db/owned.js';
+import { type Database, toIso } from '../db/database.js';
+import { type ExpectedVersions, ownedRecords, updateOwned, type Versioned, versionOf } from '../db/owned.js';
 import type { DomainsTable } from '../db/schema.js';
 import { domainNameKey } from './fields.js';
 
@@ -45,31 +45,47 @@ export function domainRepository(db: Database) {
   return {
     ...ownedRecords(db, 'domains', toRecord),
 
-    /** Throws DuplicateDomainError when any account already has a domain of this name. */
-    async create(accountId: number, domain: NewDomain): Promise<DomainRecord> {
-      const now = new Date().toISOString();
-      try {
-        const row = await db
-          .insertInto('domains')
-          .values({
-            ...domain,
-            account_id: accountId,
-            name_key: domainNameKey(domain.name),
-            created_at: now,
-            updated_at: now,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        return toRecord(row);
-      } catch (error) {
-        if (isUniqueViolation(error)) throw new DuplicateDomainError(domain.name);
-        throw error;
-      }
+    /** The id of the account's domain of this (stored) name, if it has one. */
+    async idByName(accountId: number, name: string): Promise<number | undefined> {
+      const row = await db
+        .selectFrom('domains')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where('name', '=', name)
+        .executeTakeFirst();
+      return row && Number(row.id);
     },
 
-    async update(accountId: number, id: number, changes: DomainChanges): Promise<DomainRecord | undefined> {
-      const row = await updateOwned(db, 'domains', accountId, id, changes);
-      return row && toRecord(row);
+    /** Throws DuplicateDomainError when any account already has a domain of this name. */
+    async create(accountId: number, domain: NewDomain): Promise<Versioned<DomainRecord>> {
+      const now = new Date().toISOString();
+      // ON CONFLICT rather than catching the unique violation: on PostgreSQL a failed statement aborts the
+      // transaction it runs in (an idempotent create's), and the 409 still has to read and save in it.
+      const row = await db
+        .insertInto('domains')
+        .values({
+          ...domain,
+          account_id: accountId,
+          name_key: domainNameKey(domain.name),
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict((conflict) => conflict.column('name').doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw new DuplicateDomainError(domain.name);
+      return { record: toRecord(row), version: versionOf(row) };
+    },
+
+    /** Throws VersionMismatchError when the record is not at one of the `expected` versions. */
+    async update(
+      accountId: number,
+      id: number,
+      changes: DomainChanges,
+      expected: ExpectedVersions = 'any',
+    ): Promise<Versioned<DomainRecord> | undefined> {
+      const row = await updateOwned(db, 'domains', accountId, id, changes, expected);
+      return row && { record: toRecord(row), version: versionOf(row) };
     },
   };
 }

@@ -1,7 +1,6 @@
 // Bearer authentication for every /api/v1 request, before any detail of the request is looked at.
 import type { RequestHandler } from 'express';
-import { authenticate } from '../accounts/keys.js';
-import type { Database } from '../db/database.js';
+import type { Account } from '../accounts/keys.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
@@ -14,16 +13,35 @@ function unauthorized(detail: string, invalidToken: boolean): HttpProblem {
   return new HttpProblem(401, 'unauthorized', detail, { headers: { 'WWW-Authenticate': challenge } });
 }
 
-export function requireApiKey(db: Database): RequestHandler {
+/** How a bearer token becomes an account (the API keys by default; the sandbox's own in sandbox.ts). */
+export interface KeyCheck {
+  (token: string): Promise<Account | undefined>;
+  /** The 401's detail for a token it refuses, when it has more to say than the default. */
+  invalidDetail?: string;
+}
+
+export function requireApiKey(authenticate: KeyCheck): RequestHandler {
   return async (req, res, next) => {
+    // Node keeps the first of several Authorization headers; which key was meant is anyone's guess.
+    const sent = req.headersDistinct.authorization?.length ?? 0;
+    if (sent > 1) {
+      throw new HttpProblem(400, 'ambiguous-credentials', `Send one Authorization header; this request has ${sent}.`, {
+        headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_request"` },
+      });
+    }
     const header = req.get('authorization');
     if (header === undefined || header.trim() === '') {
       throw unauthorized('Send an API key as "Authorization: Bearer <key>".', false);
     }
     const token = BEARER.exec(header)?.[1];
     if (!token) throw unauthorized('The Authorization header must be "Bearer <key>".', true);
-    const account = await authenticate(db, token);
-    if (!account) throw unauthorized('The API key is not valid: it is malformed, unknown or revoked.', true);
+    const account = await authenticate(token);
+    if (!account) {
+      throw unauthorized(
+        authenticate.invalidDetail ?? 'The API key is not valid: it is malformed, unknown or revoked.',
+        true,
+      );
+    }
     context(res).account = account;
     next();
   };

@@ -1,10 +1,13 @@
 // Reading store and update bodies: form (the documented encoding) or JSON, at most 16 KiB. Everything else
 // is refused before parsing. Form values are strings, so fields the spec types as integers are converted here;
 // JSON is taken as sent, so JSON {"color": "3"} is a type error rather than silently 3.
+import { parse } from 'node:querystring';
 import express, { type RequestHandler } from 'express';
-import { PLAIN_INTEGER } from '../spec.js';
+import { integerOutOfRange, PLAIN_INTEGER } from '../spec.js';
+import { refuseJsonSentAsForm } from './json-as-form.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
+import { decodesAsUtf8 } from './url-encoding.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 export const FORM = 'application/x-www-form-urlencoded';
@@ -27,20 +30,34 @@ const acceptOnlyDocumentedTypes: RequestHandler = (req, res, next) => {
     throw new HttpProblem(
       415,
       'unsupported-media-type',
-      `${sent ? `Content-Type "${sent}" is` : 'A body without a Content-Type is'} not supported; send ${FORM} or ${JSON_TYPE}.`,
+      sent
+        ? `Content-Type "${sent}" is not supported; send ${FORM} or ${JSON_TYPE}.`
+        : `A body without a Content-Type is not supported: send "Content-Type: ${JSON_TYPE}" with JSON, or "Content-Type: ${FORM}" with a form.`,
     );
   }
   next();
 };
 
-const integerFieldsOfForm: RequestHandler = (req, res, next) => {
-  const fields = context(res).route?.formIntegerFields ?? [];
-  if (!req.is(FORM) || typeof req.body !== 'object' || req.body === null) return next();
-  const body = req.body as Record<string, unknown>;
-  for (const name of fields) {
+const RAW_FORM = Symbol('raw form body');
+
+const fieldsOfForm: RequestHandler = (req, res, next) => {
+  const ctx = context(res);
+  const fields = ctx.route?.formIntegerFields ?? [];
+  const raw = (req as { [RAW_FORM]?: string })[RAW_FORM];
+  if (!req.is(FORM) || raw === undefined) return next();
+  // Every field as sent, read again by node's querystring: body-parser's qs drops "__proto__", which is an
+  // unknown field like any other.
+  const body: Record<string, unknown> = Object.fromEntries(Object.entries(parse(raw)));
+  req.body = body;
+  for (const { name, bounds } of fields) {
     const value = body[name];
     // Only the plain spelling becomes a number; "03" or "+3" stays text and fails validation as such.
-    if (typeof value === 'string' && PLAIN_INTEGER.test(value)) body[name] = Number(value);
+    if (typeof value !== 'string' || !PLAIN_INTEGER.test(value)) continue;
+    // Out of range, it stays text too (no Infinity), and the range is what the client is told.
+    const outOfRange = integerOutOfRange(value, bounds);
+    if (outOfRange)
+      ctx.pendingErrors = [...(ctx.pendingErrors ?? []), { location: 'body', field: name, message: outOfRange }];
+    else body[name] = Number(value);
   }
   next();
 };
@@ -49,14 +66,14 @@ const integerFieldsOfForm: RequestHandler = (req, res, next) => {
  * The form parser keeps an escape that is not UTF-8 (Latin-1 "%E4rger") as the literal text "%E4rger";
  * such a body is unreadable rather than a name to store.
  */
-function refuseInvalidPercentEncoding(_req: unknown, _res: unknown, raw: Buffer): void {
-  for (const part of raw.toString('utf8').split('&')) {
-    try {
-      decodeURIComponent(part.replace(/\+/g, ' '));
-    } catch {
-      // body-parser passes this on with its type, which the error handler turns into a 400.
-      throw Object.assign(new Error('form body is not UTF-8'), { type: 'form.encoding.invalid' });
-    }
+function refuseInvalidPercentEncoding(req: object, _res: unknown, raw: Buffer): void {
+  refuseJsonSentAsForm(raw);
+  const text = raw.toString('utf8');
+  (req as { [RAW_FORM]?: string })[RAW_FORM] = text;
+  // Raw UTF-8 (not %-escaped) is what a browser never sends but curl -d may: it is read as sent.
+  if (!decodesAsUtf8(text.replace(/[^\x20-\x7e]/gu, ''))) {
+    // body-parser passes this on with its type, which the error handler turns into a 400.
+    throw Object.assign(new Error('form body is not UTF-8'), { type: 'form.encoding.invalid' });
   }
 }
 
@@ -71,6 +88,6 @@ export function readBody(): RequestHandler[] {
       verify: refuseInvalidPercentEncoding,
     }),
     express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: JSON_TYPE }),
-    integerFieldsOfForm,
+    fieldsOfForm,
   ];
 }

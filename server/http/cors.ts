@@ -6,8 +6,10 @@ import type { ApiSpec } from '../spec.js';
 /** `*` (any origin), a list of exact origins such as `https://app.example`, or `[]` for none. */
 export type CorsOrigins = '*' | string[];
 
-const ALLOWED_REQUEST_HEADERS = 'Accept, Authorization, Content-Type, X-Request-Id';
-const EXPOSED_HEADERS = 'Location, Retry-After, WWW-Authenticate, X-Request-Id';
+const ALLOWED_REQUEST_HEADERS =
+  'Accept, Authorization, Content-Type, X-Request-Id, Idempotency-Key, If-Match, If-None-Match';
+const EXPOSED_HEADERS =
+  'Location, RateLimit, RateLimit-Policy, Retry-After, WWW-Authenticate, X-Request-Id, ETag, Idempotent-Replayed';
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 
 /**

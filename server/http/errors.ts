@@ -5,6 +5,7 @@ import type { FieldFormat } from '../formats.js';
 import type { Logger } from '../logger.js';
 import type { ApiSpec } from '../spec.js';
 import { BODY_LIMIT_BYTES, FORM, JSON_TYPE } from './body.js';
+import { pathHint } from './path-hints.js';
 import { HttpProblem, PROBLEM_TYPE_BASE, problemBody, validationProblem } from './problem.js';
 import { context } from './request-context.js';
 import { fieldErrorsOf, isValidatorError } from './validation.js';
@@ -20,7 +21,7 @@ const BODY_ERRORS: Record<string, () => HttpProblem> = {
   'parameters.too.many': () => new HttpProblem(413, 'content-too-large', 'The form has too many fields.'),
   'charset.unsupported': () => new HttpProblem(415, 'unsupported-media-type', 'The body must be encoded in UTF-8.'),
   'form.encoding.invalid': () =>
-    new HttpProblem(400, 'malformed-body', 'The form body has a %-escape that is not UTF-8.'),
+    new HttpProblem(400, 'malformed-body', 'The form body has a malformed %-escape, or one that is not UTF-8.'),
   'encoding.unsupported': () =>
     new HttpProblem(415, 'unsupported-media-type', 'The Content-Encoding of the body is not supported.'),
 };
@@ -30,6 +31,7 @@ function toProblem(
   spec: ApiSpec,
   formats: Record<string, FieldFormat>,
   ctx: ReturnType<typeof context>,
+  body?: unknown,
 ): HttpProblem | undefined {
   if (error instanceof HttpProblem) return error;
   const bodyError = BODY_ERRORS[(error as { type?: string } | null)?.type ?? ''];
@@ -37,7 +39,8 @@ function toProblem(
   if (isValidatorError(error) && error.status === 400) {
     const pending = ctx.pendingErrors ?? [];
     const said = new Set(pending.map((e) => `${e.location}:${e.field}`));
-    const found = fieldErrorsOf(error, spec, ctx.route, formats).filter(
+    const sent = { body, query: ctx.sentQuery, path: ctx.pathParams };
+    const found = fieldErrorsOf(error, spec, ctx.route, formats, sent).filter(
       (e) =>
         !said.has(`${e.location}:${e.field}`) &&
         !(e.field === '(path)' && pending.length > 0) &&
@@ -68,7 +71,7 @@ export function problemHandler(
 ): ErrorRequestHandler {
   return (error, req, res, next) => {
     const ctx = context(res);
-    const problem = toProblem(error, spec, formats, ctx) ?? new HttpProblem(500, 'internal', INTERNAL_DETAIL);
+    const problem = toProblem(error, spec, formats, ctx, req.body) ?? new HttpProblem(500, 'internal', INTERNAL_DETAIL);
     if (problem.status >= 500) {
       logger.error('request failed', {
         request_id: ctx.requestId,
@@ -100,6 +103,8 @@ export const reportPendingErrors: RequestHandler = (_req, res, next) => {
   next();
 };
 
-export const notFoundOutsideApi: RequestHandler = (req) => {
-  throw new HttpProblem(404, 'not-found', `There is no resource at ${req.path}.`);
-};
+export function notFoundOutsideApi(spec: ApiSpec): RequestHandler {
+  return (req) => {
+    throw new HttpProblem(404, 'not-found', `There is no resource at ${req.path}.${pathHint(spec, req.path)}`);
+  };
+}

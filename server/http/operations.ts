@@ -4,19 +4,20 @@
 import type { RequestHandler } from 'express';
 import type { operations } from '../../generated/api.js';
 import type { Account } from '../accounts/keys.js';
-import type { RouteParameter } from '../spec.js';
+import type { Route, RouteParameter } from '../spec.js';
 import { context } from './request-context.js';
 
 export type OperationId = keyof operations;
 type Responses<K extends OperationId> = operations[K]['responses'];
-type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 204>;
+type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 204 | 304>;
 
 type ReplyFor<R, S> = (R extends { content: { 'application/json': infer B } }
   ? { status: S; body: B }
   : { status: S; body?: undefined }) &
-  (R extends { headers: { Location: unknown } } ? { location: string } : { location?: undefined });
+  (R extends { headers: { Location: unknown } } ? { location: string } : { location?: undefined }) &
+  (R extends { headers: { ETag: unknown } } ? { etag: string } : { etag?: undefined });
 
-/** What a handler answers: one of the operation's success statuses with its documented body. */
+/** What a handler answers: one of the operation's success (or 304) statuses with its documented body and headers. */
 export type Reply<K extends OperationId> = { [S in SuccessStatus<K>]: ReplyFor<Responses<K>[S], S> }[SuccessStatus<K>];
 
 type Present<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;
@@ -28,6 +29,8 @@ export interface HandlerInput<K extends OperationId> {
   path: Required<Present<operations[K]['parameters']['path']>>;
   /** Query parameters with the spec's defaults filled in. */
   query: Required<Present<operations[K]['parameters']['query']>>;
+  /** The header parameters the spec names (If-Match, Idempotency-Key, …), as sent. */
+  headers: Present<operations[K]['parameters']['header']>;
   /** The validated body (form or JSON, read into the same shape); `{}` when none was sent. */
   body: JsonBody<operations[K]['requestBody']>;
   /** Path of the request and the query parameters it actually sent, for building links. */
@@ -37,9 +40,29 @@ export interface HandlerInput<K extends OperationId> {
 export type Handler<K extends OperationId> = (input: HandlerInput<K>) => Promise<Reply<K>>;
 export type Handlers = { [K in OperationId]: Handler<K> };
 
-type UntypedHandler = (
-  input: Record<string, unknown>,
-) => Promise<{ status: number; body?: unknown; location?: string }>;
+/** A reply of any operation, as dispatch writes it; `headers` carries what the idempotency layer adds. */
+export interface UntypedReply {
+  status: number;
+  body?: unknown;
+  location?: string;
+  etag?: string;
+  headers?: Record<string, string>;
+}
+
+/** The input of any operation's handler, as dispatch builds it. */
+export type UntypedInput = HandlerInput<OperationId> & { headers: Record<string, string | undefined> };
+
+type UntypedHandler = (input: UntypedInput) => Promise<UntypedReply>;
+
+/**
+ * How dispatch runs the handler: directly by default; the idempotency layer (server/idempotency) runs a create
+ * that carries an Idempotency-Key inside its own transaction, with handlers made for that transaction.
+ */
+export type Runner = (
+  request: { route: Route; input: UntypedInput; requestId: string },
+  /** Runs the operation's handler, from `handlers` when given (e.g. bound to a transaction), else dispatch's own. */
+  handle: (handlers?: Handlers) => Promise<UntypedReply>,
+) => Promise<UntypedReply>;
 
 function readParameter(parameter: RouteParameter, raw: unknown): unknown {
   if (raw === undefined) return parameter.default;
@@ -47,25 +70,34 @@ function readParameter(parameter: RouteParameter, raw: unknown): unknown {
 }
 
 /** Runs the handler of the operation routing found. Runs after validation, so values have their types. */
-export function dispatch(handlers: Handlers): RequestHandler {
+export function dispatch(handlers: Handlers, run: Runner = (_request, handle) => handle()): RequestHandler {
   return async (req, res) => {
-    const { route, pathParams = {}, sentQuery: sent = {}, account } = context(res);
+    const { route, pathParams = {}, sentQuery: sent = {}, account, requestId } = context(res);
     // Defence in depth: a handler only ever sees a request the validator has checked (it sets req.openapi).
     if (!route || !account || !('openapi' in req)) throw new Error('request reached dispatch unrouted or unvalidated');
-    const values = (where: 'path' | 'query', raw: Record<string, unknown>) =>
+    const values = (where: 'path' | 'query' | 'header', raw: Record<string, unknown>) =>
       Object.fromEntries(
-        route.parameters.filter((p) => p.in === where).map((p) => [p.name, readParameter(p, raw[p.name])]),
+        route.parameters
+          .filter((p) => p.in === where)
+          // Node keeps header names in lowercase.
+          .map((p) => [p.name, readParameter(p, raw[where === 'header' ? p.name.toLowerCase() : p.name])]),
       );
-    // The spec matched the operation at run time; its input and reply were checked per operation at compile time.
-    const handler = handlers[route.operation.operationId as OperationId] as unknown as UntypedHandler;
-    const reply = await handler({
+    const input = {
       account,
       path: values('path', pathParams),
       query: values('query', sent),
+      headers: values('header', req.headers),
       body: req.body ?? {},
       url: { path: `${req.baseUrl}${req.path}`, sent },
-    });
+    } as UntypedInput;
+    // The spec matched the operation at run time; its input and reply were checked per operation at compile time.
+    const operationId = route.operation.operationId as OperationId;
+    const reply = await run({ route, input, requestId }, (on = handlers) =>
+      (on[operationId] as unknown as UntypedHandler)(input),
+    );
+    if (reply.headers) res.set(reply.headers);
     if (reply.location) res.location(reply.location);
+    if (reply.etag) res.set('ETag', reply.etag);
     res.status(reply.status);
     if (reply.body === undefined) res.end();
     else res.json(reply.body);

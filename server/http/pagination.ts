@@ -1,33 +1,54 @@
-// The list envelope's `links` and `meta`, computed from the request and the total count.
+// The list envelope's `links` and `meta`, computed from the request and the total count; and the list
+// parameters of the spec read into what the repositories take (a page number, or a cursor walk's position).
 import type { components } from '../../generated/api.js';
-import type { ListQuery } from '../db/listing.js';
+import type { ListPosition, ListQuery } from '../db/listing.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { validationProblem } from './problem.js';
 
 type Links = components['schemas']['pagination-links'];
 type Meta = components['schemas']['pagination-meta'];
 
+/** A list request: the repository's query, and in a cursor walk how many records came before this page. */
+export interface ListRequest extends ListQuery {
+  walked?: number;
+}
+
 export function paginationOf(
   url: { path: string; sent: Record<string, string> },
-  page: number,
-  perPage: number,
-  total: number,
+  list: ListRequest,
+  result: { total: number; onPage: number; next?: ListPosition | undefined },
 ): { links: Links; meta: Meta } {
+  const { perPage } = list;
+  const { total } = result;
   const lastPage = Math.max(1, Math.ceil(total / perPage));
-  const offset = (page - 1) * perPage;
-  const onPage = Math.max(0, Math.min(perPage, total - offset));
+  const walk = list.after !== undefined;
+  const offset = walk ? (list.walked ?? 0) : (list.page - 1) * perPage;
+  const page = walk ? Math.floor(offset / perPage) + 1 : list.page;
+  const onPage = walk ? result.onPage : Math.max(0, Math.min(perPage, total - offset));
+  const { page: _page, after: _after, ...kept } = url.sent;
   // encodeURIComponent rather than URLSearchParams: a space is %20, not a "+" that could be read literally.
-  const link = (target: number) => {
-    const query = Object.entries({ ...url.sent, page: String(target) })
+  const link = (parameters: Record<string, string>) => {
+    const query = Object.entries(parameters)
       .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)
       .join('&');
     return `${url.path}?${query}`;
   };
+  const pageLink = (target: number) =>
+    link(walk ? { ...kept, page: String(target) } : { ...url.sent, page: String(target) });
+  const cursorLink = (after: string) => link({ ...kept, after });
+  let next: string | null;
+  if (walk) {
+    next = result.next ? cursorLink(encodeCursor(list, { walked: offset + onPage, position: result.next })) : null;
+  } else {
+    next = page < lastPage ? pageLink(page + 1) : null;
+  }
   return {
     links: {
-      first: link(1),
-      last: link(lastPage),
+      first: walk ? cursorLink('') : pageLink(1),
+      last: pageLink(lastPage),
       // Past the end, prev leads back to the last page that has records.
-      prev: page > 1 ? link(Math.min(page - 1, lastPage)) : null,
-      next: page < lastPage ? link(page + 1) : null,
+      prev: page > 1 ? pageLink(Math.min(page - 1, lastPage)) : null,
+      next,
     },
     meta: {
       current_page: page,
@@ -40,13 +61,35 @@ export function paginationOf(
   };
 }
 
-/** The list parameters of the spec, as the repositories take them. */
-export function listQueryOf(query: {
-  search: string;
-  sort_by: 'id' | 'name';
-  sort: 'asc' | 'desc';
-  per_page: number;
-  page: number;
-}): ListQuery {
-  return { search: query.search, sortBy: query.sort_by, sort: query.sort, perPage: query.per_page, page: query.page };
+/** The list parameters of the spec, as the repositories take them; a 422 for a cursor sent with a page. */
+export function listQueryOf(
+  query: {
+    search: string;
+    sort_by: 'id' | 'name';
+    sort: 'asc' | 'desc';
+    per_page: number;
+    page: number;
+    after?: string | undefined;
+  },
+  sent: Record<string, string> = {},
+): ListRequest {
+  const list: ListRequest = {
+    search: query.search,
+    sortBy: query.sort_by,
+    sort: query.sort,
+    perPage: query.per_page,
+    page: query.page,
+  };
+  if (query.after === undefined) return list;
+  if (Object.hasOwn(sent, 'page')) {
+    const message =
+      'cannot be combined with the other: send page to ask for a page by number, or after to walk by cursor';
+    throw validationProblem([
+      { location: 'query', field: 'page', message },
+      { location: 'query', field: 'after', message },
+    ]);
+  }
+  if (query.after === '') return { ...list, after: 'start', walked: 0 };
+  const { walked, position } = decodeCursor(query.after, list);
+  return { ...list, after: position, walked };
 }

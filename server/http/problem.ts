@@ -6,7 +6,11 @@ export interface FieldError {
   message: string;
 }
 
-export const PROBLEM_TYPE_BASE = 'https://domain-space-service.dev/problems/';
+/**
+ * Problem `type` URIs are relative to the service (RFC 9457 resolves them against the request URI): stable across
+ * deployments, and each opens its entry of the docs' "Problem types" table (server/http/problem-types.ts).
+ */
+export const PROBLEM_TYPE_BASE = '/problems/';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
@@ -14,10 +18,14 @@ const TITLES: Record<number, string> = {
   404: 'Not Found',
   405: 'Method Not Allowed',
   406: 'Not Acceptable',
+  408: 'Request Timeout',
   409: 'Conflict',
+  412: 'Precondition Failed',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
   422: 'Unprocessable Content',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };

@@ -1,48 +1,66 @@
 // HTTP handlers of the space operations: map validated input to the repository and records to replies.
+import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conditional.js';
 import type { Handler, Handlers } from '../http/operations.js';
 import { listQueryOf, paginationOf } from '../http/pagination.js';
 import { notFound } from '../http/problem.js';
 import type { SpaceChanges, SpaceRepository } from './repository.js';
 
-type SpaceHandlers = Pick<
-  Handlers,
-  'spaces_list' | 'spaces_show' | 'spaces_store' | 'spaces_update' | 'spaces_patch' | 'spaces_delete'
->;
+export type SpaceOperation =
+  | 'spaces_list'
+  | 'spaces_show'
+  | 'spaces_store'
+  | 'spaces_update'
+  | 'spaces_patch'
+  | 'spaces_delete';
+type SpaceHandlers = Pick<Handlers, SpaceOperation>;
 
 export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
-  const update: Handler<'spaces_update'> = async ({ account, path, body }) => {
+  const update: Handler<'spaces_update'> = async ({ account, path, headers, body }) => {
     const changes: SpaceChanges = {};
     if (body.name !== undefined) changes.name = body.name.trim();
     if (body.color !== undefined) changes.color = body.color;
-    const space = await spaces.update(account.id, path.id, changes);
+    const expected = ifMatchVersions(headers['If-Match'], path.id);
+    const space = await unlessChanged('space', path.id, () => spaces.update(account.id, path.id, changes, expected));
     if (!space) throw notFound('space', path.id);
-    return { status: 200, body: { data: space } };
+    return { status: 200, body: { data: space.record }, etag: etagOf(path.id, space.version) };
   };
 
   return {
     async spaces_list({ account, query, url }) {
-      const list = listQueryOf(query);
-      const { records, total } = await spaces.list(account.id, list);
-      return { status: 200, body: { data: records, ...paginationOf(url, list.page, list.perPage, total) } };
+      const list = listQueryOf(query, url.sent);
+      const { records, total, next } = await spaces.list(account.id, list);
+      const pagination = paginationOf(url, list, { total, onPage: records.length, next });
+      return { status: 200, body: { data: records, ...pagination } };
     },
 
-    async spaces_show({ account, path }) {
+    async spaces_show({ account, path, headers }) {
       const space = await spaces.find(account.id, path.id);
       if (!space) throw notFound('space', path.id);
-      return { status: 200, body: { data: space } };
+      const etag = etagOf(path.id, space.version);
+      if (noneMatch(headers['If-None-Match'], etag)) return { status: 304, etag };
+      return { status: 200, body: { data: space.record }, etag };
     },
 
     async spaces_store({ account, body, url }) {
-      // The validator has filled in the spec's default colour; `?? 1` only satisfies the optional type.
+      // Colour 1 when omitted, as the spec's description says (it has no `default` keyword; see space-store.yaml).
       const space = await spaces.create(account.id, { name: body.name.trim(), color: body.color ?? 1 });
-      return { status: 201, body: { data: space }, location: `${url.path}/${space.id}` };
+      const { id } = space.record;
+      return {
+        status: 201,
+        body: { data: space.record },
+        location: `${url.path}/${id}`,
+        etag: etagOf(id, space.version),
+      };
     },
 
     spaces_update: update,
     spaces_patch: update,
 
-    async spaces_delete({ account, path }) {
-      if (!(await spaces.remove(account.id, path.id))) throw notFound('space', path.id);
+    async spaces_delete({ account, path, headers }) {
+      const expected = ifMatchVersions(headers['If-Match'], path.id);
+      if (!(await unlessChanged('space', path.id, () => spaces.remove(account.id, path.id, expected)))) {
+        throw notFound('space', path.id);
+      }
       return { status: 204 };
     },
   };

@@ -2,7 +2,7 @@
 import type { Selectable } from 'kysely';
 import { type Database, toIso } from '../db/database.js';
 import { foldText } from '../db/listing.js';
-import { ownedRecords, updateOwned } from '../db/owned.js';
+import { type ExpectedVersions, ownedRecords, updateOwned, type Versioned, versionOf } from '../db/owned.js';
 import type { SpacesTable } from '../db/schema.js';
 
 export interface SpaceRecord {
@@ -34,20 +34,26 @@ export function spaceRepository(db: Database) {
   return {
     ...ownedRecords(db, 'spaces', toRecord),
 
-    async create(accountId: number, space: NewSpace): Promise<SpaceRecord> {
+    async create(accountId: number, space: NewSpace): Promise<Versioned<SpaceRecord>> {
       const now = new Date().toISOString();
       const row = await db
         .insertInto('spaces')
         .values({ ...space, account_id: accountId, name_key: foldText(space.name), created_at: now, updated_at: now })
         .returningAll()
         .executeTakeFirstOrThrow();
-      return toRecord(row);
+      return { record: toRecord(row), version: versionOf(row) };
     },
 
-    async update(accountId: number, id: number, changes: SpaceChanges): Promise<SpaceRecord | undefined> {
+    /** Throws VersionMismatchError when the record is not at one of the `expected` versions. */
+    async update(
+      accountId: number,
+      id: number,
+      changes: SpaceChanges,
+      expected: ExpectedVersions = 'any',
+    ): Promise<Versioned<SpaceRecord> | undefined> {
       const withKey = changes.name === undefined ? changes : { ...changes, name_key: foldText(changes.name) };
-      const row = await updateOwned(db, 'spaces', accountId, id, withKey);
-      return row && toRecord(row);
+      const row = await updateOwned(db, 'spaces', accountId, id, withKey, expected);
+      return row && { record: toRecord(row), version: versionOf(row) };
     },
   };
 }

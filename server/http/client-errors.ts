@@ -1,0 +1,76 @@
+// Requests Node refuses before Express sees them (a malformed request line, a bad Transfer-Encoding, headers
+// too large, a request over its time limit) answered like every other error: problem+json with a request id,
+// the security headers, logged once.
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from '../logger.js';
+import { HttpProblem, problemBody } from './problem.js';
+import { FIXED_SECURITY_HEADERS } from './security-headers.js';
+
+interface ParseError extends Error {
+  code?: string;
+  reason?: string;
+}
+
+type Limits = { headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutMs: number };
+
+function problemFor(error: ParseError, limits: Limits): HttpProblem {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new HttpProblem(431, 'header-too-large', 'The request headers are larger than the server accepts.');
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new HttpProblem(413, 'content-too-large', 'The chunk extensions of the body are too large.');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new HttpProblem(
+        408,
+        'request-timeout',
+        `The request did not arrive in time: a connection waits ${limits.idleTimeoutMs / 1000} s for its first ` +
+          `byte, headers ${limits.headersTimeoutMs / 1000} s, a whole request ${limits.requestTimeoutMs / 1000} s.`,
+      );
+    default: {
+      const reason = (error.reason ?? error.message).replace(/^Parse Error: /, '').replace(/\.$/, '');
+      return new HttpProblem(400, 'malformed-request', `The request is not valid HTTP/1.1: ${reason}.`);
+    }
+  }
+}
+
+/** A timeout as the parser's own, for a connection that has sent no complete request before its idle limit. */
+export const IDLE_TIMEOUT: ParseError = Object.assign(new Error('no request within the idle limit'), {
+  code: 'ERR_HTTP_REQUEST_TIMEOUT',
+});
+
+/** The server's 'clientError' listener. */
+export function answerClientErrors(logger: Logger, limits: Limits): (error: ParseError, socket: Duplex) => void {
+  return (error, socket) => {
+    const pending = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    // A client that went away, or an answer already under way, leaves nothing to say.
+    if (error.code === 'ECONNRESET' || !socket.writable || pending?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const problem = problemFor(error, limits);
+    const id = randomUUID();
+    const body = JSON.stringify(problemBody(problem, id));
+    const headers = {
+      'Content-Type': 'application/problem+json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      'X-Request-Id': id,
+      ...FIXED_SECURITY_HEADERS,
+      Connection: 'close',
+    };
+    const head = Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    // Closed once the answer is out, whether or not the client ever closes its side.
+    socket.end(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n${head}\r\n${body}`, () =>
+      socket.destroy(),
+    );
+    logger.info('request refused by the HTTP parser', {
+      request_id: id,
+      status: problem.status,
+      code: error.code,
+      detail: problem.detail,
+    });
+  };
+}

@@ -1,0 +1,63 @@
+// Conditional requests (RFC 9110 §13): the strong ETag of a record, made of its id and version, and the
+// If-Match and If-None-Match headers read against it. The atomic check itself is in the write (db/owned.ts).
+import { type ExpectedVersions, VersionMismatchError } from '../db/owned.js';
+import { HttpProblem } from './problem.js';
+
+/** `"<id>.<version>"`: changes with every change of the record, and never names another record. */
+export function etagOf(id: number, version: number): string {
+  return `"${id}.${version}"`;
+}
+
+interface EntityTag {
+  weak: boolean;
+  /** The tag with its quotes, as etagOf writes it. */
+  opaque: string;
+}
+
+/** The members of an If-Match or If-None-Match list; `*` for the wildcard. Members that are not entity tags match nothing. */
+function entityTags(header: string): '*' | EntityTag[] {
+  if (header.trim() === '*') return '*';
+  return [...header.matchAll(/(W\/)?("[^"]*")/g)].map((m) => ({ weak: m[1] !== undefined, opaque: m[2] ?? '' }));
+}
+
+/**
+ * True when If-None-Match names the current ETag (weak comparison, as RFC 9110 §13.1.2 asks: `W/"7.3"`
+ * matches `"7.3"`) or is `*`: the client's copy is current, and a GET answers 304.
+ */
+export function noneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const tags = entityTags(header);
+  return tags === '*' || tags.some((tag) => tag.opaque === etag);
+}
+
+/**
+ * The versions of record `id` that If-Match accepts: `any` without the header or for `*`, else those its
+ * strong tags name (a weak tag never matches, RFC 9110 §13.1.1). An empty list matches no version.
+ */
+export function ifMatchVersions(header: string | undefined, id: number): ExpectedVersions {
+  if (header === undefined) return 'any';
+  const tags = entityTags(header);
+  if (tags === '*') return 'any';
+  const prefix = `"${id}.`;
+  return tags
+    .filter((tag) => !tag.weak && tag.opaque.startsWith(prefix) && /^"\d+\.[1-9]\d{0,14}"$/.test(tag.opaque))
+    .map((tag) => Number(tag.opaque.slice(prefix.length, -1)));
+}
+
+export function preconditionFailed(resource: string, id: number): HttpProblem {
+  return new HttpProblem(
+    412,
+    'precondition-failed',
+    `The ${resource} with id ${id} has changed since the version If-Match names; nothing was changed.`,
+  );
+}
+
+/** Runs a conditional write; a record found at another version than If-Match names becomes the 412. */
+export async function unlessChanged<T>(resource: string, id: number, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof VersionMismatchError) throw preconditionFailed(resource, id);
+    throw error;
+  }
+}

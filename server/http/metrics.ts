@@ -1,0 +1,95 @@
+// Prometheus metrics by prom-client: request counts and latency per operation and status, and the process's
+// default metrics (CPU, memory, event loop lag, GC). Served on a port of their own (METRICS_PORT) or on the
+// service's port at /metrics behind a bearer token (METRICS_TOKEN); never in the open by default.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { RequestHandler } from 'express';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { HttpProblem } from './problem.js';
+import { context } from './request-context.js';
+
+// The service's own endpoints are labelled by their path; any other request outside an operation (404s of
+// every made-up path) is "unknown", so the number of label values stays bounded.
+const OWN_PATHS = new Set(['/healthz', '/readyz', '/openapi.json', '/openapi.yaml', '/docs', '/metrics']);
+
+export interface Metrics {
+  registry: Registry;
+  /** Counts and times every request once it is answered. */
+  observe: RequestHandler;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const labelNames = ['operation_id', 'status'] as const;
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by operationId (or own path, or "unknown") and status code.',
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from receiving a request to finishing its answer, by operationId and status code.',
+    labelNames,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const observe: RequestHandler = (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const operation = context(res).route?.operation.operationId;
+      const path = req.originalUrl.split('?')[0] ?? '';
+      const labels = {
+        operation_id: operation ?? (OWN_PATHS.has(path) ? path : 'unknown'),
+        status: String(res.statusCode),
+      };
+      requests.inc(labels);
+      duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  };
+  return { registry, observe };
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest();
+
+/** GET /metrics on the service's port: only with `Authorization: Bearer <METRICS_TOKEN>`. */
+export function metricsEndpoint(metrics: Metrics, token: string): RequestHandler {
+  const expected = sha256(token);
+  return async (req, res) => {
+    const given = /^Bearer +(\S+) *$/i.exec(req.get('authorization') ?? '')?.[1] ?? '';
+    if (!timingSafeEqual(sha256(given), expected)) {
+      throw new HttpProblem(401, 'unauthorized', 'The metrics need "Authorization: Bearer <METRICS_TOKEN>".', {
+        headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' },
+      });
+    }
+    res
+      .set('Cache-Control', 'no-store')
+      .type(metrics.registry.contentType)
+      .send(await metrics.registry.metrics());
+  };
+}
+
+/** A server of its own for the metrics (METRICS_PORT): GET /metrics, 404 for anything else. */
+export async function listenForMetrics(metrics: Metrics, port: number, host: string): Promise<Server> {
+  const server = createServer(async (req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Metrics are at GET /metrics.\n');
+      return;
+    }
+    try {
+      const body = await metrics.registry.metrics();
+      res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(body);
+    } catch {
+      res.writeHead(500, { 'Content-Type': 'text/plain' }).end('The metrics could not be collected.\n');
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  // The service's shutdown waits on its own server; this one must not hold the process open.
+  server.unref();
+  return server;
+}

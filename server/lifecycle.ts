@@ -1,0 +1,185 @@
+// The HTTP server around the app: every connection bounded in time, Node's own errors answered as
+// problem+json, and a draining shutdown on SIGTERM/SIGINT that no client notices.
+import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import net, { type Socket } from 'node:net';
+import { answerClientErrors, IDLE_TIMEOUT } from './http/client-errors.js';
+import type { Logger } from './logger.js';
+
+export interface ConnectionLimits {
+  /** From a request's first byte to the end of its headers. */
+  headersTimeoutMs: number;
+  /** From a request's first byte to the end of its body. */
+  requestTimeoutMs: number;
+  /** A connection with no request under way: before its first byte, and between keep-alive requests. */
+  idleTimeoutMs: number;
+  /** How long a drain waits for the requests in flight before it cuts them. */
+  shutdownGraceMs: number;
+}
+
+/**
+ * During a drain, a connection with no request under way is closed once it has been idle this long. Not at
+ * once: a keep-alive client may have sent its next request a moment ago, and that request is served (with
+ * `Connection: close`) rather than reset.
+ */
+const DRAIN_IDLE_LINGER_MS = 500;
+const DRAIN_SWEEP_MS = 50;
+
+interface Connection {
+  /** Requests received and not yet answered (more than one when a client pipelines). */
+  requests: number;
+  /** Whether a request has arrived yet: until then the idle limit is this module's own timer. */
+  used: boolean;
+  idleSince: number;
+}
+
+export class Lifecycle {
+  private draining = false;
+  private cut = 0;
+  private readonly connections = new Map<Socket, Connection>();
+  /** Each response not yet finished, with its request line as it arrived (Express rewrites req.url later). */
+  private readonly inFlight = new Map<ServerResponse, { method?: string; path?: string }>();
+  private server?: http.Server;
+
+  constructor(
+    private readonly limits: ConnectionLimits,
+    private readonly logger: Logger,
+  ) {}
+
+  /** For /readyz: true from the first signal on, so a load balancer stops routing here at once. */
+  readonly isDraining = (): boolean => this.draining;
+
+  /** An HTTP server for the app with the limits applied, listening on port and host. */
+  listen(app: RequestListener, port: number, host: string): http.Server {
+    const { headersTimeoutMs, requestTimeoutMs, idleTimeoutMs } = this.limits;
+    const server = http.createServer(
+      {
+        headersTimeout: headersTimeoutMs,
+        requestTimeout: requestTimeoutMs,
+        // How often Node looks for requests over those limits (30 s by default, longer than the limits).
+        connectionsCheckingInterval: Math.max(100, Math.min(1000, headersTimeoutMs / 2)),
+        // The app answers a request without Host itself, as problem+json (http/request-target.ts).
+        requireHostHeader: false,
+      },
+      app,
+    );
+    server.keepAliveTimeout = idleTimeoutMs;
+    const answerClientError = answerClientErrors(this.logger, this.limits);
+    server.on('clientError', answerClientError);
+    // With a listener here, Node leaves timed-out sockets to it: a connection that never completed a request
+    // is told so (408); one idle between keep-alive requests is closed without a word, as Node would.
+    server.on('timeout', (socket: Socket) => {
+      const connection = this.connections.get(socket);
+      if (connection && !connection.used) answerClientError(IDLE_TIMEOUT, socket);
+      else socket.destroy();
+    });
+    server.on('connection', (socket: Socket) => {
+      this.connections.set(socket, { requests: 0, used: false, idleSince: Date.now() });
+      socket.once('close', () => this.connections.delete(socket));
+      // Node bounds the wait between keep-alive requests, but not the wait for the first byte.
+      socket.setTimeout(idleTimeoutMs);
+    });
+    // Before the app's listener, so that a response it answers at once already carries Connection: close.
+    server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => this.track(req, res));
+    this.server = server;
+    return server.listen(port, host);
+  }
+
+  private track(req: IncomingMessage, res: ServerResponse): void {
+    const connection = this.connections.get(req.socket);
+    if (connection) {
+      if (!connection.used) req.socket.setTimeout(0);
+      connection.used = true;
+      connection.requests++;
+    }
+    this.inFlight.set(res, { method: req.method, path: req.url });
+    if (this.draining) res.setHeader('Connection', 'close');
+    res.once('close', () => {
+      this.inFlight.delete(res);
+      if (connection) {
+        connection.requests--;
+        connection.idleSince = Date.now();
+      }
+    });
+  }
+
+  /**
+   * On the first of these signals: drain, run `onStopped` (close the database), and exit 0 once the last
+   * request is answered, or 1 when the grace period ran out and requests were cut.
+   */
+  drainOn(signals: NodeJS.Signals[], onStopped: () => Promise<void>): void {
+    for (const signal of signals) {
+      process.on(signal, () => {
+        if (this.draining) {
+          this.logger.info('already draining', { signal });
+          return;
+        }
+        this.drain(signal).then(
+          async (code) => {
+            await onStopped();
+            this.logger.info('stopped', { exit_code: code });
+            process.exit(code);
+          },
+          (error: unknown) => {
+            this.logger.error('shutdown failed', { error: String(error) });
+            process.exit(1);
+          },
+        );
+      });
+    }
+  }
+
+  /** Stops accepting, lets the requests in flight finish, closes idle connections; resolves with the exit code. */
+  drain(signal: string): Promise<number> {
+    const server = this.server;
+    if (!server) return Promise.resolve(0);
+    this.draining = true;
+    const started = Date.now();
+    this.logger.info('draining', {
+      signal,
+      requests_in_flight: this.inFlight.size,
+      connections: this.connections.size,
+      grace_s: this.limits.shutdownGraceMs / 1000,
+    });
+    for (const res of this.inFlight.keys()) {
+      if (!res.headersSent) res.setHeader('Connection', 'close');
+    }
+    return new Promise<number>((resolve) => {
+      const sweep = setInterval(() => this.closeIdle(), DRAIN_SWEEP_MS);
+      const grace = setTimeout(() => this.cutInFlight(), this.limits.shutdownGraceMs);
+      // net's close, not http's: http's also drops idle keep-alive connections at once, racing a request a
+      // client may just have sent on one. At once, before any answer says Connection: close: a client that
+      // reconnects then is refused rather than queued by the kernel and reset. The callback runs when the last
+      // connection has closed.
+      net.Server.prototype.close.call(server, () => {
+        clearInterval(sweep);
+        clearTimeout(grace);
+        this.logger.info('drained', { duration_ms: Date.now() - started, requests_cut: this.cut });
+        resolve(this.cut > 0 ? 1 : 0);
+      });
+      this.closeIdle();
+    });
+  }
+
+  private closeIdle(): void {
+    const now = Date.now();
+    for (const [socket, connection] of this.connections) {
+      if (connection.requests === 0 && now - connection.idleSince >= DRAIN_IDLE_LINGER_MS) {
+        this.logger.debug('idle connection closed by the drain', { idle_ms: now - connection.idleSince });
+        socket.destroy();
+      }
+    }
+  }
+
+  private cutInFlight(): void {
+    for (const [res, { method, path }] of this.inFlight) {
+      this.cut++;
+      this.logger.warn('request cut by shutdown', {
+        request_id: res.getHeader('x-request-id'),
+        method,
+        path,
+        grace_s: this.limits.shutdownGraceMs / 1000,
+      });
+    }
+    for (const socket of this.connections.keys()) socket.destroy();
+  }
+}
