@@ -5,6 +5,7 @@ import type { paths } from '../../generated/api.js';
 import { startCall, untilAborted } from './call.js';
 import { ApiError } from './errors.js';
 import { formBody } from './form-body.js';
+import { type RateLimitState, readRateLimit } from './rate-limit.js';
 import { type CallOptions, type ResourceApi, resourceApi, type Send } from './resources.js';
 import { type Fetch, fetchWithRetries, type RetrySettings } from './retrying-fetch.js';
 import type {
@@ -37,8 +38,13 @@ export interface ClientOptions {
   headers?: Record<string, string>;
   /** How bodies are sent: `form` (application/x-www-form-urlencoded, the default) or `json`. */
   bodyEncoding?: 'form' | 'json';
-  /** Retries of 429, 503 and network errors (never of a POST). Default 2; 0 disables. */
+  /** Retries of 429, 503 and network errors (of a POST only with an Idempotency-Key). Default 2; 0 disables. */
   maxRetries?: number;
+  /**
+   * Send a new random Idempotency-Key with every `create` (default true), so that a create is retried like
+   * any other call and still creates one record. `false` sends none (and a create is then never retried).
+   */
+  idempotencyKeys?: boolean;
   /** Per call, all attempts and the waits between them included. Default 30 000; 0 disables. */
   timeoutMs?: number;
   /** The longest wait before a retry; a longer Retry-After ends the call with the ApiError. Default 30 000. */
@@ -59,12 +65,27 @@ export interface DomainSpaceClient {
    * throws NetworkError and TimeoutError.
    */
   raw: Client<paths>;
+  /**
+   * The rate limit as the latest answer stated it (RateLimit fields), retried attempts and `raw` calls
+   * included; undefined before the first answer, or when the API sends none.
+   */
+  readonly rateLimit: RateLimitState | undefined;
 }
 
 const maxTimerMs = 2_147_483_647;
 
 export function createClient(options: ClientOptions): DomainSpaceClient {
-  const settings = validate(options);
+  const validated = validate(options);
+  let rateLimit: RateLimitState | undefined;
+  // Every answer, each attempt of a retried call too, updates the rate-limit state.
+  const settings: Settings = {
+    ...validated,
+    fetch: async (input, init) => {
+      const response = await validated.fetch(input, init);
+      rateLimit = readRateLimit(response.headers);
+      return response;
+    },
+  };
   const { signal: clientSignal, timeoutMs } = settings;
 
   const headers = new Headers({ Accept: 'application/json, application/problem+json' });
@@ -102,8 +123,9 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
       });
       // The timeout and the signals cover reading the answer too.
       const { data, error, response } = await untilAborted(sent, call);
-      if (!response.ok) throw new ApiError(response, error);
-      return data;
+      // A 304 is the answer getIfChanged hopes for: the copy it names is current.
+      if (!response.ok && response.status !== 304) throw new ApiError(response, error);
+      return { data, response };
     } catch (error) {
       throw call.failure(error);
     } finally {
@@ -112,9 +134,12 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
   };
 
   return {
-    domains: resourceApi(send, '/domains'),
-    spaces: resourceApi(send, '/spaces'),
+    domains: resourceApi(send, '/domains', settings),
+    spaces: resourceApi(send, '/spaces', settings),
     raw,
+    get rateLimit() {
+      return rateLimit;
+    },
   };
 }
 
@@ -125,6 +150,7 @@ interface Settings extends RetrySettings {
   bodyEncoding: 'form' | 'json';
   timeoutMs: number;
   signal: AbortSignal | undefined;
+  idempotencyKeys: boolean;
 }
 
 function validate(options: ClientOptions): Settings {
@@ -160,7 +186,14 @@ function validate(options: ClientOptions): Settings {
     timeoutMs: milliseconds('timeoutMs', options.timeoutMs, 30_000),
     maxRetryDelayMs: milliseconds('maxRetryDelayMs', options.maxRetryDelayMs, 30_000),
     signal: options.signal,
+    idempotencyKeys: flag('idempotencyKeys', options.idempotencyKeys, true),
   };
+}
+
+function flag(name: string, value: boolean | undefined, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new TypeError(`createClient: ${name} must be true or false, not ${value}`);
+  return value;
 }
 
 /** A window or a worker: both have a user agent of their own. */

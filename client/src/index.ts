@@ -7,6 +7,7 @@ export {
   type SpacesApi,
 } from './client.js';
 export { ApiError, DomainSpaceError, isAbortError, NetworkError, TimeoutError } from './errors.js';
-export type { CallOptions, ResourceApi } from './resources.js';
+export type { RateLimitState } from './rate-limit.js';
+export { type CallOptions, type CreateOptions, etagOf, type ResourceApi, type WriteOptions } from './resources.js';
 export type * from './types.js';
 export { VERSION } from './version.js';

@@ -1,5 +1,7 @@
 // The resource helpers (domains, spaces): one generic implementation over the paths the two resources share,
-// typed per resource by the generated types. Every helper throws on failure and resolves to the record itself.
+// typed per resource by the generated types. Every helper throws on failure and resolves to the record itself;
+// the ETag each record came with is kept beside it, for etagOf().
+import { newIdempotencyKey } from './idempotency-key.js';
 import type { PaginationLinks, PaginationMeta } from './types.js';
 
 /** Options every helper takes as its last argument. */
@@ -10,10 +12,45 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
+/** Options of `create`. */
+export interface CreateOptions extends CallOptions {
+  /**
+   * The Idempotency-Key to send: by default a new random one per call (unless the client was made with
+   * `idempotencyKeys: false`), which makes the create safe to retry; your own (1–255 printable ASCII characters),
+   * e.g. one you keep with a job so that a rerun after a crash does not create twice; or `false` for none.
+   */
+  idempotencyKey?: string | false;
+}
+
+/** Options of `update`, `replace` and `delete`. */
+export interface WriteOptions extends CallOptions {
+  /**
+   * Change the record only if it is still at this version: an ETag from `etagOf(record)` (or `*`). Otherwise
+   * the call throws an ApiError with status 412 and nothing changes.
+   */
+  ifMatch?: string;
+}
+
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** Sends one call through the raw client and resolves to the success body, or throws. */
-export type Send = (method: Method, path: string, init: object, options: CallOptions | undefined) => Promise<unknown>;
+/** Sends one call through the raw client and resolves to the success body (undefined for a 304), or throws. */
+export type Send = (
+  method: Method,
+  path: string,
+  init: object,
+  options: CallOptions | undefined,
+) => Promise<{ data: unknown; response: Response }>;
+
+const etags = new WeakMap<object, string>();
+
+/**
+ * The ETag of the version of the record that a helper (get, create, update, replace) resolved to: pass it as
+ * `ifMatch` to change the record only if nobody else has since, or to `getIfChanged`. Undefined for records
+ * from a list, or built by hand.
+ */
+export function etagOf(record: object): string | undefined {
+  return etags.get(record);
+}
 
 interface Collection<Item> {
   data: Item[];
@@ -24,58 +61,106 @@ interface Collection<Item> {
 interface ListQuery {
   page?: number;
   per_page?: PaginationMeta['per_page'];
+  after?: string;
 }
 
 export interface ResourceApi<Item, Page extends Collection<Item>, ListParams extends ListQuery, Create, Update> {
   /** One page: `{ data, links, meta }`. */
   list(params?: ListParams, options?: CallOptions): Promise<Page>;
   /**
-   * Every record from `params.page` (default 1) to the last page, fetched lazily one page at a time (100 per
-   * page unless `params.per_page` says otherwise); a `break` stops the fetching. The options apply per page.
+   * Every record, fetched lazily one page at a time (100 per page unless `params.per_page` says otherwise) by
+   * following the cursor of `links.next` (`after`), whose cost per page does not grow with the depth of the
+   * walk; from `params.page` on by page numbers when a later page is given. A `break` stops the fetching. The
+   * options apply per page.
    */
   listAll(params?: ListParams, options?: CallOptions): AsyncGenerator<Item, void, undefined>;
   get(id: number, options?: CallOptions): Promise<Item>;
-  create(body: Create, options?: CallOptions): Promise<Item>;
+  /**
+   * The record if it changed since the version `etag` names (an ETag, or a record a helper returned), else
+   * undefined: the server answered 304 without sending it again.
+   */
+  getIfChanged(id: number, etag: string | object, options?: CallOptions): Promise<Item | undefined>;
+  /** Sends an Idempotency-Key (see CreateOptions), so it is retried like the other calls. */
+  create(body: Create, options?: CreateOptions): Promise<Item>;
   /** PATCH: changes the fields sent, keeps the others; `null` clears a nullable field. */
-  update(id: number, body: Update, options?: CallOptions): Promise<Item>;
+  update(id: number, body: Update, options?: WriteOptions): Promise<Item>;
   /** PUT: the contract gives it the same meaning as PATCH (only the fields sent change). */
-  replace(id: number, body: Update, options?: CallOptions): Promise<Item>;
-  delete(id: number, options?: CallOptions): Promise<void>;
+  replace(id: number, body: Update, options?: WriteOptions): Promise<Item>;
+  delete(id: number, options?: WriteOptions): Promise<void>;
 }
 
 export function resourceApi<Item, Page extends Collection<Item>, ListParams extends ListQuery, Create, Update>(
   send: Send,
   collectionPath: string,
+  { idempotencyKeys }: { idempotencyKeys: boolean },
 ): ResourceApi<Item, Page, ListParams, Create, Update> {
   const itemPath = `${collectionPath}/{id}`;
-  const byId = (id: number) => ({ params: { path: { id } } });
-  const record = async (sent: Promise<unknown>) => ((await sent) as { data: Item }).data;
+  const byId = (id: number, headers: Record<string, string> = {}) => ({ params: { path: { id } }, headers });
+  const record = async (sent: ReturnType<Send>) => {
+    const { data, response } = await sent;
+    const item = (data as { data: Item } | undefined)?.data;
+    const etag = response.headers.get('ETag');
+    if (item && typeof item === 'object' && etag) etags.set(item, etag);
+    return item as Item;
+  };
+  const ifMatch = (options?: WriteOptions): Record<string, string> =>
+    options?.ifMatch === undefined ? {} : { 'If-Match': options.ifMatch };
 
   const list = async (params?: ListParams, options?: CallOptions) =>
-    (await send('GET', collectionPath, { params: { query: params ?? {} } }, options)) as Page;
+    (await send('GET', collectionPath, { params: { query: params ?? {} } }, options)).data as Page;
+
+  /** From a page number on, page after page (when the caller asked for a page other than the first). */
+  async function* byPage(query: ListParams, first: number, options: CallOptions | undefined) {
+    let page = first;
+    for (;;) {
+      const result = await list({ ...query, page }, options);
+      yield* result.data;
+      const { current_page, last_page } = result.meta;
+      // Stop on the last page, and also when the answer is not the page asked for (a mock's fixed example).
+      if (result.data.length === 0 || result.links.next === null) return;
+      if (current_page !== page || current_page >= last_page) return;
+      page += 1;
+    }
+  }
 
   return {
     list,
     async *listAll(params, options) {
       const query = { ...params, per_page: params?.per_page ?? 100 } as ListParams;
-      let page = params?.page ?? 1;
+      if (query.page !== undefined && query.page > 1) {
+        yield* byPage(query, query.page, options);
+        return;
+      }
+      // By cursor: each page costs the server the same however deep the walk, and a record created or deleted
+      // meanwhile neither repeats nor skips another.
+      const { page: _page, ...rest } = query;
+      let after = query.after ?? '';
       for (;;) {
-        const result = await list({ ...query, page }, options);
+        const result = await list({ ...rest, after } as ListParams, options);
         yield* result.data;
-        const { current_page, last_page } = result.meta;
-        // Stop on the last page, and also when the answer is not the page asked for (a mock's fixed example):
-        // a misbehaving server must not make this loop forever.
-        if (result.data.length === 0 || result.links.next === null) return;
-        if (current_page !== page || current_page >= last_page) return;
-        page += 1;
+        const next =
+          result.links.next === null ? null : new URL(result.links.next, 'http://base').searchParams.get('after');
+        // Stop at the end, and also when the answer does not move on (a mock's fixed example): a misbehaving
+        // server must not make this loop forever.
+        if (result.data.length === 0 || next === null || next === after) return;
+        after = next;
       }
     },
     get: (id, options) => record(send('GET', itemPath, byId(id), options)),
-    create: (body, options) => record(send('POST', collectionPath, { body }, options)),
-    update: (id, body, options) => record(send('PATCH', itemPath, { ...byId(id), body }, options)),
-    replace: (id, body, options) => record(send('PUT', itemPath, { ...byId(id), body }, options)),
+    async getIfChanged(id, etag, options) {
+      const tag = typeof etag === 'string' ? etag : etagOf(etag);
+      if (tag === undefined) throw new TypeError('getIfChanged: this record came with no ETag; pass an ETag string');
+      return record(send('GET', itemPath, byId(id, { 'If-None-Match': tag }), options));
+    },
+    create(body, options) {
+      const key = options?.idempotencyKey ?? (idempotencyKeys ? newIdempotencyKey() : false);
+      const headers = key === false ? {} : { 'Idempotency-Key': key };
+      return record(send('POST', collectionPath, { body, headers }, options));
+    },
+    update: (id, body, options) => record(send('PATCH', itemPath, { ...byId(id, ifMatch(options)), body }, options)),
+    replace: (id, body, options) => record(send('PUT', itemPath, { ...byId(id, ifMatch(options)), body }, options)),
     async delete(id, options) {
-      await send('DELETE', itemPath, byId(id), options);
+      await send('DELETE', itemPath, byId(id, ifMatch(options)), options);
     },
   };
 }

@@ -1,5 +1,6 @@
-// The fetch under openapi-fetch: retries 429, 503 and network errors of idempotent methods with exponential
-// backoff and full jitter, honouring Retry-After. Sitting under openapi-fetch, it serves `api.raw` too.
+// The fetch under openapi-fetch: retries 429, 503 and network errors of idempotent methods, and of a POST that
+// carries an Idempotency-Key, with exponential backoff and full jitter, honouring Retry-After. Sitting under
+// openapi-fetch, it serves `api.raw` too.
 import { type Call, sleep, untilAborted } from './call.js';
 import { retryAfterMs } from './errors.js';
 
@@ -12,15 +13,17 @@ export interface RetrySettings {
   maxRetryDelayMs: number;
 }
 
-// POST is left out: the contract has no idempotency key, so a retried store could create a record twice.
-// PUT and PATCH set the same fields again; a repeated DELETE answers 404.
+// PUT and PATCH set the same fields again; a repeated DELETE answers 404. A POST only with an Idempotency-Key:
+// the server then runs it once and answers a repeat with the saved answer, so a retry cannot create twice.
 const idempotentMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'DELETE']);
+const IN_PROGRESS = '/problems/idempotency-key-in-use';
 const retriedStatuses = new Set([429, 503]);
 const baseDelayMs = 250;
 const maxBackoffMs = 8_000;
 
 export async function fetchWithRetries(request: Request, call: Call, settings: RetrySettings): Promise<Response> {
-  const retryable = idempotentMethods.has(request.method);
+  const keyed = request.method === 'POST' && request.headers.has('Idempotency-Key');
+  const retryable = keyed || idempotentMethods.has(request.method);
   for (let attempt = 0; ; attempt++) {
     const last = !retryable || attempt >= settings.maxRetries;
     let response: Response;
@@ -33,13 +36,24 @@ export async function fetchWithRetries(request: Request, call: Call, settings: R
       await sleep(backoffMs(attempt, settings), call);
       continue;
     }
-    if (last || !retriedStatuses.has(response.status)) return response;
+    if (last || !(retriedStatuses.has(response.status) || (keyed && (await stillRunning(response))))) return response;
     const delay = retryAfterMs(response.headers.get('Retry-After')) ?? backoffMs(attempt, settings);
     // Waiting longer than allowed, or past the timeout, helps nobody: the caller gets the answer (an ApiError
     // with retryAfter) now.
     if (delay > settings.maxRetryDelayMs || delay >= call.remainingMs()) return response;
     await discard(response);
     await sleep(delay, call);
+  }
+}
+
+/** A 409 saying the first request with this Idempotency-Key is still running: its answer comes on a retry. */
+async function stillRunning(response: Response): Promise<boolean> {
+  if (response.status !== 409) return false;
+  try {
+    const body = (await response.clone().json()) as { type?: unknown } | null;
+    return body?.type === IN_PROGRESS;
+  } catch {
+    return false;
   }
 }
 
