@@ -1,146 +1,262 @@
-// `npm run bench`: what the service's request pipeline (routing, key check, body reading, validation,
-// repository, SQLite) costs per request, measured side by side with a bare Express app that answers the same
-// bodies from memory. Rounds alternate between the two so that machine noise falls on both alike; the report
-// gives each one's throughput and latency and the ratio between them. Loopback only, bounded in count.
-
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+// `npm run bench`: what the service's request pipeline costs, measured from outside. autocannon runs in its
+// own process against the service (as `npm start` runs it) and, in alternating rounds on the same SQLite file,
+// against a bare Express app and a node:http app running the same SQL, and against Prism's mock of the spec.
+// Prints req/s, p50 and p99 per scenario and target with the ratios, and writes the JSON to bench-results/.
+// `--scale` runs the data-growth benchmark of scripts/bench-scale.ts instead.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import express from 'express';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { issueKey } from '../server/accounts/keys.js';
-import { createApp } from '../server/app.js';
 import { openDatabase } from '../server/db/database.js';
 import { migrateToLatest } from '../server/db/migrations.js';
+import { spaceRepository } from '../server/spaces/repository.js';
+import { cpuMs, rssMb, stopAllChildren } from './bench/children.js';
+import { type Measurement, measure } from './bench/load.js';
+import { startBaseline, startPrism, startService, type Target } from './bench/targets.js';
 
-const ROUNDS = 5;
-const REQUESTS_PER_ROUND = 1000;
-const CONCURRENCY = 8;
+const root = fileURLToPath(new URL('..', import.meta.url));
+const SEEDED = 200;
 
-interface Scenario {
-  name: string;
-  method: 'GET' | 'POST';
-  path: string;
-  body?: () => string;
-}
+const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
+/** Reads go to one account with SEEDED spaces; writes to another, so stores do not grow the lists read. */
+const SCENARIOS = [
+  { name: 'show', method: 'GET', path: '/spaces/7', writer: false },
+  { name: 'list', method: 'GET', path: '/spaces', writer: false },
+  { name: 'search', method: 'GET', path: '/spaces?search=ace%201', writer: false },
+  { name: 'name-sort', method: 'GET', path: '/spaces?sort_by=name&sort=asc', writer: false },
+  { name: 'store', method: 'POST', path: '/spaces', body: 'name=Bench+space&color=3', writer: true },
+  { name: 'update', method: 'PATCH', path: '/spaces/1', body: 'name=Renamed+space&color=4', writer: true },
+] as const;
+type ScenarioName = (typeof SCENARIOS)[number]['name'];
 
-async function listen(app: express.Express): Promise<{ origin: string; close: () => Promise<void> }> {
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { origin, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-/** Sends `count` requests, `CONCURRENCY` at a time; returns each one's latency in milliseconds. */
-async function load(origin: string, key: string, scenario: Scenario, count: number): Promise<number[]> {
-  const latencies: number[] = [];
-  let sent = 0;
-  const worker = async () => {
-    while (sent < count) {
-      sent++;
-      const started = performance.now();
-      const response = await fetch(`${origin}${scenario.path}`, {
-        method: scenario.method,
-        headers: {
-          Authorization: `Bearer ${key}`,
-          ...(scenario.body ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
-        },
-        body: scenario.body?.(),
-      });
-      await response.arrayBuffer();
-      if (response.status >= 300) throw new Error(`${scenario.name}: ${response.status}`);
-      latencies.push(performance.now() - started);
-    }
+function options() {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string', default: '5' },
+      connections: { type: 'string', default: '16' },
+      rounds: { type: 'string', default: '3' },
+      scenarios: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
+      targets: { type: 'string', default: 'service,express,node:http,prism' },
+      workers: { type: 'string', default: '1' },
+      scale: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+    strict: false,
+  });
+  if (values.help) {
+    console.log(`npm run bench -- [--duration S] [--connections N] [--rounds N] [--scenarios ${SCENARIOS.map((s) => s.name).join(',')}]
+                    [--targets service,express,node:http,prism] [--workers N] [--scale]`);
+    process.exit(0);
+  }
+  const scenarios = String(values.scenarios).split(',');
+  const unknown = scenarios.filter((name) => !SCENARIOS.some((s) => s.name === name));
+  if (unknown.length) throw new Error(`unknown scenario(s): ${unknown.join(', ')}`);
+  return {
+    duration: Number(values.duration),
+    connections: Number(values.connections),
+    rounds: Number(values.rounds),
+    scenarios: SCENARIOS.filter((s) => scenarios.includes(s.name)),
+    targets: String(values.targets).split(','),
+    workers: String(values.workers),
+    scale: values.scale === true,
   };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  return latencies;
 }
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+/** A fresh database with the two accounts and their keys; the reader owns SEEDED spaces, the writer one. */
+async function seed(file: string): Promise<{ reader: string; writer: string }> {
+  const db = openDatabase(`sqlite:${file}`);
+  await migrateToLatest(db);
+  const reader = await issueKey(db, 'bench-reader');
+  const writer = await issueKey(db, 'bench-writer');
+  const spaces = spaceRepository(db);
+  await spaces.create(writer.account.id, { name: 'Written space', color: 1 });
+  for (let i = 0; i < SEEDED; i++) await spaces.create(reader.account.id, { name: `Space ${i}`, color: (i % 6) + 1 });
+  await db.destroy();
+  return { reader: reader.key, writer: writer.key };
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
+};
 
 async function main(): Promise<void> {
+  const opts = options();
+  if (opts.scale) {
+    const scale = join(root, 'scripts/bench-scale.ts');
+    if (!existsSync(scale)) {
+      console.log('The --scale benchmark is not available in this checkout (scripts/bench-scale.ts is missing).');
+      return;
+    }
+    const { runScale, scaleOptionsOf } = (await import(scale)) as typeof import('./bench-scale.js');
+    await runScale(scaleOptionsOf(process.argv.slice(2).filter((arg) => arg !== '--scale')));
+    return;
+  }
+
   const dir = mkdtempSync(join(tmpdir(), 'dss-bench-'));
-  const db = openDatabase(`sqlite:${join(dir, 'bench.sqlite')}`);
-  await migrateToLatest(db);
-  const { key } = await issueKey(db, 'bench');
-  const service = await listen(await createApp({ db }));
+  const file = join(dir, 'bench.sqlite');
+  try {
+    const keys = await seed(file);
+    console.log(`Seeded ${file}; starting the targets…`);
+    const starters: Record<string, () => Promise<Target>> = {
+      service: () => startService(file, { WORKERS: opts.workers }),
+      express: () => startBaseline('express', file),
+      'node:http': () => startBaseline('node:http', file),
+      prism: () => startPrism(),
+    };
+    const targets: Target[] = [];
+    for (const name of opts.targets) {
+      const starter = starters[name];
+      if (!starter) throw new Error(`unknown target ${name}`);
+      targets.push(await starter());
+    }
+    const service = targets.find((t) => t.name === 'service');
+    if (service) console.log(`service: launch to first 200 on /healthz ${Math.round(service.startMs)} ms`);
 
-  // Seed records, then take the service's own answers as the baseline's fixed replies.
-  for (let i = 0; i < 100; i++) {
-    await fetch(`${service.origin}/api/v1/spaces`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: `name=Space+${i}&color=${(i % 6) + 1}`,
-    });
-  }
-  let counter = 0;
-  const scenarios: Scenario[] = [
-    { name: 'list spaces (page of 10)', method: 'GET', path: '/api/v1/spaces' },
-    { name: 'search spaces', method: 'GET', path: '/api/v1/spaces?search=ace+4&sort_by=name&per_page=25' },
-    { name: 'show a space', method: 'GET', path: '/api/v1/spaces/42' },
-    {
-      name: 'store a space (form)',
-      method: 'POST',
-      path: '/api/v1/spaces',
-      body: () => `name=Bench+${++counter}&color=3`,
-    },
-  ];
-  const replies = new Map<string, { status: number; body: string }>();
-  for (const s of scenarios) {
-    const response = await fetch(`${service.origin}${s.path}`, {
-      method: s.method,
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: s.body?.(),
-    });
-    replies.set(`${s.method} ${s.path}`, { status: response.status, body: await response.text() });
-  }
-  const bare = express();
-  bare.use(express.urlencoded({ extended: false }));
-  bare.use((req, res) => {
-    const reply = replies.get(`${req.method} ${req.originalUrl}`);
-    res
-      .status(reply?.status ?? 404)
-      .type('application/json')
-      .send(reply?.body ?? '{}');
-  });
-  const baseline = await listen(bare);
-
-  console.log(
-    `node ${process.version}; ${ROUNDS} alternating rounds of ${REQUESTS_PER_ROUND} requests, ${CONCURRENCY} at a time, per scenario and app\n`,
-  );
-  console.log(
-    'scenario                   | baseline req/s  p50 ms  p99 ms | service req/s  p50 ms  p99 ms | service/baseline time',
-  );
-  console.log(
-    '---------------------------|--------------------------------|-------------------------------|----------------------',
-  );
-  for (const scenario of scenarios) {
-    const times = { baseline: 0, service: 0 };
-    const latencies: { baseline: number[]; service: number[] } = { baseline: [], service: [] };
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const [which, target] of [
-        ['baseline', baseline],
-        ['service', service],
-      ] as const) {
-        const started = performance.now();
-        latencies[which].push(...(await load(target.origin, key, scenario, REQUESTS_PER_ROUND)));
-        times[which] += performance.now() - started;
+    const results = new Map<string, Array<Measurement & { cpuUsPerRequest?: number }>>();
+    const run = async (target: Target, scenario: (typeof SCENARIOS)[number], duration: number) => {
+      const cpuBefore = await cpuMs(target.pid);
+      const result = await measure({
+        url: `${target.base}${scenario.path}`,
+        method: scenario.method,
+        headers: {
+          Authorization: `Bearer ${scenario.writer ? keys.writer : keys.reader}`,
+          ...('body' in scenario ? FORM : {}),
+        },
+        body: 'body' in scenario ? scenario.body : undefined,
+        connections: opts.connections,
+        duration,
+      });
+      if (result.failures > 0) {
+        throw new Error(`${target.name} ${scenario.name}: ${result.failures} of ${result.requests} requests failed`);
+      }
+      const cpuAfter = await cpuMs(target.pid);
+      const cpuUsPerRequest =
+        cpuBefore === undefined || cpuAfter === undefined
+          ? undefined
+          : ((cpuAfter - cpuBefore) * 1000) / result.requests;
+      return { ...result, cpuUsPerRequest };
+    };
+    // One short warm-up per target and scenario, so that no round pays for the JIT.
+    for (const scenario of opts.scenarios) for (const target of targets) await run(target, scenario, 1);
+    for (let round = 0; round < opts.rounds; round++) {
+      for (const scenario of opts.scenarios) {
+        // Alternate who goes first, so that drift over the run falls on every target alike.
+        const order = targets.map((_, i) => targets[(i + round) % targets.length] as Target);
+        for (const target of order) {
+          const result = await run(target, scenario, opts.duration);
+          const key = `${scenario.name}\u0000${target.name}`;
+          results.set(key, [...(results.get(key) ?? []), result]);
+          process.stdout.write(
+            `round ${round + 1}/${opts.rounds} ${scenario.name.padEnd(9)} ${target.name.padEnd(9)} ${Math.round(result.requestsPerSecond)} req/s\n`,
+          );
+        }
       }
     }
-    const row = (which: 'baseline' | 'service') => {
-      const sorted = [...latencies[which]].sort((a, b) => a - b);
-      const perSecond = (ROUNDS * REQUESTS_PER_ROUND) / (times[which] / 1000);
-      return `${perSecond.toFixed(0).padStart(13)} ${percentile(sorted, 0.5).toFixed(2).padStart(7)} ${percentile(sorted, 0.99).toFixed(2).padStart(7)}`;
-    };
-    console.log(
-      `${scenario.name.padEnd(27)}|${row('baseline')}  |${row('service')} | ${(times.service / times.baseline).toFixed(2)}x`,
-    );
-  }
+    const rss = service ? await rssMb(service.pid) : undefined;
 
-  await Promise.all([service.close(), baseline.close()]);
-  await db.destroy();
-  rmSync(dir, { recursive: true, force: true });
+    const summary = opts.scenarios.map((scenario) => {
+      const of = (name: string) => {
+        const rounds = results.get(`${scenario.name}\u0000${name}`);
+        if (!rounds) return undefined;
+        return {
+          requestsPerSecond: Math.round(median(rounds.map((r) => r.requestsPerSecond))),
+          p50: median(rounds.map((r) => r.p50)),
+          p99: median(rounds.map((r) => r.p99)),
+          cpuUsPerRequest: Math.round(median(rounds.map((r) => r.cpuUsPerRequest ?? Number.NaN))),
+          rounds: rounds.map((r) => Math.round(r.requestsPerSecond)),
+        };
+      };
+      const byTarget = Object.fromEntries(targets.map((t) => [t.name, of(t.name)]));
+      const ratio = (other: string) => {
+        const mine = byTarget.service?.requestsPerSecond;
+        const theirs = byTarget[other]?.requestsPerSecond;
+        return mine && theirs ? Math.round((mine / theirs) * 100) / 100 : undefined;
+      };
+      // The same comparison by CPU time per request: theirs ÷ mine, so that above 1 means cheaper, like req/s.
+      const cpuRatio = (other: string) => {
+        const mine = byTarget.service?.cpuUsPerRequest;
+        const theirs = byTarget[other]?.cpuUsPerRequest;
+        return mine && theirs ? Math.round((theirs / mine) * 100) / 100 : undefined;
+      };
+      return {
+        scenario: scenario.name as ScenarioName,
+        ...byTarget,
+        ratios: { express: ratio('express'), prism: ratio('prism'), cpuExpress: cpuRatio('express') },
+      };
+    });
+    printTable(summary, targets);
+    console.log(
+      `\nservice: launch → first 200 on /healthz ${service ? Math.round(service.startMs) : '-'} ms; RSS after the benchmark ${rss ?? '-'} MB`,
+    );
+    console.log(
+      `(${opts.rounds} rounds × ${opts.duration} s, ${opts.connections} connections; medians over rounds; ratios are service req/s ÷ target req/s;\n CPU/req is the target process's CPU time per request, which other load on the machine does not change)`,
+    );
+
+    const out = join(root, 'bench-results');
+    mkdirSync(out, { recursive: true });
+    const path = join(out, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    const meta = {
+      date: new Date().toISOString(),
+      node: process.version,
+      ...opts,
+      scenarios: opts.scenarios.map((s) => s.name),
+    };
+    writeFileSync(
+      path,
+      `${JSON.stringify({ ...meta, startup_ms: service?.startMs, rss_mb: rss, summary }, null, 2)}\n`,
+    );
+    console.log(`JSON: ${path}`);
+  } finally {
+    await stopAllChildren();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
-await main();
+type Row = { scenario: string; ratios: { express?: number; prism?: number; cpuExpress?: number } } & Record<
+  string,
+  unknown
+>;
+
+function printTable(summary: Row[], targets: Target[]): void {
+  const cell = (value: unknown) => {
+    const v = value as { requestsPerSecond: number; p50: number; p99: number; cpuUsPerRequest: number } | undefined;
+    return v ? `${v.requestsPerSecond} (${v.p50}/${v.p99} ms, ${v.cpuUsPerRequest} µs)` : '-';
+  };
+  const header = [
+    'scenario',
+    ...targets.map((t) => `${t.name} req/s (p50/p99, CPU/req)`),
+    'service/express',
+    'service/prism',
+    'by CPU/req vs express',
+  ];
+  const rows = summary.map((row) => [
+    row.scenario,
+    ...targets.map((t) => cell(row[t.name])),
+    row.ratios.express === undefined ? '-' : `${row.ratios.express.toFixed(2)}×`,
+    row.ratios.prism === undefined ? '-' : `${row.ratios.prism.toFixed(2)}×`,
+    row.ratios.cpuExpress === undefined ? '-' : `${row.ratios.cpuExpress.toFixed(2)}×`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ')} |`;
+  console.log(`\n${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}`);
+  for (const row of rows) console.log(line(row as string[]));
+}
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${signal}: stopping every child process`);
+    stopAllChildren().finally(() => process.exit(130));
+  });
+}
+
+main().catch(async (error: unknown) => {
+  console.error(error instanceof Error ? error.message : String(error));
+  await stopAllChildren();
+  process.exit(1);
+});

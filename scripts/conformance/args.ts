@@ -10,7 +10,8 @@ export const HELP = `Usage: npm run conformance -- --base-url <url> --api-key <k
 Checks a deployment against the OpenAPI spec: generated valid and invalid requests (on a path id: records
 the run made, and ids the account does not own, which must get the documented 404), an Accept the operation
 cannot answer (406), a body over 1 MiB (413), a repeated unique field (409), credentials, methods, odd ids,
-stateful scenarios and account isolation. Exit code 0 when no check failed, 1 when one did, 2 for bad usage.
+stateful scenarios and account isolation. Exit code 0 when no check failed, 1 when one did, 2 for bad usage
+or a target that cannot be tested (unreachable, or every request answered 404 or 401; checked first).
 
   --base-url <url>         where the spec's paths are mounted, e.g. http://127.0.0.1:3000/api/v1
                            (Prism: its root, e.g. http://127.0.0.1:4010)
@@ -26,6 +27,8 @@ stateful scenarios and account isolation. Exit code 0 when no check failed, 1 wh
                            stateful checks and what a mock such as Prism cannot honour (each skip is
                            reported with its reason, never as passed)
   --concurrency <n>        requests in flight at once (default 4)
+  --rate-limit-budget <n>  at the end, spend up to n requests of the key's quota until a 429 (the
+                           rate_limited check; leaves the key limited for the rest of its window)
   --junit <file>           also write JUnit XML
   --report <file>          also write the text report
   --help                   this text
@@ -64,6 +67,7 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
       '--only',
       '--profile',
       '--concurrency',
+      '--rate-limit-budget',
       '--junit',
       '--report',
     ];
@@ -90,6 +94,8 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
   if (cases !== undefined) options.cases = positiveInt('--cases', cases);
   const concurrency = values.get('concurrency');
   if (concurrency !== undefined) options.concurrency = positiveInt('--concurrency', concurrency);
+  const budget = values.get('rate-limit-budget');
+  if (budget !== undefined) options.rateLimitBudget = positiveInt('--rate-limit-budget', budget);
   const spec = values.get('spec');
   if (spec) options.spec = spec;
   const only = values.get('only');

@@ -3,8 +3,9 @@
 import fc from 'fast-check';
 import { carrierOf, encodeBody, type Input, inputErrors } from './inputs.js';
 import { type Mutation, mutationsOf } from './mutations.js';
-import { arbitraryOf, flatten, typesOf } from './schema-arbitrary.js';
-import type { Operation, Resource, Schema, SpecModel } from './spec-model.js';
+import { flatten, type Schema, typesOf } from './schema.js';
+import { arbitraryOf } from './schema-arbitrary.js';
+import type { Operation, Resource, SpecModel } from './spec-model.js';
 
 /**
  * The record an operation with a path id is sent to: one the run made (`slot` picks one of the resource's
@@ -170,14 +171,23 @@ function dedupe<T>(values: T[]): T[] {
   });
 }
 
+/** A valid query never sends two parameters the spec says exclude each other (`x-excludes`): the first one stays. */
+function withoutExcluded(query: Record<string, unknown>, operation: Operation): Record<string, unknown> {
+  const kept = { ...query };
+  for (const parameter of operation.queryParams) {
+    if (parameter.name in kept) for (const other of parameter.excludes) delete kept[other];
+  }
+  return kept;
+}
+
 /** Valid inputs; with `mediaType`, always with a body of that type. */
 function validInputs(operation: Operation, unique: () => string, mediaType?: string): fc.Arbitrary<Input> {
   const queryModel = Object.fromEntries(
     operation.queryParams.map((p) => [p.name, arbitraryOf(p.schema, { carrier: 'query', unique })]),
   );
-  const query = fc.record(queryModel, {
-    requiredKeys: operation.queryParams.filter((p) => p.required).map((p) => p.name),
-  });
+  const query = fc
+    .record(queryModel, { requiredKeys: operation.queryParams.filter((p) => p.required).map((p) => p.name) })
+    .map((q) => withoutExcluded(q, operation));
   const body = operation.body;
   const mediaTypes = mediaType ? [mediaType] : Object.keys(body?.content ?? {});
   if (!body || mediaTypes.length === 0) return query.map((q) => ({ query: q }));

@@ -1,9 +1,13 @@
 // Creates that repeat a unique field of an earlier create. Where the spec marks the field unique (spec-model.ts)
 // and documents 409, the repeat must get 409; where it documents 409 but names no unique field, an identical
 // create is sent twice and the second must get 2xx or a documented 4xx.
+
+import { call } from './calls.js';
 import type { Duplicate } from './cases.js';
-import { type Context, call, idOf, is2xx, is4xx, pool } from './context.js';
-import { createWith } from './generated.js';
+import type { Context } from './context.js';
+import { pool } from './pool.js';
+import { createWith } from './records.js';
+import { idOf, is2xx, is4xx } from './replies.js';
 import { checkResponse, documentedResponse } from './response-checks.js';
 
 export async function checkDuplicates(ctx: Context): Promise<void> {

@@ -92,6 +92,13 @@ export const FORMATS: Record<string, FormatKit> = {
     invalid: 'ftp://files.example/nothing-here',
     ofLength: (length) => `https://example.com/${'a'.repeat(Math.max(0, length - 'https://example.com/'.length))}`,
   },
+  // An opaque cursor: only the server that made one knows it; the empty one (the start of a walk) is always valid.
+  'list-cursor': {
+    validate: (value) => /^[A-Za-z0-9_-]*$/.test(value),
+    valid: () => fc.constant(''),
+    invalid: 'not a cursor!',
+    ofLength: (length) => 'A'.repeat(length),
+  },
   'space-name': {
     validate: (value) => {
       const trimmed = value.trim();

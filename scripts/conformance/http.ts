@@ -20,9 +20,12 @@ export interface Reply {
 export interface Exchange {
   request: SentRequest;
   reply: Reply;
+  /** When the request was sent (ms since the epoch): answers that arrived before it are its past. */
+  sentAt?: number;
 }
 
 export async function send(request: SentRequest, timeoutMs = 15_000): Promise<Exchange> {
+  const sentAt = Date.now();
   try {
     const response = await fetch(request.url, {
       method: request.method,
@@ -42,11 +45,15 @@ export async function send(request: SentRequest, timeoutMs = 15_000): Promise<Ex
     } catch {
       json = undefined;
     }
-    return { request, reply: { status: response.status, headers, text, ...(json !== undefined ? { json } : {}) } };
+    return {
+      request,
+      reply: { status: response.status, headers, text, ...(json !== undefined ? { json } : {}) },
+      sentAt,
+    };
   } catch (error) {
     const cause = (error as { cause?: { message?: string } }).cause?.message;
     const message = `${(error as Error).message}${cause ? `: ${cause}` : ''}`;
-    return { request, reply: { status: 0, headers: {}, text: '', error: message } };
+    return { request, reply: { status: 0, headers: {}, text: '', error: message }, sentAt };
   }
 }
 

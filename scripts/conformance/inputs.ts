@@ -1,8 +1,9 @@
 // What one request of an operation carries besides its path ids: query parameters and a body in one of the
 // documented media types. Turns those into wire form, and back into what a schema sees (forms and query strings
 // are text: integers and booleans are read the way the schema types them).
-import { typesOf } from './schema-arbitrary.js';
-import type { Operation, Parameter, Schema } from './spec-model.js';
+
+import { type Schema, typesOf } from './schema.js';
+import type { Operation, Parameter } from './spec-model.js';
 import { schemaErrors } from './validator.js';
 
 export const FORM = 'application/x-www-form-urlencoded';

@@ -1,10 +1,12 @@
 // npm run conformance -- --base-url <url> --api-key <key> …: runs the checks, prints the report, writes JUnit
-// XML when asked, and exits 0 (no check failed), 1 (a check failed or the run broke) or 2 (bad usage).
+// XML when asked, and exits 0 (no check failed), 1 (a check failed or the run broke) or 2 (bad usage, or a target
+// that cannot be tested: unreachable, or every request 404 or 401).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { HELP, parseArgs, UsageError } from './args.js';
 import { renderJunit } from './junit.js';
-import { randomSeed, runConformance } from './run.js';
+import { PreflightError } from './preflight.js';
+import { type ConformanceResult, randomSeed, runConformance } from './run.js';
 
 async function main(): Promise<number> {
   let options: ReturnType<typeof parseArgs>;
@@ -20,7 +22,14 @@ async function main(): Promise<number> {
     return 0;
   }
   const seed = options.seed ?? randomSeed();
-  const result = await runConformance({ ...options, seed, log: (line) => process.stderr.write(`${line}\n`) });
+  let result: ConformanceResult;
+  try {
+    result = await runConformance({ ...options, seed, log: (line) => process.stderr.write(`${line}\n`) });
+  } catch (error) {
+    if (!(error instanceof PreflightError)) throw error;
+    process.stderr.write(`conformance: ${error.message}\n`);
+    return 2;
+  }
   process.stdout.write(`${result.report}\n`);
   const write = async (file: string, text: string) => {
     await mkdir(dirname(file), { recursive: true });

@@ -3,8 +3,8 @@
 // body as a whole (missing, unparseable, undocumented content type).
 import { FORMATS } from './formats.js';
 import { carrierOf, type Input, JSON_TYPE } from './inputs.js';
-import { flatten, typesOf } from './schema-arbitrary.js';
-import type { Operation, Schema } from './spec-model.js';
+import { flatten, type Schema, typesOf } from './schema.js';
+import type { Operation } from './spec-model.js';
 
 /** Kinds that change the wire form rather than the values; inputs.ts cannot judge those. */
 export type WireFault =

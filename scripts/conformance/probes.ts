@@ -1,8 +1,12 @@
 // Probes that need no generated data: credentials (401), undocumented methods (405 with Allow) and odd path
 // ids (4xx, never 5xx), on every operation or path of the spec.
-import { type Context, call, credentialOf, is4xx, pool } from './context.js';
+
+import { call, credentialOf } from './calls.js';
+import type { Context } from './context.js';
 import type { Input } from './inputs.js';
+import { pool } from './pool.js';
 import { limitation } from './profiles.js';
+import { is4xx } from './replies.js';
 import { checkNoServerError, checkResponse, documentedResponse } from './response-checks.js';
 import type { Operation } from './spec-model.js';
 
@@ -17,6 +21,7 @@ export const ODD_IDS = [
   '%00',
   '99999999999999999999',
   '9007199254740992',
+  '9'.repeat(400),
 ];
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
@@ -104,7 +109,9 @@ export async function probeMethods(ctx: Context): Promise<void> {
           .map((m) => m.trim().toUpperCase())
           .filter(Boolean),
       );
-      const exact = listed.size === documented.length && documented.every((m) => listed.has(m));
+      // HEAD is implied wherever GET is (RFC 9110 §9.3.2): listing it is right, leaving it out tolerated.
+      const implied = documented.includes('GET') && !documented.includes('HEAD') && listed.has('HEAD') ? 1 : 0;
+      const exact = listed.size === documented.length + implied && documented.every((m) => listed.has(m));
       const problem =
         exchange.reply.status !== 405
           ? `${method} answered ${exchange.reply.status}, not 405`

@@ -35,7 +35,18 @@ const SHORT: Record<CheckName, string> = {
   failed_create_leaves_nothing: 'nothing',
   account_isolation: 'isolation',
   odd_ids: 'oddids',
+  huge_integers: 'huge',
+  control_characters: 'ctrl',
+  absolute_form_target: 'absform',
+  duplicate_credentials: 'dupauth',
+  head_like_get: 'head',
   stateful_scenario: 'scenario',
+  rate_limit_headers: 'ratelimit',
+  rate_limited: '429',
+  idempotent_replay: 'replay',
+  idempotency_key_reuse: 'keyreuse',
+  not_modified: '304',
+  precondition_failed: '412',
 };
 
 function cell(tally: Tally | undefined): string {

@@ -21,7 +21,18 @@ export const CHECKS = [
   'failed_create_leaves_nothing',
   'account_isolation',
   'odd_ids',
+  'huge_integers',
+  'control_characters',
+  'absolute_form_target',
+  'duplicate_credentials',
+  'head_like_get',
   'stateful_scenario',
+  'rate_limit_headers',
+  'rate_limited',
+  'idempotent_replay',
+  'idempotency_key_reuse',
+  'not_modified',
+  'precondition_failed',
 ] as const;
 
 export type CheckName = (typeof CHECKS)[number];
@@ -35,6 +46,10 @@ export const STATEFUL_CHECKS: CheckName[] = [
   'failed_create_leaves_nothing',
   'account_isolation',
   'stateful_scenario',
+  'idempotent_replay',
+  'idempotency_key_reuse',
+  'not_modified',
+  'precondition_failed',
 ];
 
 export interface Tally {

@@ -2,16 +2,29 @@
 // the text report. main.ts is the command line around it.
 import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { call } from './calls.js';
 import { type Plan, planRun } from './cases.js';
+import { checkConditionalRequests } from './conditional.js';
 import type { Context, Profile } from './context.js';
 import { checkDuplicates } from './duplicates.js';
-import { runInvalidCases, runValidCases } from './generated.js';
+import {
+  probeAbsoluteForm,
+  probeControlCharacters,
+  probeDuplicateCredentials,
+  probeHead,
+  probeHugeIntegers,
+} from './edge-probes.js';
 import type { Exchange, Secret } from './http.js';
+import { checkIdempotency } from './idempotency.js';
+import { runInvalidCases } from './invalid-cases.js';
+import { preflight } from './preflight.js';
 import { probeAuth, probeMethods, probeOddIds } from './probes.js';
+import { judgeMissingFields, RateLimitTracker, spendBudget } from './rate-limit.js';
 import { renderReport } from './report.js';
 import { type CheckName, Results } from './results.js';
 import { buildModel, loadSpecText, type SpecModel } from './spec-model.js';
 import { checkIsolation, cleanUp, runScenarios, setUp } from './stateful.js';
+import { runValidCases } from './valid-cases.js';
 
 const GENERIC: CheckName[] = [
   'no_server_error',
@@ -19,6 +32,7 @@ const GENERIC: CheckName[] = [
   'content_type_documented',
   'response_schema',
   'response_headers',
+  'rate_limit_headers',
 ];
 
 export const DEFAULT_SPEC = fileURLToPath(new URL('../../generated/openapi.yaml', import.meta.url));
@@ -37,6 +51,8 @@ export interface ConformanceOptions {
   only?: CheckName[];
   profile?: Profile;
   concurrency?: number;
+  /** Spend up to this many requests of the primary key's quota, after everything else, until a 429. */
+  rateLimitBudget?: number;
   log?: (line: string) => void;
   onExchange?: (exchange: Exchange, operation: string | undefined) => void;
 }
@@ -74,16 +90,16 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const plan = planRun(model, { seed, cases });
   const results = new Results(options.only ? new Set(options.only) : undefined);
   const secrets: Secret[] = [
-    [options.apiKey, 'API_KEY'],
-    ...(options.secondApiKey ? ([[options.secondApiKey, 'SECOND_API_KEY']] as Secret[]) : []),
+    [options.apiKey, 'DSS_API_KEY'],
+    ...(options.secondApiKey ? ([[options.secondApiKey, 'DSS_SECOND_API_KEY']] as Secret[]) : []),
   ];
   const ctx: Context = {
     model,
     plan,
     results,
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    primary: { key: options.apiKey, variable: 'API_KEY' },
-    ...(options.secondApiKey ? { second: { key: options.secondApiKey, variable: 'SECOND_API_KEY' } } : {}),
+    primary: { key: options.apiKey, variable: 'DSS_API_KEY' },
+    ...(options.secondApiKey ? { second: { key: options.secondApiKey, variable: 'DSS_SECOND_API_KEY' } } : {}),
     secrets,
     profile: options.profile ?? 'auto',
     concurrency: options.concurrency ?? 4,
@@ -91,9 +107,12 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     fixtures: new Map(),
     targets: new Map(),
     ...(options.onExchange ? { onExchange: options.onExchange } : {}),
+    rateLimit: new RateLimitTracker(options.concurrency ?? 4),
     log,
   };
 
+  // Throws PreflightError, before anything is created, when the target cannot be tested as given.
+  await preflight(ctx);
   let leftBehind = 0;
   try {
     // A phase runs when one of its own checks is selected; the checks on every response (GENERIC) are
@@ -116,6 +135,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     await phase('credentials', ['auth_required'], () => probeAuth(ctx));
     await phase('methods', ['method_not_allowed'], () => probeMethods(ctx));
     await phase('odd ids', ['odd_ids'], () => probeOddIds(ctx));
+    await phase('huge integers', ['huge_integers'], () => probeHugeIntegers(ctx));
+    await phase('control characters', ['control_characters'], () => probeControlCharacters(ctx));
+    await phase('absolute-form target', ['absolute_form_target'], () => probeAbsoluteForm(ctx));
+    await phase('duplicate credentials', ['duplicate_credentials'], () => probeDuplicateCredentials(ctx));
+    await phase('HEAD', ['head_like_get'], () => probeHead(ctx));
     await phase(
       'valid cases',
       ['valid_input_accepted', 'unknown_id_not_found', 'created_readable', 'deleted_gone'],
@@ -128,9 +152,19 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     );
     await phase('duplicates', ['duplicate_conflict'], () => checkDuplicates(ctx));
     await phase('scenarios', ['stateful_scenario'], () => runScenarios(ctx));
+    await phase('idempotency', ['idempotent_replay', 'idempotency_key_reuse'], () => checkIdempotency(ctx));
+    await phase('conditional requests', ['not_modified', 'precondition_failed'], () => checkConditionalRequests(ctx));
     await phase('isolation', ['account_isolation'], () => checkIsolation(ctx));
   } finally {
     leftBehind = await cleanUp(ctx);
+  }
+  judgeMissingFields(ctx);
+  // Last: it leaves the key without quota for the rest of the window.
+  if (options.rateLimitBudget === undefined) {
+    results.skip('(rate limit)', 'rate_limited', "opt in with --rate-limit-budget <n>: it spends the key's quota");
+  } else {
+    const budget = options.rateLimitBudget;
+    await spendBudget(ctx, budget, (operation) => call(ctx, operation, { noRateLimitRetry: true }));
   }
 
   const durationMs = Date.now() - started;

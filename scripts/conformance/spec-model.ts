@@ -2,15 +2,15 @@
 // parameter, body and response schemas, their security, and the resources (collection + item paths) in it.
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
-import { flatten } from './schema-arbitrary.js';
-
-export type Schema = Record<string, unknown>;
+import { flatten, type Schema } from './schema.js';
 
 export interface Parameter {
   name: string;
   in: 'path' | 'query' | 'header' | 'cookie';
   required: boolean;
   schema: Schema;
+  /** Parameters that must not be sent together with this one (the spec's `x-excludes`). */
+  excludes: string[];
 }
 
 export interface ResponseSpec {
@@ -29,6 +29,8 @@ export interface Operation {
   path: string;
   pathParams: Parameter[];
   queryParams: Parameter[];
+  /** Header parameters the operation documents (Idempotency-Key, If-Match, If-None-Match, …). */
+  headerParams: Parameter[];
   body?: { required: boolean; content: Record<string, Schema>; examples: Record<string, unknown> };
   responses: Record<string, ResponseSpec>;
   /** Empty: public. Otherwise any one of these credentials is enough. */
@@ -100,6 +102,7 @@ export function buildModel(text: string): SpecModel {
         path,
         pathParams: parameters.filter((p) => p.in === 'path'),
         queryParams: parameters.filter((p) => p.in === 'query'),
+        headerParams: parameters.filter((p) => p.in === 'header'),
         ...(raw.requestBody ? { body: bodyOf(raw.requestBody as Record<string, unknown>) } : {}),
         responses: responsesOf((raw.responses ?? {}) as Record<string, Record<string, unknown>>),
         security,
@@ -120,6 +123,7 @@ function mergeParameters(shared: Array<Record<string, unknown>>, own: Array<Reco
       in: where,
       required: p.required === true || where === 'path',
       schema: (p.schema ?? {}) as Schema,
+      excludes: Array.isArray(p['x-excludes']) ? (p['x-excludes'] as string[]) : [],
     });
   }
   return [...byKey.values()];

@@ -1,12 +1,16 @@
 // Checks that need a server that keeps state: fixtures and the statelessness test at the start, the per-resource
 // scenario (create → show → search → PUT → PATCH → show → delete → show is 404), account isolation, and the
 // clean-up that deletes every record the run made.
-import { type Account, type Context, call, is2xx, itemsOf, pool, recordOf } from './context.js';
+
+import { call } from './calls.js';
+import type { Account, Context } from './context.js';
 import { describeDifferences, differences, fieldsOf } from './diff.js';
-import { createRecord, searchParamOf } from './generated.js';
 import type { Exchange } from './http.js';
 import type { Input } from './inputs.js';
+import { pool } from './pool.js';
 import { STATEFUL_REASON_MOCK } from './profiles.js';
+import { createRecord, searchParamOf } from './records.js';
+import { is2xx, itemsOf, recordOf } from './replies.js';
 import { checkResponse } from './response-checks.js';
 import type { Resource } from './spec-model.js';
 

@@ -3,7 +3,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { FORMATS } from './formats.js';
-import type { Schema } from './spec-model.js';
+import type { Schema } from './schema.js';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
 // ajv-formats is CommonJS: its default export arrives as the module object under NodeNext typing.

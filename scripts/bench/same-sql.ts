@@ -1,0 +1,108 @@
+// What the baselines run: the service's SQL for each benchmarked request, on better-sqlite3 directly with
+// statements prepared once — the key lookup by public id with a SHA-256 compare, then the row query. Nothing else.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import SQLite from 'better-sqlite3';
+
+const KEY = /^Bearer +dss_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+
+export interface ListParams {
+  search: string;
+  sortBy: 'id' | 'name';
+  sort: 'asc' | 'desc';
+  page: number;
+  perPage: number;
+}
+
+type Row = Record<string, unknown>;
+
+export function sameSql(file: string) {
+  const db = new SQLite(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  const keyRow = db.prepare(
+    `select accounts.id as account_id, secret_hash, revoked_at from api_keys
+     inner join accounts on accounts.id = api_keys.account_id where public_id = ?`,
+  );
+  const show = db.prepare('select * from spaces where account_id = ? and id = ?');
+  const insert = db.prepare(
+    `insert into spaces (name, color, account_id, name_key, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?) returning *`,
+  );
+  const update = db.prepare(
+    `update spaces set name = coalesce(?, name), name_key = coalesce(?, name_key), color = coalesce(?, color),
+     updated_at = ? where account_id = ? and id = ? returning *`,
+  );
+  const listStatements = new Map<string, { count: SQLite.Statement; rows: SQLite.Statement }>();
+  const listStatement = (params: ListParams) => {
+    const filter = `account_id = ?${params.search ? ` and name_key like ? escape '\\'` : ''}`;
+    const order = `${params.sortBy === 'name' ? `name_key ${params.sort}, ` : ''}id ${params.sort}`;
+    const key = `${filter}|${order}`;
+    let statements = listStatements.get(key);
+    if (!statements) {
+      statements = {
+        count: db.prepare(`select count(*) as total from spaces where ${filter}`),
+        rows: db.prepare(`select * from spaces where ${filter} order by ${order} limit ? offset ?`),
+      };
+      listStatements.set(key, statements);
+    }
+    return statements;
+  };
+  const fold = (text: string) => text.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC');
+
+  return {
+    /** The account id of a valid, unrevoked key in an Authorization header, or undefined. */
+    authenticate(header: string | undefined): number | undefined {
+      const match = header ? KEY.exec(header) : null;
+      if (!match) return undefined;
+      const row = keyRow.get(match[1]) as { account_id: number; secret_hash: string; revoked_at: unknown } | undefined;
+      const hash = createHash('sha256')
+        .update(match[2] as string)
+        .digest();
+      const matches = timingSafeEqual(hash, row ? Buffer.from(row.secret_hash, 'hex') : Buffer.alloc(32));
+      return row && matches && row.revoked_at === null ? row.account_id : undefined;
+    },
+    show: (accountId: number, id: number) => show.get(accountId, id) as Row | undefined,
+    list(accountId: number, params: ListParams) {
+      const statements = listStatement(params);
+      const args: unknown[] = [accountId];
+      if (params.search) args.push(`%${fold(params.search).replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      const total = (statements.count.get(...args) as { total: number }).total;
+      const offset = (params.page - 1) * params.perPage;
+      const rows = offset >= total ? [] : (statements.rows.all(...args, params.perPage, offset) as Row[]);
+      const lastPage = Math.max(1, Math.ceil(total / params.perPage));
+      return {
+        data: rows,
+        links: {
+          first: '?page=1',
+          last: `?page=${lastPage}`,
+          prev: null,
+          next: params.page < lastPage ? '?page=2' : null,
+        },
+        meta: { current_page: params.page, last_page: lastPage, per_page: params.perPage, total },
+      };
+    },
+    store(accountId: number, name: string, color: number) {
+      const now = new Date().toISOString();
+      return insert.get(name, color, accountId, fold(name), now, now) as Row;
+    },
+    update(accountId: number, id: number, name: string | undefined, color: number | undefined) {
+      const now = new Date().toISOString();
+      return update.get(name ?? null, name === undefined ? null : fold(name), color ?? null, now, accountId, id) as
+        | Row
+        | undefined;
+    },
+  };
+}
+
+/** The list parameters from a query string, with the spec's defaults. */
+export function listParams(query: URLSearchParams): ListParams {
+  return {
+    search: query.get('search') ?? '',
+    sortBy: query.get('sort_by') === 'name' ? 'name' : 'id',
+    sort: query.get('sort') === 'asc' ? 'asc' : 'desc',
+    page: Number(query.get('page') ?? 1),
+    perPage: Number(query.get('per_page') ?? 10),
+  };
+}

@@ -1,0 +1,72 @@
+// The four targets of one benchmark run, each its own process on a port of its own: the service as
+// `npm start` runs it, the two same-SQL baselines on the same database file, and Prism's mock of the spec.
+import { fileURLToPath } from 'node:url';
+import { freePort, spawnChild, stopChild, waitForHttp } from './children.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface Target {
+  name: 'service' | 'express' | 'node:http' | 'prism';
+  /** Where the spec's paths hang: the service and the baselines under /api/v1, Prism's mock at its root. */
+  base: string;
+  pid: number | undefined;
+  /** Launch to the first answer (for the service: the first 200 on /healthz), in ms. */
+  startMs: number;
+  stop(): Promise<void>;
+}
+
+async function start(
+  name: Target['name'],
+  args: (port: number) => string[],
+  env: Record<string, string>,
+  ready: (origin: string) => { url: string; status?: number },
+  prefix: string,
+): Promise<Target> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawnChild(process.execPath, args(port), { ...env, PORT: String(port) });
+  const origin = `http://127.0.0.1:${port}`;
+  const check = ready(origin);
+  const startMs = await waitForHttp(check.url, started, check.status);
+  return { name, base: `${origin}${prefix}`, pid: child.pid, startMs, stop: () => stopChild(child) };
+}
+
+export function startService(databaseFile: string, env: Record<string, string> = {}): Promise<Target> {
+  // What `npm start` runs after its prestart (the docs build, skipped when the page is fresh).
+  return start(
+    'service',
+    () => ['--import', 'tsx', `${root}server/main.ts`],
+    { DATABASE_URL: `sqlite:${databaseFile}`, HOST: '127.0.0.1', ...env },
+    (origin) => ({ url: `${origin}/healthz`, status: 200 }),
+    '/api/v1',
+  );
+}
+
+export function startBaseline(name: 'express' | 'node:http', databaseFile: string): Promise<Target> {
+  const script = name === 'express' ? 'express-baseline.ts' : 'http-baseline.ts';
+  return start(
+    name,
+    () => ['--import', 'tsx', `${root}scripts/bench/${script}`],
+    { DATABASE_FILE: databaseFile },
+    (origin) => ({ url: `${origin}/api/v1/spaces` }),
+    '/api/v1',
+  );
+}
+
+export function startPrism(): Promise<Target> {
+  return start(
+    'prism',
+    (port) => [
+      `${root}node_modules/@stoplight/prism-cli/dist/index.js`,
+      'mock',
+      `${root}generated/openapi.yaml`,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+    ],
+    { NO_COLOR: '1', FORCE_COLOR: '0' },
+    (origin) => ({ url: `${origin}/spaces` }),
+    '',
+  );
+}

@@ -1,0 +1,73 @@
+// Idempotent creates, where a create documents an `Idempotency-Key` header: the same key and payload twice must
+// answer the same status and body (one record: the same id), marked as a replay where the spec documents the
+// marker; the same key with another payload must get 422 and create nothing.
+import { randomUUID } from 'node:crypto';
+import { call } from './calls.js';
+import type { Context } from './context.js';
+import { differences, fieldsOf } from './diff.js';
+import type { Exchange } from './http.js';
+import { idOf, is2xx } from './replies.js';
+import { checkResponse } from './response-checks.js';
+import type { Resource } from './spec-model.js';
+
+const HEADER = 'idempotency-key';
+
+export async function checkIdempotency(ctx: Context): Promise<void> {
+  for (const resource of ctx.model.resources) {
+    if (!resource.create.headerParams.some((p) => p.name.toLowerCase() === HEADER)) continue;
+    const operation = resource.create.id;
+    if (ctx.stateless) {
+      ctx.results.skip(operation, 'idempotent_replay', ctx.stateless);
+      ctx.results.skip(operation, 'idempotency_key_reuse', ctx.stateless);
+      continue;
+    }
+    await checkResource(ctx, resource);
+  }
+}
+
+async function checkResource(ctx: Context, resource: Resource): Promise<void> {
+  const operation = resource.create;
+  const spares = ctx.plan.spare[operation.id] ?? [];
+  const [input, other] = [spares[2 % Math.max(1, spares.length)], spares[3 % Math.max(1, spares.length)]];
+  const headers = { 'Idempotency-Key': `${ctx.plan.tag}-${randomUUID()}` };
+  const send = async (sent: typeof input): Promise<Exchange> => {
+    const exchange = await call(ctx, operation, { headers, ...(sent ? { input: sent } : {}) });
+    checkResponse(ctx.results, operation, exchange);
+    const id = is2xx(exchange.reply.status) ? idOf(resource, exchange) : undefined;
+    if (id !== undefined && !ctx.created.some((c) => c.resource === resource && c.id === id)) {
+      ctx.created.push({ resource, id, account: ctx.primary });
+    }
+    return exchange;
+  };
+
+  const first = await send(input);
+  if (!is2xx(first.reply.status)) {
+    const problem = `a create with an Idempotency-Key answered ${first.reply.status}`;
+    ctx.results.fail(operation.id, 'idempotent_replay', problem, first);
+    ctx.results.skip(operation.id, 'idempotency_key_reuse', 'the first create with a key failed');
+    return;
+  }
+  const repeat = await send(input);
+  const marker = Object.keys(operation.responses[String(first.reply.status)]?.headers ?? {}).find(
+    (name) => name.toLowerCase() === 'idempotent-replayed',
+  );
+  const changed = differences(first.reply.json, repeat.reply.json);
+  const replayProblem =
+    repeat.reply.status !== first.reply.status
+      ? `the same key and payload answered ${repeat.reply.status} the second time, ${first.reply.status} the first`
+      : idOf(resource, repeat) !== idOf(resource, first)
+        ? 'the same key and payload created a second record'
+        : changed.length > 0
+          ? `the replay's body differs from the first answer, in ${fieldsOf(changed)}`
+          : marker && repeat.reply.headers[marker.toLowerCase()] !== 'true'
+            ? `the replay does not say so: ${marker} is ${repeat.reply.headers[marker.toLowerCase()] ?? 'missing'}`
+            : undefined;
+  ctx.results.judge(operation.id, 'idempotent_replay', replayProblem, repeat);
+
+  const reused = await send(other);
+  const reuseProblem =
+    reused.reply.status === 422
+      ? undefined
+      : `the same key with another payload answered ${reused.reply.status}, not 422${is2xx(reused.reply.status) ? ' (a record was created)' : ''}`;
+  ctx.results.judge(operation.id, 'idempotency_key_reuse', reuseProblem, reused);
+}
