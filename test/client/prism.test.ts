@@ -71,14 +71,23 @@ describe.each(['form', 'json'] as const)('against the mock, %s bodies', (bodyEnc
     await expect(api.domains.create({ name: 'shop.example.com' })).resolves.toEqual(
       example<{ data: Domain }>('/domains', 'post', '201').data,
     );
-    await expect(api.domains.update(42, { not_found_page: null })).resolves.toEqual(domain);
-    await expect(api.domains.replace(42, { index_page: 'https://shop.example.com/' })).resolves.toEqual(domain);
+    // PATCH and PUT answer their own examples: the record as the documented request changed it.
+    await expect(api.domains.update(42, { not_found_page: null })).resolves.toEqual(
+      example<{ data: Domain }>('/domains/{id}', 'patch', '200').data,
+    );
+    await expect(api.domains.replace(42, { index_page: 'https://shop.example.com/' })).resolves.toEqual(
+      example<{ data: Domain }>('/domains/{id}', 'put', '200').data,
+    );
     await expect(api.spaces.get(7)).resolves.toEqual(space);
     await expect(api.spaces.create({ name: 'Marketing', color: 3 })).resolves.toEqual(
       example<{ data: Space }>('/spaces', 'post', '201').data,
     );
-    await expect(api.spaces.update(7, { color: 5 })).resolves.toEqual(space);
-    await expect(api.spaces.replace(7, { name: 'Sales' })).resolves.toEqual(space);
+    await expect(api.spaces.update(7, { color: 5 })).resolves.toEqual(
+      example<{ data: Space }>('/spaces/{id}', 'patch', '200').data,
+    );
+    await expect(api.spaces.replace(7, { name: 'Sales' })).resolves.toEqual(
+      example<{ data: Space }>('/spaces/{id}', 'put', '200').data,
+    );
   });
 
   test('delete resolves to nothing', async () => {

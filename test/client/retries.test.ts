@@ -1,4 +1,4 @@
-// Retries of 429, 503 and network errors (never of a POST), honouring Retry-After, against a scripted local
+// Retries of 429, 503 and network errors (of a POST only with an Idempotency-Key), honouring Retry-After, against a scripted local
 // server that answers what the real service does not answer on demand.
 import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
@@ -85,9 +85,52 @@ describe('retried answers', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  test.each([429, 503])('a POST answered %i is not retried: a store has no idempotency key', async (status) => {
+  test.each([429, 503])('a create answered %i is retried with the same Idempotency-Key', async (status) => {
     const { api, server } = await clientFor([{ status, headers: { 'Retry-After': '0' } }, ok]);
-    await expect(api.domains.create({ name: 'shop.example' })).rejects.toMatchObject({ status });
+    await expect(api.domains.create({ name: 'shop.example' })).resolves.toEqual(domainBody.data);
+    expect(server.requests).toHaveLength(2);
+    const [first, second] = server.requests.map((r) => r.headers['idempotency-key']);
+    expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(second).toBe(first);
+  });
+
+  test('each create gets a key of its own', async () => {
+    const { api, server } = await clientFor([{ status: 201, body: domainBody }]);
+    await api.domains.create({ name: 'a.example' });
+    await api.domains.create({ name: 'b.example' });
+    const [first, second] = server.requests.map((r) => r.headers['idempotency-key']);
+    expect(first).not.toBe(second);
+  });
+
+  test('a create sends the key the caller passes', async () => {
+    const { api, server } = await clientFor([{ status: 201, body: domainBody }]);
+    await api.domains.create({ name: 'a.example' }, { idempotencyKey: 'job-42/shop' });
+    expect(server.requests[0]?.headers['idempotency-key']).toBe('job-42/shop');
+  });
+
+  test.each([
+    { how: 'idempotencyKeys: false on the client', options: { idempotencyKeys: false }, call: {} },
+    { how: 'idempotencyKey: false on the call', options: {}, call: { idempotencyKey: false as const } },
+  ])('a create without a key ($how) is not retried', async ({ options, call }) => {
+    const { api, server } = await clientFor([{ status: 503, headers: { 'Retry-After': '0' } }, ok], options);
+    await expect(api.domains.create({ name: 'shop.example' }, call)).rejects.toMatchObject({ status: 503 });
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]?.headers['idempotency-key']).toBeUndefined();
+  });
+
+  test('a create answered 409 "still running" is retried until the saved answer comes', async () => {
+    const inProgress = {
+      ...problem(409, 'Conflict'),
+      type: '/problems/idempotency-key-in-use',
+    };
+    const { api, server } = await clientFor([{ status: 409, body: inProgress }, ok]);
+    await expect(api.domains.create({ name: 'shop.example' })).resolves.toEqual(domainBody.data);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  test('a create answered 409 for a taken name is not retried', async () => {
+    const { api, server } = await clientFor([{ status: 409, body: problem(409, 'Conflict') }, ok]);
+    await expect(api.domains.create({ name: 'shop.example' })).rejects.toMatchObject({ status: 409 });
     expect(server.requests).toHaveLength(1);
   });
 
@@ -137,20 +180,28 @@ describe('network errors', () => {
     expect(attempts).toBe(3);
   });
 
-  test('a POST meeting a refused connection is tried once', async () => {
-    const url = await closedPortUrl();
-    let attempts = 0;
-    const api = createClient({
-      baseUrl: url,
-      apiKey: 'key',
-      fetch: (request, init) => {
-        attempts++;
-        return fetch(request, init);
-      },
-    });
-    await expect(api.spaces.create({ name: 'Once' })).rejects.toBeInstanceOf(NetworkError);
-    expect(attempts).toBe(1);
-  });
+  test.each([
+    { keys: true, attempts: 3 },
+    { keys: false, attempts: 1 },
+  ])(
+    'a create meeting a refused connection is tried $attempts time(s) with idempotencyKeys: $keys',
+    async ({ keys, attempts: expected }) => {
+      const url = await closedPortUrl();
+      let attempts = 0;
+      const api = createClient({
+        baseUrl: url,
+        apiKey: 'key',
+        idempotencyKeys: keys,
+        maxRetryDelayMs: 50,
+        fetch: (request, init) => {
+          attempts++;
+          return fetch(request, init);
+        },
+      });
+      await expect(api.spaces.create({ name: 'Once' })).rejects.toBeInstanceOf(NetworkError);
+      expect(attempts).toBe(expected);
+    },
+  );
 });
 
 type Api = ReturnType<typeof createClient>;

@@ -1,9 +1,10 @@
 // The runner can fail: against a proxy that plants one fault at a time, each fault is reported under the check
-// that names it, with a curl line that reproduces it (the key shown as $API_KEY) and the response.
+// that names it, with a curl line that reproduces it (the key shown as $DSS_API_KEY) and the response.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { curlOf } from '../../scripts/conformance/http.js';
+import { PreflightError } from '../../scripts/conformance/preflight.js';
 import type { CheckName } from '../../scripts/conformance/results.js';
 import { runConformance } from '../../scripts/conformance/run.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
@@ -31,6 +32,7 @@ const run = (fault: Fault | undefined) => {
 };
 
 const PLANTED: Array<{ fault: Fault; subject: string; check: CheckName; message: RegExp; detail?: RegExp }> = [
+  { fault: 'head-answers-405', subject: 'spaces_list', check: 'head_like_get', message: /HEAD answered 405, GET 200/ },
   {
     fault: 'undocumented-field-in-show',
     subject: 'domains_show',
@@ -118,6 +120,30 @@ const PLANTED: Array<{ fault: Fault; subject: string; check: CheckName; message:
     message: /^show after create: other values than the create answered, in data\.updated_at$/,
     detail: /^data\.updated_at: expected "20\d\d-[^"]+", got "2000-01-01T00:00:00\.000Z"$/m,
   },
+  {
+    fault: 'idempotency-key-ignored',
+    subject: 'spaces_store',
+    check: 'idempotent_replay',
+    message: /^the same key and payload created a second record$/,
+  },
+  {
+    fault: 'idempotency-key-ignored',
+    subject: 'domains_store',
+    check: 'idempotency_key_reuse',
+    message: /^the same key with another payload answered 201, not 422 \(a record was created\)$/,
+  },
+  {
+    fault: 'conditional-headers-ignored',
+    subject: 'domains_show',
+    check: 'not_modified',
+    message: /^If-None-Match with the ETag just received answered 200, not 304$/,
+  },
+  {
+    fault: 'conditional-headers-ignored',
+    subject: 'spaces_patch',
+    check: 'precondition_failed',
+    message: /^an update with a stale ETag in If-Match answered 200, not 412$/,
+  },
 ];
 
 describe('the broken server', () => {
@@ -151,21 +177,15 @@ describe('the broken server', () => {
 });
 
 describe('a target that does not answer', () => {
-  it('passes no check at all: no answer is never a pass', async () => {
+  it('is stopped by the preflight before any check: no answer is never a pass', async () => {
     // A port that was just free: nothing listens there, so every request is refused.
     const probe = createServer();
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const { port } = probe.address() as { port: number };
     await new Promise<void>((resolve) => probe.close(() => resolve()));
-    const result = await runConformance({
-      baseUrl: `http://127.0.0.1:${port}/api/v1`,
-      apiKey: 'key',
-      seed: 1,
-      cases: 2,
-    });
-    expect(result.passed).toBe(false);
-    expect(result.results.totals().pass).toBe(0);
-    expect(result.results.ofCheck('no_server_error').fail).toBeGreaterThan(0);
+    const run = runConformance({ baseUrl: `http://127.0.0.1:${port}/api/v1`, apiKey: 'key', seed: 1, cases: 2 });
+    await expect(run).rejects.toBeInstanceOf(PreflightError);
+    await expect(run).rejects.toThrow(/^cannot reach http:\/\/127\.0\.0\.1:\d+\/api\/v1 \(/);
   }, 60_000);
 });
 
@@ -200,7 +220,7 @@ describe('the command line against the broken server', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(code).toBe(1);
     expect(stdout).toMatch(/^✗ domains_show · response_schema/m);
-    expect(stdout).toContain('-H "Authorization: Bearer $API_KEY"');
+    expect(stdout).toContain('-H "Authorization: Bearer $DSS_API_KEY"');
     expect(stdout).not.toContain(first.key);
     expect(stdout).toMatch(/^FAILED: /m);
   }, 60_000);

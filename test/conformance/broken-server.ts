@@ -17,6 +17,9 @@ export const FAULTS = [
   'body-limit-ignored',
   'duplicate-name-server-error',
   'show-reports-another-updated-at',
+  'idempotency-key-ignored',
+  'conditional-headers-ignored',
+  'head-answers-405',
 ] as const;
 
 /** The real server's body limit (spec: 16 KiB); the body-limit-ignored fault squeezes bigger JSON bodies under it. */
@@ -54,17 +57,24 @@ export async function startBrokenServer(origin: string, leakKey: string): Promis
   const proxy = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readBody(req);
     const method = req.method ?? 'GET';
-    const url = req.url ?? '/';
+    // An absolute-form target (GET http://host/path) is forwarded as its path, as a faithful proxy would.
+    const url = (req.url ?? '/').replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
     const path = url.split('?')[0] ?? '';
     const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (typeof value === 'string' && !HOP_BY_HOP.has(name) && name !== 'host') headers[name] = value;
+    // Every value of a repeated header (two Authorization headers too), joined as fetch can send them.
+    for (const [name, values] of Object.entries(req.headersDistinct)) {
+      if (values && !HOP_BY_HOP.has(name) && name !== 'host') headers[name] = values.join(', ');
     }
     const isItem = /^\/api\/v1\/(domains|spaces)\/[^/]+$/.test(path);
     const isShow = method === 'GET' && isItem;
     const fault = broken.fault;
     let forwarded: Uint8Array = body;
     if (fault === 'accept-ignored') delete headers.accept;
+    if (fault === 'idempotency-key-ignored') delete headers['idempotency-key'];
+    if (fault === 'conditional-headers-ignored') {
+      delete headers['if-match'];
+      delete headers['if-none-match'];
+    }
     if (fault === 'body-limit-ignored' && body.length > BODY_LIMIT && headers['content-type'] === 'application/json') {
       forwarded = Buffer.from(JSON.stringify(JSON.parse(body.toString())));
     }
@@ -77,6 +87,12 @@ export async function startBrokenServer(origin: string, leakKey: string): Promis
     ) {
       res.writeHead(500, { 'content-type': 'application/problem+json', 'x-request-id': 'planted-fault' });
       res.end(JSON.stringify({ type: 'about:blank', title: 'Oops', status: 500, detail: 'planted', request_id: 'x' }));
+      return;
+    }
+
+    if (fault === 'head-answers-405' && method === 'HEAD') {
+      res.writeHead(405, { allow: 'GET, POST', 'x-request-id': 'planted-fault' });
+      res.end();
       return;
     }
 

@@ -1,20 +1,24 @@
 // The conformance runner against our own server: a few hundred generated cases per operation, every check run
-// and passed, nothing skipped, nothing left behind; and once through the real command line.
-import { spawn } from 'node:child_process';
+// and passed, nothing skipped but the opt-in rate_limited, nothing left behind; once through the real command
+// line; and the rate-limit budget spent against a small quota.
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECKS, type CheckName } from '../../scripts/conformance/results.js';
 import { type ConformanceResult, runConformance } from '../../scripts/conformance/run.js';
+import { runCli } from '../support/conformance-cli.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 
 let server: TestServer;
 let first: TestAccount;
 let second: TestAccount;
 
+// Rate limits on, with quotas the run cannot exhaust: their fields are checked on every answer.
+const GENEROUS = { limit: 1_000_000, windowSeconds: 60 };
+
 beforeAll(async () => {
-  server = await startServer();
+  server = await startServer({ rateLimit: { perKey: GENEROUS, authFailures: GENEROUS } });
   first = await server.account('conformance-first');
   second = await server.account('conformance-second');
 });
@@ -39,13 +43,14 @@ describe('a full run against our server', () => {
     });
   }, 180_000);
 
-  it('passes with no failure and no skip', () => {
+  it('passes with no failure, and no skip but the opt-in rate_limited', () => {
     expect(result.results.failures.size === 0 ? '' : result.report).toBe('');
     expect(result.passed).toBe(true);
-    expect(result.results.totals()).toMatchObject({ fail: 0, skip: 0 });
+    expect(result.results.totals()).toMatchObject({ fail: 0, skip: 1 });
+    expect(result.results.ofCheck('rate_limited')).toMatchObject({ pass: 0, skip: 1 });
   });
 
-  it.each(CHECKS)('ran and passed %s', (check) => {
+  it.each(CHECKS.filter((check) => check !== 'rate_limited'))('ran and passed %s', (check) => {
     const tally = result.results.ofCheck(check);
     expect(tally.pass).toBeGreaterThan(0);
     expect(tally).toMatchObject({ fail: 0, skip: 0 });
@@ -85,7 +90,7 @@ describe('a full run against our server', () => {
     for (const operation of ['domains_list', 'domains_store', 'spaces_patch', 'spaces_delete']) {
       expect(result.report).toMatch(new RegExp(`^${operation} `, 'm'));
     }
-    expect(result.report).toMatch(/^PASSED: \d+ checks passed, 0 skipped$/m);
+    expect(result.report).toMatch(/^PASSED: \d+ checks passed, 1 skipped$/m);
   });
 });
 
@@ -109,7 +114,8 @@ describe('duplicate creates when the spec names no unique field', () => {
       });
     });
     expect(result.results.failures.size === 0 ? '' : result.report).toBe('');
-    expect(result.results.ofCheck('duplicate_conflict')).toMatchObject({ pass: 4, fail: 0 });
+    // Four for each create that documents 409: domains_store, and spaces_store (an Idempotency-Key in use).
+    expect(result.results.ofCheck('duplicate_conflict')).toMatchObject({ pass: 8, fail: 0 });
     expect(seen.filter((status) => status === 409)).toHaveLength(4);
     expect(result.leftBehind).toBe(0);
   }, 60_000);
@@ -123,28 +129,6 @@ async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/conformance/main.ts', ...args], {
-      cwd: new URL('../..', import.meta.url).pathname,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // A hung run is killed rather than left behind when its test times out.
-      timeout: 55_000,
-      killSignal: 'SIGKILL',
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 describe('the command line', () => {
@@ -207,5 +191,50 @@ describe('the command line', () => {
       expect(run.stdout).toContain(option);
     }
     for (const check of CHECKS) expect(run.stdout).toContain(check);
+  });
+});
+
+describe('the rate-limit budget (--rate-limit-budget)', () => {
+  it('spends a small quota until the 429 with Retry-After, checking the fields on the way', async () => {
+    const limited = await startServer({ rateLimit: { perKey: { limit: 25, windowSeconds: 60 } } });
+    try {
+      const account = await limited.account();
+      const result = await runConformance({
+        baseUrl: limited.apiUrl,
+        apiKey: account.key,
+        seed: 1,
+        cases: 1,
+        only: ['rate_limited', 'rate_limit_headers'],
+        rateLimitBudget: 60,
+      });
+      expect(result.results.failures.size === 0 ? '' : result.report).toBe('');
+      expect(result.results.ofCheck('rate_limited')).toEqual({ pass: 1, fail: 0, skip: 0 });
+      expect(result.results.ofCheck('rate_limit_headers').pass).toBeGreaterThan(20);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('fails a target that never answers 429 within the budget, and skips the fields it never sends', async () => {
+    const unlimited = await startServer();
+    try {
+      const account = await unlimited.account();
+      const result = await runConformance({
+        baseUrl: unlimited.apiUrl,
+        apiKey: account.key,
+        seed: 1,
+        cases: 1,
+        only: ['rate_limited', 'rate_limit_headers'],
+        rateLimitBudget: 15,
+      });
+      expect(result.passed).toBe(false);
+      expect([...result.results.failures.values()].map((f) => [f.check, f.message])).toEqual([
+        ['rate_limited', 'no 429 within the budget of 15 requests'],
+      ]);
+      expect(result.results.ofCheck('rate_limit_headers')).toMatchObject({ pass: 0, fail: 0 });
+      expect(result.report).toContain('the target sent no RateLimit fields');
+    } finally {
+      await unlimited.close();
+    }
   });
 });

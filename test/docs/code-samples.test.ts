@@ -101,7 +101,7 @@ describe('the curl samples, run against the service', () => {
     let source = sampleOf(op, 'Shell').replaceAll(SAMPLE_ORIGIN, server.origin);
     if (ids[resource] !== undefined)
       source = source.replace(new RegExp(`/${resource}/\\d+`), `/${resource}/${ids[resource]}`);
-    const { stdout } = await run('bash', ['-c', source], { env: { ...process.env, API_KEY: account.key } });
+    const { stdout } = await run('bash', ['-c', source], { env: { ...process.env, DSS_API_KEY: account.key } });
     return stdout;
   }
 

@@ -109,6 +109,8 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
     const sample = section.locator('pre').first();
     expect(await sample.isVisible()).toBe(true);
     const curl = await sample.innerText();
+    // The origin the page is served from, not the one the spec's samples are written for.
+    expect(curl).toContain(`curl -s ${server.origin}/api/v1/domains`);
     expect(curl).toContain("--data-urlencode 'name=shop.example.com'");
     expect(curl).toContain("--data-urlencode 'index_page=https://shop.example.com/welcome.html'");
 

@@ -102,7 +102,7 @@ describe('GET /docs', () => {
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     const problem = await response.json();
     expect(problem).toMatchObject({
-      type: 'https://domain-space-service.dev/problems/docs-not-built',
+      type: '/problems/docs-not-built',
       title: 'Service Unavailable',
       status: 503,
       request_id: response.headers.get('x-request-id'),

@@ -1,7 +1,7 @@
 // DELETE /domains/{id}: 204 with no body, the domain gone for good, and 404 for an id the account does not hold.
 import { describe, expect, it } from 'vitest';
 import { serverForFile } from '../support/file-server.js';
-import { countRows, rowOf, store, storeOk } from './helpers.js';
+import { countRows, rowOf, store, storeOk } from './fixtures.js';
 
 const { server, account: alice } = await serverForFile();
 
@@ -25,7 +25,7 @@ describe('domains_delete', () => {
     const patch = await alice.json.PATCH('/domains/{id}', { ...path, body: {} });
     const again = await deleteDomain(stored.id);
     expect([shown, put, patch, again].map(({ response }) => response.status)).toEqual([404, 404, 404, 404]);
-    expect(shown.error?.type).toBe('https://domain-space-service.dev/problems/not-found');
+    expect(shown.error?.type).toBe('/problems/not-found');
     expect(await rowOf(server, stored.id)).toBeUndefined();
   });
 
@@ -52,7 +52,7 @@ describe('domains_delete', () => {
     const before = await countRows(server);
     const { error, response } = await deleteDomain(999_999);
     expect(response.status).toBe(404);
-    expect(error).toMatchObject({ type: 'https://domain-space-service.dev/problems/not-found', status: 404 });
+    expect(error).toMatchObject({ type: '/problems/not-found', status: 404 });
     expect(await countRows(server)).toBe(before);
   });
 });

@@ -1,8 +1,10 @@
 // The host name rule of domain `name` on store: which names are accepted, the form they are stored in, and
 // which are refused with 422 naming `name`. Every case runs through both body encodings.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ENCODINGS } from '../support/encodings.js';
+import { fieldsOf } from '../support/problems.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
-import { countRows, ENCODINGS, fieldsOf, rowOf, store } from './helpers.js';
+import { countRows, rowOf, store } from './fixtures.js';
 
 let server: TestServer;
 let alice: TestAccount;
@@ -71,8 +73,8 @@ describe.each(ENCODINGS)('domain name rule (%s body)', (encoding) => {
   it.each(rejected)('refuses %s with 422 naming name', async (_case, name) => {
     const { error, response } = await store(alice, encoding, { name });
     expect(response.status).toBe(422);
-    expect(error?.type).toBe('https://domain-space-service.dev/problems/validation');
-    expect(fieldsOf(error)).toEqual([['name', 'body']]);
+    expect(error?.type).toBe('/problems/validation');
+    expect(fieldsOf(error)).toEqual(['body:name']);
     expect(await countRows(server)).toBe(0);
   });
 });
@@ -87,7 +89,7 @@ describe('domain name rule (JSON types)', () => {
   ])('refuses %s as name with 422 naming name', async (_case, name) => {
     const { error, response } = await store(alice, 'json', { name });
     expect(response.status).toBe(422);
-    expect(fieldsOf(error)).toEqual([['name', 'body']]);
+    expect(fieldsOf(error)).toEqual(['body:name']);
     expect(await countRows(server)).toBe(0);
   });
 });

@@ -1,8 +1,10 @@
 // The page URL rule of index_page and not_found_page, on store and on update: absolute http(s) URLs of at most
 // 2048 characters are kept as sent; an empty string (or JSON null) means no page; anything else is a 422.
 import { describe, expect, it } from 'vitest';
+import { ENCODINGS } from '../support/encodings.js';
 import { serverForFile } from '../support/file-server.js';
-import { ENCODINGS, fieldsOf, METHODS, rowOf, store, storeOk, uniqueName, update } from './helpers.js';
+import { fieldsOf } from '../support/problems.js';
+import { METHODS, rowOf, store, storeOk, uniqueName, update } from './fixtures.js';
 
 const { server, account: alice } = await serverForFile();
 
@@ -47,7 +49,7 @@ describe.each(FIELDS)('%s on store', (field) => {
       const name = uniqueName();
       const { error, response } = await store(alice, encoding, { name, [field]: url });
       expect(response.status).toBe(422);
-      expect(fieldsOf(error)).toEqual([[field, 'body']]);
+      expect(fieldsOf(error)).toEqual([`body:${field}`]);
       const stored = await server.db.selectFrom('domains').select('id').where('name', '=', name).executeTakeFirst();
       expect(stored).toBeUndefined();
     });
@@ -73,7 +75,7 @@ describe.each(FIELDS)('%s on store', (field) => {
   ])('refuses %s in JSON with 422 naming the field', async (_case, value) => {
     const { error, response } = await store(alice, 'json', { name: uniqueName(), [field]: value });
     expect(response.status).toBe(422);
-    expect(fieldsOf(error)).toEqual([[field, 'body']]);
+    expect(fieldsOf(error)).toEqual([`body:${field}`]);
   });
 });
 
@@ -110,7 +112,7 @@ describe.each(METHODS)('page URLs on %s', (method) => {
       for (const encoding of ENCODINGS) {
         const { error, response } = await update(alice, encoding, method, stored.id, { [field]: url });
         expect(response.status).toBe(422);
-        expect(fieldsOf(error)).toEqual([[field, 'body']]);
+        expect(fieldsOf(error)).toEqual([`body:${field}`]);
       }
       expect(await rowOf(server, stored.id)).toEqual(before);
     });

@@ -1,7 +1,7 @@
 // GET /domains/{id}: one domain of the account, and 404 for an id it does not hold.
 import { describe, expect, it } from 'vitest';
 import { serverForFile } from '../support/file-server.js';
-import { storeOk } from './helpers.js';
+import { storeOk } from './fixtures.js';
 
 const { account: alice } = await serverForFile();
 
@@ -24,6 +24,6 @@ describe('domains_show', () => {
   it.each([999_999, 9_007_199_254_740_991])('answers 404 problem for unknown id %s', async (id) => {
     const { error, response } = await alice.client.GET('/domains/{id}', { params: { path: { id } } });
     expect(response.status).toBe(404);
-    expect(error).toMatchObject({ type: 'https://domain-space-service.dev/problems/not-found', status: 404 });
+    expect(error).toMatchObject({ type: '/problems/not-found', status: 404 });
   });
 });

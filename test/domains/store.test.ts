@@ -1,7 +1,9 @@
 // POST /domains: creating a domain from either encoding, its reply, and what a refused store leaves behind.
 import { describe, expect, it } from 'vitest';
+import { ENCODINGS } from '../support/encodings.js';
 import { serverForFile } from '../support/file-server.js';
-import { countRows, ENCODINGS, fieldsOf, rowOf, store, TIMESTAMP, uniqueName } from './helpers.js';
+import { fieldsOf } from '../support/problems.js';
+import { countRows, rowOf, store, TIMESTAMP, uniqueName } from './fixtures.js';
 
 const { server, account: alice } = await serverForFile();
 
@@ -76,11 +78,8 @@ describe('domains_store refusals', () => {
   it.each(ENCODINGS)('names every unknown field of a %s body', async (encoding) => {
     const { error, response } = await store(alice, encoding, { name: uniqueName(), colour: 'red', owner: 'bob' });
     expect(response.status).toBe(422);
-    expect(error?.type).toBe('https://domain-space-service.dev/problems/validation');
-    expect(fieldsOf(error)).toEqual([
-      ['colour', 'body'],
-      ['owner', 'body'],
-    ]);
+    expect(error?.type).toBe('/problems/validation');
+    expect(fieldsOf(error)).toEqual(['body:colour', 'body:owner']);
   });
 
   it.each([
@@ -91,13 +90,13 @@ describe('domains_store refusals', () => {
   ] as const)('requires name (%s)', async (_case, encoding, body) => {
     const { error, response } = await store(alice, encoding, body);
     expect(response.status).toBe(422);
-    expect(fieldsOf(error)).toEqual([['name', 'body']]);
+    expect(fieldsOf(error)).toEqual(['body:name']);
   });
 
   it('answers a store with no body at all with 422 naming name', async () => {
     const { error, response } = await alice.json.POST('/domains', {} as never);
     expect(response.status).toBe(422);
-    expect(fieldsOf(error)).toEqual([['name', 'body']]);
+    expect(fieldsOf(error)).toEqual(['body:name']);
   });
 
   it.each(ENCODINGS)('gives one errors entry per bad field of a %s body', async (encoding) => {
@@ -109,12 +108,7 @@ describe('domains_store refusals', () => {
       colour: 'red',
     });
     expect(response.status).toBe(422);
-    expect(fieldsOf(error)).toEqual([
-      ['colour', 'body'],
-      ['index_page', 'body'],
-      ['name', 'body'],
-      ['not_found_page', 'body'],
-    ]);
+    expect(fieldsOf(error)).toEqual(['body:colour', 'body:index_page', 'body:name', 'body:not_found_page']);
     for (const entry of error?.errors ?? []) expect(entry.message).not.toBe('');
   });
 
@@ -131,7 +125,7 @@ describe('domains_store refusals', () => {
     });
     expect(response.status).toBe(422);
     const problem = await response.json();
-    expect(fieldsOf(problem)).toEqual([['index_page', 'body']]);
+    expect(fieldsOf(problem)).toEqual(['body:index_page']);
   });
 
   it.each([

@@ -1,13 +1,14 @@
 // Domain names are unique across the whole service: a second store of a name, in any spelling of it and by
 // any account, answers 409; of many concurrent stores of one name exactly one succeeds.
 import { describe, expect, it } from 'vitest';
+import type { Encoding } from '../support/encodings.js';
 import { serverForFile } from '../support/file-server.js';
-import { countRows, type Encoding, rowOf, store } from './helpers.js';
+import { countRows, rowOf, store } from './fixtures.js';
 
 const { server, account: alice } = await serverForFile();
 const bob = await server.account('bob');
 
-const CONFLICT = 'https://domain-space-service.dev/problems/conflict';
+const CONFLICT = '/problems/conflict';
 
 describe('domains_store uniqueness', () => {
   const spellings: Array<[string, string, string, string]> = [

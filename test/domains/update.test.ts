@@ -1,7 +1,9 @@
 // PUT and PATCH /domains/{id}: both methods, both encodings; only sent fields change, name never does.
 import { describe, expect, it } from 'vitest';
+import { ENCODINGS } from '../support/encodings.js';
 import { serverForFile } from '../support/file-server.js';
-import { backdate, ENCODINGS, fieldsOf, METHODS, PAST, rowOf, storeOk, TIMESTAMP, update } from './helpers.js';
+import { fieldsOf } from '../support/problems.js';
+import { backdate, METHODS, PAST, rowOf, storeOk, TIMESTAMP, update } from './fixtures.js';
 
 const { server, account: alice } = await serverForFile();
 
@@ -78,8 +80,8 @@ describe.each(METHODS)('domains %s', (method) => {
     ]) {
       const { error, response } = await update(alice, encoding, method, stored.id, body);
       expect(response.status).toBe(422);
-      expect(error?.type).toBe('https://domain-space-service.dev/problems/validation');
-      expect(fieldsOf(error)).toEqual([['name', 'body']]);
+      expect(error?.type).toBe('/problems/validation');
+      expect(fieldsOf(error)).toEqual(['body:name']);
       expect(error?.errors?.[0]?.message).toMatch(/cannot be changed/);
       expect(await rowOf(server, stored.id)).toEqual(rowBefore);
     }
@@ -94,10 +96,7 @@ describe.each(METHODS)('domains %s', (method) => {
       owner: 'bob',
     });
     expect(response.status).toBe(422);
-    expect(fieldsOf(error)).toEqual([
-      ['colour', 'body'],
-      ['owner', 'body'],
-    ]);
+    expect(fieldsOf(error)).toEqual(['body:colour', 'body:owner']);
     expect(await rowOf(server, stored.id)).toEqual(rowBefore);
   });
 
@@ -110,18 +109,13 @@ describe.each(METHODS)('domains %s', (method) => {
       colour: 'red',
     });
     expect(response.status).toBe(422);
-    expect(fieldsOf(error)).toEqual([
-      ['colour', 'body'],
-      ['index_page', 'body'],
-      ['name', 'body'],
-      ['not_found_page', 'body'],
-    ]);
+    expect(fieldsOf(error)).toEqual(['body:colour', 'body:index_page', 'body:name', 'body:not_found_page']);
   });
 
   it.each(ENCODINGS)('answers 404 problem for an unknown id with a %s body', async (encoding) => {
     const { error, response } = await update(alice, encoding, method, 999_999, { index_page: 'https://x.example/' });
     expect(response.status).toBe(404);
-    expect(error).toMatchObject({ type: 'https://domain-space-service.dev/problems/not-found', status: 404 });
+    expect(error).toMatchObject({ type: '/problems/not-found', status: 404 });
     expect(await rowOf(server, 999_999)).toBeUndefined();
   });
 });

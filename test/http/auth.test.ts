@@ -6,7 +6,7 @@ import { revokeKey } from '../../server/accounts/keys.js';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 import { operations, pathOf, type SpecOperation, validForm } from '../support/spec-operations.js';
-import { createRecord } from './records.js';
+import { createRecord } from './fixtures.js';
 
 let server: TestServer;
 let alice: TestAccount;

@@ -26,8 +26,8 @@ describe('any origin (the default)', () => {
   afterAll(() => server.close());
 
   it.each([
-    ['/domains', 'POST', 'GET, POST'],
-    ['/spaces/1', 'PATCH', 'GET, PUT, DELETE, PATCH'],
+    ['/domains', 'POST', 'GET, HEAD, POST'],
+    ['/spaces/1', 'PATCH', 'GET, HEAD, PUT, DELETE, PATCH'],
   ])(
     'answers a preflight for %s %s with 204 and the methods the spec lists, without a key',
     async (path, method, allow) => {
@@ -73,7 +73,7 @@ describe('any origin (the default)', () => {
   it('keeps answering an OPTIONS without Origin with 405 and Allow, as the spec says', async () => {
     const response = await server.fetch('/api/v1/domains', { method: 'OPTIONS' });
     expect(response.status).toBe(405);
-    expect(response.headers.get('allow')).toBe('GET, POST');
+    expect(response.headers.get('allow')).toBe('GET, HEAD, POST');
     expect(response.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

@@ -2,9 +2,9 @@
 // error status, each with type, title, status, detail and the request id.
 import { describe, expect, it } from 'vitest';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
+import { expectProblem, rawRequest } from '../support/problems.js';
 import { operations, pathOf, validForm } from '../support/spec-operations.js';
-import { expectProblem, rawRequest } from './problems.js';
-import { serverWithRecords } from './records.js';
+import { serverWithRecords } from './fixtures.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 const { server, alice, auth, recordIdOf } = await serverWithRecords();
@@ -53,7 +53,7 @@ describe('forms that are not UTF-8 (400)', () => {
 });
 
 describe('oversized bodies (413)', () => {
-  const ENCODINGS = [
+  const OVERSIZED_BODIES = [
     { encoding: 'form', contentType: FORM, body: (size: number) => `name=${'a'.repeat(size - 'name='.length)}` },
     {
       encoding: 'JSON',
@@ -61,7 +61,7 @@ describe('oversized bodies (413)', () => {
       body: (size: number) => JSON.stringify({ name: 'a'.repeat(size - '{"name":""}'.length) }),
     },
   ];
-  const cases = bodyOperations.flatMap((c) => ENCODINGS.map((e) => ({ ...c, ...e })));
+  const cases = bodyOperations.flatMap((c) => OVERSIZED_BODIES.map((e) => ({ ...c, ...e })));
 
   it.each(cases)(
     '$operationId answers 413 to a $encoding body of 16 KiB + 1 byte',

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 import { operations, pathOf, type Resource, type SpecOperation } from '../support/spec-operations.js';
-import { createRecord } from './records.js';
+import { createRecord } from './fixtures.js';
 
 let server: TestServer;
 let alice: TestAccount;

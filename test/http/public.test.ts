@@ -24,7 +24,8 @@ describe('/openapi.json', () => {
     };
     expect(document.openapi).toMatch(/^3\.1\.\d+$/);
     expect(Object.keys(document.paths).sort()).toEqual(API_PATHS);
-    expect(document.servers[0]?.url).toBe('/api/v1');
+    // This deployment's origin (test/docs/served-origin.test.ts covers other hosts).
+    expect(document.servers[0]?.url).toBe(`${server.origin}/api/v1`);
   });
 });
 

@@ -2,8 +2,8 @@
 // is replaced by a new UUID.
 import { describe, expect, it } from 'vitest';
 import { serverForFile } from '../support/file-server.js';
-import { expectProblem, UUID } from './problems.js';
-import { createRecord } from './records.js';
+import { expectProblem, UUID } from '../support/problems.js';
+import { createRecord } from './fixtures.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 const { server, account: alice } = await serverForFile();

@@ -36,7 +36,7 @@ describe('a server whose replies break its spec', () => {
       index_page: null,
       not_found_page: null,
     });
-    domainId = domain.id;
+    domainId = domain.record.id;
   });
   afterAll(() => server.close());
 
@@ -100,7 +100,7 @@ describe('checkResponse', () => {
   const respond = (status: number, contentType: string, body: unknown, headers: Record<string, string> = {}) =>
     new Response(JSON.stringify(body), {
       status,
-      headers: { 'Content-Type': contentType, 'X-Request-Id': 'unit-test', ...headers },
+      headers: { 'Content-Type': contentType, 'X-Request-Id': 'unit-test', ETag: '"1.1"', ...headers },
     });
 
   it('accepts a response as the spec documents it', async () => {

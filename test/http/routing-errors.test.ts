@@ -2,9 +2,9 @@
 // Allow), Accept headers that rule out JSON (406) and ids that are not ids.
 import { describe, expect, it } from 'vitest';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
+import { expectProblem, rawRequest } from '../support/problems.js';
 import { methodsOf, operations, pathOf, type SpecOperation, validForm } from '../support/spec-operations.js';
-import { expectProblem, rawRequest } from './problems.js';
-import { serverWithRecords } from './records.js';
+import { serverWithRecords } from './fixtures.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 const { server, alice, ids, auth, recordIdOf } = await serverWithRecords();

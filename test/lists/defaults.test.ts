@@ -1,7 +1,7 @@
 // GET /domains and GET /spaces with no parameters: newest first, 10 a page, page 1, full meta and links.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../support/server.js';
-import { ids, resources, storeAll } from './resources.js';
+import { ids, resources, storeAll } from './fixtures.js';
 
 let server: TestServer;
 

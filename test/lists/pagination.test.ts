@@ -2,7 +2,7 @@
 // pages past the end and empty accounts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
-import { getRaw, ids, type Listed, resources, storeAll } from './resources.js';
+import { getRaw, ids, type Listed, resources, storeAll } from './fixtures.js';
 
 let server: TestServer;
 

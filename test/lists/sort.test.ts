@@ -2,7 +2,7 @@
 // ties broken by id in the same direction, and a stable order across pages.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
-import { ids, type Listed, type ListedResource, resources, storeAll } from './resources.js';
+import { ids, type Listed, type ListedResource, resources, storeAll } from './fixtures.js';
 
 let server: TestServer;
 

@@ -6,7 +6,7 @@ import { KEY_PATTERN, runToExit, stopAll } from './process.js';
 
 const CLI = 'server/cli/keys.ts';
 // Each run compiles the command with tsx (about two seconds, more on a busy machine).
-const SLOW = { timeout: 60_000 };
+const SLOW = { timeout: 180_000 };
 
 let server: TestServer;
 
@@ -62,9 +62,60 @@ describe('create', SLOW, () => {
     expect(exit.stderr).toContain('Usage');
     expect(exit.stdout.match(KEY_PATTERN)).toBeNull();
   });
+
+  it.each([
+    { given: ['create', '--account'], names: '--account' },
+    { given: ['create', '--account', 'acme', '--label'], names: '--label' },
+  ])('exits 2 with a sentence and usage when $names has no value', async ({ given, names }) => {
+    const exit = await keys(...given);
+    expect(exit.code).toBe(2);
+    expect(exit.stderr).toContain(`The option ${names} needs a value`);
+    expect(exit.stderr).not.toContain('ERR_PARSE_ARGS');
+    expect(exit.stderr).toContain('Usage');
+    expect(exit.stdout.match(KEY_PATTERN)).toBeNull();
+  });
 });
 
+/** The lines of `list` as records, by its header's column names. */
+async function listed(): Promise<Array<Record<string, string>>> {
+  const exit = await keys('list');
+  expect(exit.code).toBe(0);
+  const [header, ...lines] = exit.stdout.trimEnd().split('\n') as [string, ...string[]];
+  const starts = [...header.matchAll(/\S+( \S+)*/g)].map((m) => ({ name: m[0], at: m.index }));
+  return lines.map((line) =>
+    Object.fromEntries(
+      starts.map(({ name, at }, i) => [name, line.slice(at, starts[i + 1]?.at ?? line.length).trim()]),
+    ),
+  );
+}
+
 describe('list', SLOW, () => {
+  it('has a STATUS column (active or revoked), and REVOKED holds the time of revocation or nothing', async () => {
+    const kept = await createKey('status-kept');
+    const gone = await createKey('status-gone');
+    expect((await keys('revoke', gone.publicId)).code).toBe(0);
+    const rows = await listed();
+    const keptRow = rows.find((r) => r['KEY ID'] === kept.publicId);
+    const goneRow = rows.find((r) => r['KEY ID'] === gone.publicId);
+    expect(keptRow).toMatchObject({ STATUS: 'active', REVOKED: '' });
+    expect(goneRow?.STATUS).toBe('revoked');
+    expect(new Date(goneRow?.REVOKED as string).toISOString()).toBe(goneRow?.REVOKED);
+  });
+
+  it('shows LAST USED: never before the first request, the time of use after it', async () => {
+    const { key, publicId } = await createKey('last-used');
+    expect((await listed()).find((r) => r['KEY ID'] === publicId)?.['LAST USED']).toBe('never');
+    const before = Date.now();
+    expect((await listDomains(key)).response.status).toBe(200);
+    // Written in the background, after the answer: allow it a moment.
+    let lastUsed = 'never';
+    for (let i = 0; i < 50 && lastUsed === 'never'; i++) {
+      lastUsed = (await listed()).find((r) => r['KEY ID'] === publicId)?.['LAST USED'] ?? 'never';
+    }
+    expect(Date.parse(lastUsed)).toBeGreaterThanOrEqual(before - 1000);
+    expect(Date.parse(lastUsed)).toBeLessThanOrEqual(Date.now());
+  });
+
   it('shows the key id, account and label but never the secret', async () => {
     const { key, publicId } = await createKey('listed', '--label', 'laptop');
     const exit = await keys('list');
@@ -106,8 +157,9 @@ describe('revoke', SLOW, () => {
     const { publicId } = await createKey('twice-revoked');
     expect((await keys('revoke', publicId)).code).toBe(0);
     const again = await keys('revoke', publicId);
-    expect(again.code).not.toBe(0);
-    expect(again.stderr).toContain(publicId);
+    expect(again.code).toBe(1);
+    const revokedAt = (await listed()).find((r) => r['KEY ID'] === publicId)?.REVOKED;
+    expect(again.stderr).toContain(`Key ${publicId} was already revoked at ${revokedAt}.`);
   });
 
   it('exits non-zero for a key id that does not exist', async () => {
@@ -124,6 +176,20 @@ describe('revoke', SLOW, () => {
 });
 
 describe('misuse', SLOW, () => {
+  it('exits 2 with usage on stderr when no command is given', async () => {
+    const exit = await keys();
+    expect(exit.code).toBe(2);
+    expect(exit.stderr).toMatch(/Usage:[\s\S]*create[\s\S]*list[\s\S]*revoke/);
+  });
+
+  it('prints usage on stdout and exits 0 when asked for help', async () => {
+    for (const ask of ['help', '--help', '-h']) {
+      const exit = await keys(ask);
+      expect(exit.code).toBe(0);
+      expect(exit.stdout).toContain('Usage');
+    }
+  });
+
   it('exits non-zero with usage for an unknown command', async () => {
     const exit = await keys('destroy-everything');
     expect(exit.code).not.toBe(0);

@@ -1,6 +1,9 @@
 // Runs the service's own scripts (the server entry point, the keys command) as child processes through tsx,
 // and waits on their output and exit with event listeners and a bounded timeout.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -24,6 +27,8 @@ export interface Running {
   exited: Promise<Exit>;
   /** Sends the signal and waits for the exit. */
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<Exit>;
+  /** The key a first start issued: from its output on a terminal, else from FIRST_KEY_FILE (its stdout is a pipe). */
+  firstKey(): string | undefined;
 }
 
 const running = new Set<Running>();
@@ -39,9 +44,12 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: () => stri
 export function runScript(script: string, args: string[], env: Record<string, string>): Running {
   // node with tsx's loader rather than the tsx command, which runs the script in a child of its own:
   // this way a signal (SIGKILL too) reaches the script's process itself.
+  // Each run writes a first key to a file of its own (never to the repository's data/, shared by every test).
+  const keyDir = env.FIRST_KEY_FILE ? undefined : mkdtempSync(join(tmpdir(), 'dss-first-key-'));
+  const keyFile = env.FIRST_KEY_FILE ?? join(keyDir as string, 'first-api-key');
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: { ...process.env, FIRST_KEY_FILE: keyFile, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -58,6 +66,8 @@ export function runScript(script: string, args: string[], env: Record<string, st
   });
 
   const run: Running = {
+    firstKey: () =>
+      stdout.match(KEY_PATTERN)?.[0] ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined),
     child,
     stdout: () => stdout,
     stderr: () => stderr,
@@ -86,7 +96,12 @@ export function runScript(script: string, args: string[], env: Record<string, st
     },
   };
   running.add(run);
-  exited.finally(() => running.delete(run)).catch(() => {});
+  exited
+    .finally(() => {
+      running.delete(run);
+      if (keyDir) rmSync(keyDir, { recursive: true, force: true });
+    })
+    .catch(() => {});
   return run;
 }
 

@@ -1,8 +1,11 @@
 // The real entry point (server/main.ts) as a process: what it prints on start, the demo key, configuration
 // errors, clean shutdown on SIGTERM and data surviving a restart.
 
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { apiClient } from '../support/server.js';
@@ -10,17 +13,25 @@ import { KEY_PATTERN, type Running, runScript, runToExit, stopAll } from './proc
 
 const MAIN = 'server/main.ts';
 // Each start compiles the server with tsx (about two seconds, more on a busy machine).
-const SLOW = { timeout: 60_000 };
+const SLOW = { timeout: 180_000 };
 
 afterEach(stopAll);
 
 const databases: TestDatabase[] = [];
-afterAll(() => Promise.all(databases.map((d) => d.drop())));
+const keyDir = mkdtempSync(join(tmpdir(), 'dss-first-key-'));
+afterAll(async () => {
+  await Promise.all(databases.map((d) => d.drop()));
+  rmSync(keyDir, { recursive: true, force: true });
+});
+
+/** Where the first start writes the key of each database (the output is a pipe, not a terminal). */
+const keyFiles = new Map<string, string>();
 
 /** A new empty database of the engine under test (SQLite, or PostgreSQL under `npm run test:postgres`). */
 async function newDatabase(): Promise<string> {
   const database = await freshDatabase();
   databases.push(database);
+  keyFiles.set(database.url, join(keyDir, `key-${databases.length}`));
   return database.url;
 }
 const envFor = (databaseUrl: string) => ({
@@ -28,6 +39,7 @@ const envFor = (databaseUrl: string) => ({
   HOST: '127.0.0.1',
   DATABASE_URL: databaseUrl,
   LOG_LEVEL: 'silent',
+  FIRST_KEY_FILE: keyFiles.get(databaseUrl) as string,
 });
 
 interface Started {
@@ -35,30 +47,50 @@ interface Started {
   url: string;
   /** Every line of the start-up message, printed in one go; it ends with a curl line either way. */
   banner: string;
+  /** The first key, read from FIRST_KEY_FILE (the same key at every start on the database). */
+  key: string;
 }
 
-async function start(databaseUrl: string): Promise<Started> {
-  const server = runScript(MAIN, [], envFor(databaseUrl));
-  const [banner] = await server.waitForOutput(/listening on [\s\S]*curl [^\n]*\n/);
+async function start(databaseUrl: string, env: Record<string, string> = {}): Promise<Started> {
+  const server = runScript(MAIN, [], { ...envFor(databaseUrl), ...env });
+  // Generous: on a loaded machine tsx's compile alone can take half a minute.
+  const [banner] = await server.waitForOutput(/listening on [\s\S]*curl [^\n]*\n/, 90_000);
   const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1];
   if (!url) throw new Error(`no URL in:\n${banner}`);
-  return { server, url, banner };
+  const file = keyFiles.get(databaseUrl) as string;
+  const key = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+  return { server, url, banner, key };
 }
 
 describe('first start', SLOW, () => {
-  it('prints the URL, a demo key and a curl line that works', async () => {
-    const { url, banner } = await start(await newDatabase());
-    const keys = banner.match(KEY_PATTERN) ?? [];
-    const key = keys[0] as string;
-    expect(key).toMatch(KEY_PATTERN);
-    expect(new Set(keys)).toEqual(new Set([key]));
+  it('writes a demo key to a file only its user can read, and prints its path and a curl line, not the key', async () => {
+    const database = await newDatabase();
+    const { url, banner, key, server } = await start(database);
+    const file = keyFiles.get(database) as string;
+    expect(key).toMatch(new RegExp(`^${KEY_PATTERN.source}$`));
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(server.stdout()).not.toContain(key);
+    expect(server.stdout().match(KEY_PATTERN)).toBeNull();
+    expect(banner).toContain(`written to ${file}`);
     const curl = banner.split('\n').find((line) => line.trim().startsWith('curl '));
-    expect(curl).toContain(`Authorization: Bearer ${key}`);
+    expect(curl).toContain(`Authorization: Bearer $(cat ${file})`);
     expect(curl).toContain(`${url}/api/v1/domains`);
 
     const { data, response } = await apiClient(`${url}/api/v1`, key).GET('/domains');
     expect(response.status).toBe(200);
     expect(data?.meta.total).toBe(0);
+  });
+
+  it("logs the key file's path, never the key", async () => {
+    const database = await newDatabase();
+    const { server, key } = await start(database, { LOG_LEVEL: 'info' });
+    await server.waitForOutput(/"msg":"first API key written to a file"/);
+    const line = server
+      .stdout()
+      .split('\n')
+      .find((l) => l.includes('first API key written'));
+    expect(JSON.parse(line as string)).toMatchObject({ path: keyFiles.get(database), account: 'demo' });
+    expect(server.stdout()).not.toContain(key);
   });
 
   it('answers the public endpoints at the printed URL', async () => {
@@ -72,13 +104,15 @@ describe('second start on the same database', SLOW, () => {
   it('prints no new key, and the first key still works', async () => {
     const database = await newDatabase();
     const first = await start(database);
-    const key = first.banner.match(KEY_PATTERN)?.[0] as string;
+    const key = first.key;
     expect((await first.server.stop()).code).toBe(0);
+    rmSync(keyFiles.get(database) as string);
 
     const second = await start(database);
     expect(second.banner).toContain('listening on');
     expect(second.banner.match(KEY_PATTERN)).toBeNull();
     expect(second.server.stdout().match(KEY_PATTERN)).toBeNull();
+    expect(existsSync(keyFiles.get(database) as string)).toBe(false);
     const { response } = await apiClient(`${second.url}/api/v1`, key).GET('/spaces');
     expect(response.status).toBe(200);
   });
@@ -95,7 +129,7 @@ describe('shutdown', SLOW, () => {
   it('keeps data written before SIGTERM across a restart', async () => {
     const database = await newDatabase();
     const first = await start(database);
-    const key = first.banner.match(KEY_PATTERN)?.[0] as string;
+    const key = first.key;
     const created = await apiClient(`${first.url}/api/v1`, key).POST('/domains', {
       body: { name: 'persisted.example.com', index_page: 'https://persisted.example.com/' },
     });
@@ -116,16 +150,13 @@ describe('shutdown', SLOW, () => {
 
 describe('logs', SLOW, () => {
   it('are JSON lines that never carry an API key, valid or not', async () => {
-    const server = runScript(MAIN, [], { ...envFor(await newDatabase()), LOG_LEVEL: 'debug' });
-    const [banner] = await server.waitForOutput(/listening on [\s\S]*curl [^\n]*\n/);
-    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1] as string;
-    const key = banner.match(KEY_PATTERN)?.[0] as string;
+    const { server, banner, url, key } = await start(await newDatabase(), { LOG_LEVEL: 'debug' });
     const wrong = `${key.slice(0, -4)}AAAA`;
     for (const token of [key, wrong, 'not-a-key']) {
       await fetch(`${url}/api/v1/domains?search=x`, { headers: { Authorization: `Bearer ${token}` } });
     }
     await apiClient(`${url}/api/v1`, key).POST('/domains', { body: { name: 'bad_name' } });
-    await server.waitForOutput(/"status":422/);
+    await server.waitForOutput(/"statusCode":422/);
     await server.stop('SIGTERM');
 
     const stdout = server.stdout();
@@ -143,6 +174,20 @@ describe('logs', SLOW, () => {
   });
 });
 
+describe('metrics', SLOW, () => {
+  it('are served on METRICS_PORT, printed at start, and count the requests', async () => {
+    const { banner, url, key } = await start(await newDatabase(), { METRICS_PORT: '0' });
+    const metricsUrl = /Metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(banner)?.[1] as string;
+    expect(metricsUrl).toBeDefined();
+    expect(metricsUrl.startsWith(url)).toBe(false);
+    expect((await apiClient(`${url}/api/v1`, key).GET('/spaces')).response.status).toBe(200);
+    const text = await (await fetch(metricsUrl)).text();
+    expect(text).toContain('http_requests_total{operation_id="spaces_list",status="200"} 1');
+    // Not on the service's port without METRICS_TOKEN.
+    expect((await fetch(`${url}/metrics`)).status).toBe(404);
+  });
+});
+
 describe('a start that fails', SLOW, () => {
   it('exits non-zero when the port is taken, and issues the demo key only at a start that succeeds', async () => {
     const taken = createServer();
@@ -154,12 +199,13 @@ describe('a start that fails', SLOW, () => {
       expect(exit.code).not.toBe(0);
       expect(exit.stderr).toMatch(/could not start: .*EADDRINUSE/);
       expect(exit.stdout).not.toMatch(KEY_PATTERN);
+      expect(existsSync(keyFiles.get(database) as string)).toBe(false);
     } finally {
       taken.close();
     }
-    const { banner } = await start(database);
-    // One key, shown on its own and again in the curl line.
-    expect(new Set(banner.match(KEY_PATTERN))).toHaveProperty('size', 1);
+    const { banner, key, url } = await start(database);
+    expect(banner).toContain('written to');
+    expect((await apiClient(`${url}/api/v1`, key).GET('/spaces')).response.status).toBe(200);
   });
 });
 
@@ -167,7 +213,7 @@ describe('crash', SLOW, () => {
   it('keeps a write acknowledged just before the process is killed outright (SIGKILL)', async () => {
     const database = await newDatabase();
     const first = await start(database);
-    const key = first.banner.match(KEY_PATTERN)?.[0] as string;
+    const key = first.key;
     const created = await apiClient(`${first.url}/api/v1`, key).POST('/spaces', { body: { name: 'Durable' } });
     expect(created.response.status).toBe(201);
     const killed = await first.server.stop('SIGKILL');
@@ -188,6 +234,7 @@ describe('invalid configuration', SLOW, () => {
     { variable: 'DATABASE_URL', value: 'mysql://x' },
     { variable: 'CORS_ORIGINS', value: 'app.example' },
     { variable: 'CORS_ORIGINS', value: 'https://app.example/path' },
+    { variable: 'METRICS_PORT', value: 'nine' },
   ];
 
   it.each(BAD)('exits non-zero naming $variable=$value', async ({ variable, value }) => {
@@ -197,6 +244,13 @@ describe('invalid configuration', SLOW, () => {
     expect(exit.stderr).toContain(variable);
     expect(exit.stderr).toContain(value);
     expect(exit.stdout).not.toContain('listening on');
+  });
+
+  it('exits non-zero naming METRICS_TOKEN when it is too short, without echoing the token', async () => {
+    const exit = await runToExit(MAIN, [], { ...envFor(await newDatabase()), METRICS_TOKEN: 'short-secret' });
+    expect(exit.code).not.toBe(0);
+    expect(exit.stderr).toContain('METRICS_TOKEN');
+    expect(exit.stderr).not.toContain('short-secret');
   });
 
   it('names every bad variable at once', async () => {

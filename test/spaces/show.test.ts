@@ -27,6 +27,6 @@ describe('spaces_show', () => {
   it('answers 404 for an id that does not exist', async () => {
     const { error, response } = await alice.client.GET('/spaces/{id}', { params: { path: { id: 999_999 } } });
     expect(response.status).toBe(404);
-    expect(error).toMatchObject({ status: 404, type: 'https://domain-space-service.dev/problems/not-found' });
+    expect(error).toMatchObject({ status: 404, type: '/problems/not-found' });
   });
 });

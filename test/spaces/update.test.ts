@@ -1,16 +1,11 @@
 // PUT and PATCH /spaces/{id}: the same partial update under both methods, from a form or JSON body.
 import { describe, expect, it } from 'vitest';
 import type { components } from '../../generated/api.js';
+import { clientOf, ENCODINGS } from '../support/encodings.js';
 import { serverForFile } from '../support/file-server.js';
+import { fieldsOf } from '../support/problems.js';
 import type { ApiClient } from '../support/server.js';
-import {
-  ACCEPTED_NAMES,
-  ENCODINGS,
-  fieldsOf,
-  REJECTED_FORM_COLORS,
-  REJECTED_JSON_COLORS,
-  REJECTED_NAMES,
-} from './cases.js';
+import { ACCEPTED_NAMES, REJECTED_FORM_COLORS, REJECTED_JSON_COLORS, REJECTED_NAMES } from './fixtures.js';
 
 type Space = components['schemas']['space'];
 type SpaceUpdate = components['schemas']['space-update'];
@@ -43,9 +38,9 @@ function update(client: ApiClient, method: (typeof METHODS)[number], id: number,
 }
 
 describe.each(METHODS)('spaces update by %s', (method) => {
-  it.each(ENCODINGS)('changes name and color from a $encoding body and answers 200', async ({ via }) => {
+  it.each(ENCODINGS)('changes name and color from a %s body and answers 200', async (encoding) => {
     const space = await storedSpace();
-    const { data, response } = await update(alice[via], method, space.id, { name: 'Sales', color: 6 });
+    const { data, response } = await update(clientOf(alice, encoding), method, space.id, { name: 'Sales', color: 6 });
     expect(response.status).toBe(200);
     expect(data?.data).toMatchObject({ id: space.id, name: 'Sales', color: 6, created_at: LONG_AGO });
     expect(data?.data.updated_at).not.toBe(LONG_AGO);
@@ -63,16 +58,13 @@ describe.each(METHODS)('spaces update by %s', (method) => {
     expect(await shown(space.id)).toMatchObject(expected);
   });
 
-  it.each(ENCODINGS)(
-    'returns the space unchanged, updated_at too, for a $encoding body with no fields',
-    async ({ via }) => {
-      const space = await storedSpace();
-      const { data, response } = await update(alice[via], method, space.id, {});
-      expect(response.status).toBe(200);
-      expect(data?.data).toEqual(space);
-      expect(await shown(space.id)).toEqual(space);
-    },
-  );
+  it.each(ENCODINGS)('returns the space unchanged, updated_at too, for a %s body with no fields', async (encoding) => {
+    const space = await storedSpace();
+    const { data, response } = await update(clientOf(alice, encoding), method, space.id, {});
+    expect(response.status).toBe(200);
+    expect(data?.data).toEqual(space);
+    expect(await shown(space.id)).toEqual(space);
+  });
 
   it('returns the space unchanged for a request with no body at all', async () => {
     const space = await storedSpace();
@@ -97,33 +89,33 @@ describe.each(METHODS)('spaces update by %s', (method) => {
     expect(typeof data.color).toBe('number');
   });
 
-  it.each(ACCEPTED_NAMES.flatMap((c) => ENCODINGS.map((e) => ({ ...c, ...e }))))(
+  it.each(ACCEPTED_NAMES.flatMap((c) => ENCODINGS.map((encoding) => ({ ...c, encoding }))))(
     'accepts a name that is $label and stores it trimmed ($encoding)',
-    async ({ via, sent, stored }) => {
+    async ({ encoding, sent, stored }) => {
       const space = await storedSpace();
-      const { data, response } = await update(alice[via], method, space.id, { name: sent });
+      const { data, response } = await update(clientOf(alice, encoding), method, space.id, { name: sent });
       expect(response.status).toBe(200);
       expect(data?.data.name).toBe(stored);
       expect((await shown(space.id))?.name).toBe(stored);
     },
   );
 
-  it.each(REJECTED_NAMES.flatMap((c) => ENCODINGS.map((e) => ({ ...c, ...e }))))(
+  it.each(REJECTED_NAMES.flatMap((c) => ENCODINGS.map((encoding) => ({ ...c, encoding }))))(
     'rejects a name that is $label with 422 naming name and keeps the space ($encoding)',
-    async ({ via, sent }) => {
+    async ({ encoding, sent }) => {
       const space = await storedSpace();
-      const { error, response } = await update(alice[via], method, space.id, { name: sent });
+      const { error, response } = await update(clientOf(alice, encoding), method, space.id, { name: sent });
       expect(response.status).toBe(422);
       expect(fieldsOf(error)).toEqual(['body:name']);
       expect(await shown(space.id)).toEqual(space);
     },
   );
 
-  it.each([1, 6].flatMap((color) => ENCODINGS.map((e) => ({ ...e, color }))))(
+  it.each([1, 6].flatMap((color) => ENCODINGS.map((encoding) => ({ encoding, color }))))(
     'accepts color $color ($encoding)',
-    async ({ via, color }) => {
+    async ({ encoding, color }) => {
       const space = await storedSpace('Edge', 3);
-      const { data, response } = await update(alice[via], method, space.id, { color });
+      const { data, response } = await update(clientOf(alice, encoding), method, space.id, { color });
       expect(response.status).toBe(200);
       expect(data?.data.color).toBe(color);
     },
@@ -145,19 +137,19 @@ describe.each(METHODS)('spaces update by %s', (method) => {
     expect(await shown(space.id)).toEqual(space);
   });
 
-  it.each(ENCODINGS)('rejects unknown fields with 422 naming each ($encoding)', async ({ via }) => {
+  it.each(ENCODINGS)('rejects unknown fields with 422 naming each (%s)', async (encoding) => {
     const space = await storedSpace();
     const body = { name: 'Sales', colour: 2, owner: 'bob' } as SpaceUpdate;
-    const { error, response } = await update(alice[via], method, space.id, body);
+    const { error, response } = await update(clientOf(alice, encoding), method, space.id, body);
     expect(response.status).toBe(422);
     expect(fieldsOf(error)).toEqual(['body:colour', 'body:owner']);
     expect(await shown(space.id)).toEqual(space);
   });
 
-  it.each(ENCODINGS)('names every bad field once ($encoding)', async ({ via }) => {
+  it.each(ENCODINGS)('names every bad field once (%s)', async (encoding) => {
     const space = await storedSpace();
     const body = { name: '   ', color: 0, id: 5 } as SpaceUpdate;
-    const { error, response } = await update(alice[via], method, space.id, body);
+    const { error, response } = await update(clientOf(alice, encoding), method, space.id, body);
     expect(response.status).toBe(422);
     expect(fieldsOf(error)).toEqual(['body:color', 'body:id', 'body:name']);
   });

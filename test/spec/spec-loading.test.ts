@@ -18,6 +18,19 @@ describe('createApp', () => {
     }
   });
 
+  it('refuses a spec naming a format that no resource module validates', async () => {
+    const document = parse(ApiSpec.load().yaml);
+    document.components.schemas['space-name-typo'] = { type: 'string', format: 'space-nmae' };
+    const db = openDatabase('sqlite::memory:');
+    try {
+      await expect(createApp({ db, spec: new ApiSpec(stringify(document)) })).rejects.toThrow(
+        /formats that no resource module validates: "space-nmae" \(at #\/components\/schemas\/space-name-typo\)/,
+      );
+    } finally {
+      await db.destroy();
+    }
+  });
+
   it('builds with the committed spec', async () => {
     const db = openDatabase('sqlite::memory:');
     try {

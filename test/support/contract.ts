@@ -1,20 +1,26 @@
 // Checks every response a test receives against the spec, independently of the server's own response
 // validation (which cannot see 401, 404 or 405 answered before it runs): the status is documented for the
 // operation, the content type is documented, the body matches its schema and documented headers are present.
-import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
-import { ApiSpec, type OperationObject } from '../../server/spec.js';
+import { RESOURCES } from '../../server/app.js';
+import type { FieldFormat } from '../../server/formats.js';
+import { cursorFormats } from '../../server/http/cursor.js';
+import { ApiSpec, type OperationObject, type SchemaObject } from '../../server/spec.js';
 
 export const spec = ApiSpec.load();
 
-const ajv = new Ajv({ strict: false, allErrors: true });
+// OpenAPI 3.1 schemas are JSON Schema 2020-12; the custom formats are checked by the resource modules' own rules.
+const ajv = new Ajv2020({ strict: false, allErrors: true });
 // ajv-formats is CommonJS: its default export arrives as the module object under NodeNext typing.
-(formats as unknown as { default: (a: Ajv) => void }).default(ajv);
-for (const custom of ['idn-hostname', 'http-url', 'space-name']) ajv.addFormat(custom, true);
+(formats as unknown as { default: (a: Ajv2020) => void }).default(ajv);
+for (const [name, format] of Object.entries(Object.assign({ ...cursorFormats }, ...RESOURCES.map((m) => m.formats)))) {
+  ajv.addFormat(name, (format as FieldFormat).validate);
+}
 ajv.addSchema(spec.document, 'spec');
 
 type ResponseObject = {
-  headers?: Record<string, { required?: boolean; schema?: object; $ref?: string }>;
+  headers?: Record<string, { required?: boolean; schema?: SchemaObject; $ref?: string }>;
   content?: Record<string, { schema: object }>;
 };
 
@@ -30,6 +36,12 @@ function validate(schema: object, value: unknown, what: string): void {
   if (!check(value)) {
     throw new Error(`${what} does not match the spec: ${ajv.errorsText(check.errors)}\n${JSON.stringify(value)}`);
   }
+}
+
+/** A header arrives as text; a header the spec types as a number is checked as one. */
+function headerValue(schema: SchemaObject, value: string): unknown {
+  const type = spec.resolve(schema).type;
+  return (type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
 }
 
 /** Throws when the response breaks the spec. Reads the body from a clone, so the caller can still read it. */
@@ -58,7 +70,8 @@ export async function checkResponse(method: string, url: string, response: Respo
     const resolved = spec.resolve(header);
     const value = response.headers.get(name);
     if (resolved.required && value === null) throw new Error(`${what}: documented header ${name} missing`);
-    if (value !== null && resolved.schema) validate(resolved.schema, value, `${what} header ${name}`);
+    if (value !== null && resolved.schema)
+      validate(resolved.schema, headerValue(resolved.schema, value), `${what} header ${name}`);
   }
   if (!declared.content) {
     if (text !== '') throw new Error(`${what}: body where the spec documents none: ${text}`);

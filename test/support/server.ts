@@ -6,11 +6,9 @@ import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import { formBody } from '../../client/src/form-body.js';
 import type { paths } from '../../generated/api.js';
 import { issueKey } from '../../server/accounts/keys.js';
-import { createApp } from '../../server/app.js';
+import { type AppDeps, createApp } from '../../server/app.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
-import type { CorsOrigins } from '../../server/http/cors.js';
-import type { ApiSpec } from '../../server/spec.js';
 import { checkResponse } from './contract.js';
 import { freshDatabase } from './database.js';
 
@@ -63,7 +61,12 @@ export function apiClient(apiUrl: string, key: string, encoding: 'form' | 'json'
 let accounts = 0;
 
 export async function startServer(
-  options: { spec?: ApiSpec; corsOrigins?: CorsOrigins; docsFile?: string } = {},
+  options: Partial<
+    Pick<
+      AppDeps,
+      'spec' | 'corsOrigins' | 'docsFile' | 'logger' | 'metrics' | 'metricsToken' | 'rateLimit' | 'trustProxy'
+    >
+  > = {},
 ): Promise<TestServer> {
   const database = await freshDatabase();
   const db = openDatabase(database.url);

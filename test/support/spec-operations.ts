@@ -47,9 +47,10 @@ export const operations: SpecOperation[] = Object.entries(spec.document.paths).f
   }),
 );
 
-/** The methods a path template of the spec allows, as an Allow header would list them. */
+/** The methods a path template of the spec allows, as an Allow header would list them: HEAD wherever GET is. */
 export function methodsOf(template: string): string[] {
-  return operations.filter((op) => op.template === template).map((op) => op.method);
+  const methods = operations.filter((op) => op.template === template).map((op) => op.method);
+  return methods.includes('GET') ? [...methods, 'HEAD'] : methods;
 }
 
 /** The full request path (base path included) of an operation for a record id. */

@@ -1,9 +1,10 @@
-// Assertions and raw requests shared by the error tests: the problem+json form every error has, and requests
-// that fetch cannot make (it always adds an Accept header, and a Content-Type to a string body).
+// Assertions and raw requests shared by the error tests: the problem+json form every error has, the fields a
+// validation problem names, and requests that fetch cannot make (it always adds an Accept header, and a Content-Type to a string body).
 import { request as httpRequest } from 'node:http';
 import { expect } from 'vitest';
+import type { components } from '../../generated/api.js';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
-import { checkResponse } from '../support/contract.js';
+import { checkResponse } from './contract.js';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -55,4 +56,9 @@ export function rawRequest(
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** The bad fields a validation problem names, as "location:field", sorted. */
+export function fieldsOf(problem: components['schemas']['problem'] | undefined): string[] {
+  return (problem?.errors ?? []).map((e) => `${e.location}:${e.field}`).sort();
 }

@@ -1,14 +1,4 @@
-// Name and colour cases shared by the store and update tests of spaces, and a reader for validation errors.
-import type { components } from '../../generated/api.js';
-
-type Problem = components['schemas']['problem'];
-
-/** Both body encodings: `via` names the client of a TestAccount that sends them. */
-export const ENCODINGS = [
-  { encoding: 'form', via: 'client' },
-  { encoding: 'JSON', via: 'json' },
-] as const;
-
+// Name and colour cases shared by the store and update tests of spaces.
 /** Names that are accepted, with the name as stored: trimmed, otherwise exactly as sent. */
 export const ACCEPTED_NAMES = [
   { label: 'a plain name', sent: 'Marketing', stored: 'Marketing' },
@@ -49,8 +39,3 @@ export const REJECTED_FORM_COLORS = ['0', '7', '-1', '2.5', 'abc', '', '03', '+3
 
 /** Colour values in JSON that are not an integer from 1 to 6; JSON is taken as typed, so "3" is wrong too. */
 export const REJECTED_JSON_COLORS: unknown[] = [0, 7, -1, 2.5, '3', '', 'abc', null, true];
-
-/** The bad fields a validation problem names, as "location:field", sorted. */
-export function fieldsOf(problem: Problem | undefined): string[] {
-  return (problem?.errors ?? []).map((e) => `${e.location}:${e.field}`).sort();
-}

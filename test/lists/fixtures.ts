@@ -74,9 +74,4 @@ export async function getRaw(
   return { status: response.status, body: await response.json() };
 }
 
-/** The bad fields a validation problem names, as "location:field", sorted. */
-export function fieldsOf(problem: Problem | undefined): string[] {
-  return (problem?.errors ?? []).map((e) => `${e.location}:${e.field}`).sort();
-}
-
 export const ids = (records: Array<{ id: number }> | undefined) => (records ?? []).map((r) => r.id);

@@ -1,23 +1,17 @@
-// Shared steps of the domain tests: the two body encodings, store/update calls that may carry fields the typed
+// Shared steps of the domain tests: store/update calls that may carry fields the typed
 // bodies do not allow, and reads of the database to see what a request left behind.
 import type { components } from '../../generated/api.js';
 import { toIso } from '../../server/db/database.js';
-import type { ApiClient, TestAccount, TestServer } from '../support/server.js';
+import { clientOf, type Encoding } from '../support/encodings.js';
+import type { TestAccount, TestServer } from '../support/server.js';
 
 export type Domain = components['schemas']['domain'];
-type Problem = components['schemas']['problem'];
-
-export const ENCODINGS = ['form', 'json'] as const;
-export type Encoding = (typeof ENCODINGS)[number];
 
 export const METHODS = ['PUT', 'PATCH'] as const;
 export type UpdateMethod = (typeof METHODS)[number];
 
 /** RFC 3339 in UTC with milliseconds, as the spec's timestamp schema describes. */
 export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-export const clientOf = (account: TestAccount, encoding: Encoding): ApiClient =>
-  encoding === 'form' ? account.client : account.json;
 
 let names = 0;
 /** A host name no other test of the file uses, so that uniqueness never gets in the way. */
@@ -47,10 +41,6 @@ export function update(
   const init = { params: { path: { id } }, ...(body === undefined ? {} : { body: body as never }) };
   return method === 'PUT' ? client.PUT('/domains/{id}', init) : client.PATCH('/domains/{id}', init);
 }
-
-/** The `errors` of a problem as [field, location] pairs, sorted by field. */
-export const fieldsOf = (problem: Problem | undefined) =>
-  (problem?.errors ?? []).map((e) => [e.field, e.location]).sort(([a = ''], [b = '']) => a.localeCompare(b));
 
 /** The stored row, with timestamps as RFC 3339 text whichever engine holds them (pg reads them as Date). */
 export async function rowOf(server: TestServer, id: number) {

@@ -1,0 +1,213 @@
+// The service as a process under hostile connections and through a shutdown: silent and slow connections
+// are closed at their limits while other clients are served, and SIGTERM drains keep-alive clients without
+// cutting a request, exiting 0; only a request still running when the grace period ends is cut, and logged.
+import http from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { type Running, runScript, stopAll } from './process.js';
+
+const SLOW = { timeout: 120_000 };
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  await stopAll();
+});
+const databases: TestDatabase[] = [];
+afterAll(() => Promise.all(databases.map((d) => d.drop())));
+
+async function start(env: Record<string, string>): Promise<{ server: Running; url: string; key: string }> {
+  const database = await freshDatabase();
+  databases.push(database);
+  const server = runScript('server/main.ts', [], {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  const [banner] = await server.waitForOutput(/listening on [\s\S]*curl [^\n]*\n/, 60_000);
+  const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1] as string;
+  const key = server.firstKey() as string;
+  return { server, url, key };
+}
+
+function open(url: string, first?: string, drip?: string): Promise<Socket> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => {
+      if (first) socket.write(first);
+      if (drip) {
+        const timer = setInterval(() => socket.writable && socket.write(drip), 400);
+        socket.once('close', () => clearInterval(timer));
+      }
+      resolve(socket);
+    });
+    sockets.push(socket);
+    socket.on('error', () => {});
+    // Reading keeps the socket flowing, so that the server's close is seen.
+    socket.resume();
+    socket.once('error', reject);
+  });
+}
+
+const closed = (socket: Socket) => socket.destroyed || socket.closed;
+
+describe('bounded connections', SLOW, () => {
+  it('closes 2,000 silent and 200 slow connections at their limits while serving other clients', async () => {
+    const { url, key } = await start({
+      HEADERS_TIMEOUT_S: '1',
+      REQUEST_TIMEOUT_S: '2',
+      IDLE_TIMEOUT_S: '1',
+      LOG_LEVEL: 'warn',
+    });
+    const held: Socket[] = [];
+    for (let i = 0; i < 2000; i++) held.push(await open(url));
+    for (let i = 0; i < 100; i++) {
+      held.push(await open(url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n', 'X-Slow: 1\r\n'));
+      held.push(
+        await open(
+          url,
+          'POST /api/v1/spaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n',
+          'a',
+        ),
+      );
+    }
+    const opened = Date.now();
+
+    // Meanwhile, another client is answered as usual (bounded generously: the machine may be busy).
+    for (let i = 0; i < 5; i++) {
+      const started = Date.now();
+      const response = await fetch(`${url}/api/v1/spaces`, {
+        headers: { Authorization: `Bearer ${key}` },
+        signal: AbortSignal.timeout(10_000),
+      });
+      expect(response.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    }
+
+    // Every held connection is closed by the server: idle 1 s, headers 1 s, request 2 s, plus generous slack.
+    const deadline = opened + 30_000;
+    while (held.some((socket) => !closed(socket)) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(held.filter((socket) => !closed(socket))).toHaveLength(0);
+    const response = await fetch(`${url}/healthz`);
+    expect(response.status).toBe(200);
+  });
+});
+
+interface LoopStats {
+  complete: number;
+  afterSignal: number;
+  closeHeaderAfterSignal: number;
+  failures: string[];
+}
+
+/** A client looping GET over one keep-alive connection until the server refuses it a new one. */
+async function keepAliveLoop(url: string, key: string, signalled: () => number | undefined, stats: LoopStats) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    for (;;) {
+      const sentAt = Date.now();
+      const outcome = await new Promise<{
+        error?: NodeJS.ErrnoException;
+        reused?: boolean;
+        res?: http.IncomingMessage;
+        body?: string;
+      }>((resolve) => {
+        const req = http.get(`${url}/api/v1/spaces`, { agent, headers: { Authorization: `Bearer ${key}` } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            body += chunk;
+          });
+          res.on('end', () => resolve({ res, body }));
+          res.on('error', (error) => resolve({ error }));
+        });
+        req.on('error', (error: NodeJS.ErrnoException) => resolve({ error, reused: req.reusedSocket }));
+      });
+      if (outcome.error) {
+        // The listener is closed: the request never reached the service, and that is how the loop ends.
+        if (outcome.error.code === 'ECONNREFUSED' && signalled() !== undefined) return;
+        stats.failures.push(`${outcome.error.code ?? outcome.error.message} (reused socket: ${outcome.reused})`);
+        return;
+      }
+      const { res, body = '' } = outcome;
+      if (res?.statusCode !== 200 || !res.complete)
+        stats.failures.push(`status ${res?.statusCode}, complete ${res?.complete}`);
+      JSON.parse(body);
+      stats.complete++;
+      const at = signalled();
+      if (at !== undefined && sentAt > at) {
+        stats.afterSignal++;
+        if (res?.headers.connection === 'close') stats.closeHeaderAfterSignal++;
+      }
+    }
+  } finally {
+    agent.destroy();
+  }
+}
+
+describe('draining shutdown', SLOW, () => {
+  it('answers 8 keep-alive clients completely through SIGTERM and exits 0', async () => {
+    const { server, url, key } = await start({ SHUTDOWN_GRACE_S: '20' });
+    let signalledAt: number | undefined;
+    const stats: LoopStats = { complete: 0, afterSignal: 0, closeHeaderAfterSignal: 0, failures: [] };
+    const loops = Array.from({ length: 8 }, () => keepAliveLoop(url, key, () => signalledAt, stats));
+    while (stats.complete < 200) await new Promise((resolve) => setTimeout(resolve, 50));
+
+    signalledAt = Date.now();
+    const exit = await server.stop('SIGTERM', 30_000);
+    const exitedAfter = Date.now() - signalledAt;
+    await Promise.all(loops);
+
+    expect(stats.failures).toEqual([]);
+    expect(exit.code).toBe(0);
+    // Well within the grace period: the service stops as soon as the last request is answered.
+    expect(exitedAfter).toBeLessThan(15_000);
+    expect(stats.closeHeaderAfterSignal).toBe(stats.afterSignal);
+    expect(exit.stdout).toMatch(/"msg":"draining"/);
+    const drained = exit.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg?: string; requests_cut?: number })
+      .find((entry) => entry.msg === 'drained');
+    expect(drained?.requests_cut).toBe(0);
+  });
+
+  it('closes an idle keep-alive connection and exits 0 at once', async () => {
+    const { server, url } = await start({ SHUTDOWN_GRACE_S: '20' });
+    const socket = await open(url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => socket.once('data', resolve));
+    const signalledAt = Date.now();
+    const exit = await server.stop('SIGTERM', 30_000);
+    expect(exit.code).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(10_000);
+    await new Promise((resolve) => (closed(socket) ? resolve(null) : socket.once('close', resolve)));
+  });
+
+  it('cuts only a request still running when the grace period ends, logs which, and exits 1', async () => {
+    const { server, url, key } = await start({
+      SHUTDOWN_GRACE_S: '1',
+      REQUEST_TIMEOUT_S: '60',
+      HEADERS_TIMEOUT_S: '60',
+    });
+    // A body that never arrives in full keeps its request running.
+    const socket = await open(
+      url,
+      `POST /api/v1/spaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Request-Id: slow-upload-1\r\n` +
+        'Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nname=',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const exit = await server.stop('SIGTERM', 30_000);
+    expect(exit.code).toBe(1);
+    const cut = exit.stdout.split('\n').find((line) => line.includes('request cut by shutdown'));
+    expect(JSON.parse(cut ?? '{}')).toMatchObject({
+      method: 'POST',
+      path: '/api/v1/spaces',
+      request_id: 'slow-upload-1',
+    });
+    expect(socket.destroyed || socket.readableEnded || closed(socket)).toBe(true);
+  });
+});

@@ -1,0 +1,84 @@
+// `npm start` on an untested Node.js major: refused with a clear message, or started with a warning when
+// DSS_ALLOW_UNTESTED_NODE=1. The process tests start the real entry point with process.version replaced
+// before anything of ours runs, as an untested runtime would report itself.
+import { spawn } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkNodeVersion, TESTED_NODE_MAJORS } from '../../server/node-version.js';
+import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { ROOT } from './process.js';
+
+const SLOW = { timeout: 60_000 };
+
+describe('checkNodeVersion', () => {
+  it('accepts the tested majors, the running one included', () => {
+    expect(TESTED_NODE_MAJORS).toEqual([20, 24]);
+    expect(checkNodeVersion('v20.20.2', {})).toBeUndefined();
+    expect(checkNodeVersion('v24.21.0', {})).toBeUndefined();
+    expect(checkNodeVersion(process.version, {})).toBeUndefined();
+  });
+
+  it('refuses other majors, naming the tested ones and the way out', () => {
+    for (const version of ['v18.20.4', 'v22.14.0', 'v26.1.0', 'garbage']) {
+      const problem = checkNodeVersion(version, {});
+      expect(problem?.level).toBe('error');
+      expect(problem?.message).toContain(`not ${version}`);
+      expect(problem?.message).toContain('Node.js 20.x and 24.x');
+      expect(problem?.message).toContain('DSS_ALLOW_UNTESTED_NODE=1');
+    }
+  });
+
+  it('only warns when DSS_ALLOW_UNTESTED_NODE=1', () => {
+    expect(checkNodeVersion('v26.1.0', { DSS_ALLOW_UNTESTED_NODE: '1' })).toEqual({
+      level: 'warning',
+      message: 'warning: Node.js v26.1.0 is untested (tested: 20.x and 24.x); starting anyway',
+    });
+    expect(checkNodeVersion('v26.1.0', { DSS_ALLOW_UNTESTED_NODE: 'yes' })?.level).toBe('error');
+  });
+});
+
+describe('server/main.ts on an untested Node.js', () => {
+  const databases: TestDatabase[] = [];
+  afterAll(() => Promise.all(databases.map((d) => d.drop())));
+
+  /** Runs the entry point as if on Node.js `version`; kills it once it has printed `until` (or ended). */
+  async function startAs(version: string, env: Record<string, string>, until: RegExp) {
+    const database = await freshDatabase();
+    databases.push(database);
+    const fake = `data:text/javascript,Object.defineProperty(process,"version",{value:"${version}"})`;
+    const child = spawn(process.execPath, ['--import', fake, '--import', 'tsx', 'server/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database.url, LOG_LEVEL: 'silent', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      if (until.test(stdout)) child.kill('SIGTERM');
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
+    try {
+      const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+      return { code, stdout, stderr };
+    } finally {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+    }
+  }
+
+  it('refuses to start, exit code 1, with the message on stderr and nothing served', SLOW, async () => {
+    const exit = await startAs('v26.1.0', {}, /listening on/);
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toContain('domain-space-service is tested on Node.js 20.x and 24.x, not v26.1.0.');
+    expect(exit.stdout).not.toContain('listening on');
+  });
+
+  it('starts with a warning when DSS_ALLOW_UNTESTED_NODE=1', SLOW, async () => {
+    const exit = await startAs('v26.1.0', { DSS_ALLOW_UNTESTED_NODE: '1' }, /listening on http/);
+    expect(exit.stderr).toContain('warning: Node.js v26.1.0 is untested (tested: 20.x and 24.x); starting anyway');
+    expect(exit.stdout).toContain('domain-space-service listening on http://127.0.0.1:');
+  });
+});

@@ -1,0 +1,135 @@
+// WORKERS=2: the real entry point as a primary and two worker processes on one port, on the engine under test.
+// The rules that depend on shared state still hold across processes (uniqueness, account isolation, key
+// revocation), a worker that dies is replaced, and SIGTERM stops them all.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueKey, KEY_CACHE_TTL_MS, revokeKey } from '../../server/accounts/keys.js';
+import { type Database, openDatabase } from '../../server/db/database.js';
+import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { type Running, runScript, stopAll } from './process.js';
+
+// Three processes compile the server with tsx (several seconds each on a busy machine).
+const SLOW = { timeout: 120_000 };
+
+let database: TestDatabase;
+let db: Database;
+let server: Running;
+let api: string;
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  server = runScript('server/main.ts', [], {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'error',
+    WORKERS: '2',
+  });
+  const [, origin] = await server.waitForOutput(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 120_000);
+  api = `${origin}/api/v1`;
+  db = openDatabase(database.url);
+}, 150_000);
+
+afterAll(async () => {
+  await stopAll();
+  await db?.destroy();
+  await database?.drop();
+});
+
+/** The worker processes of the primary (its other children, such as tsx's esbuild, left out). */
+function workerPids(): number[] {
+  const lines = execFileSync('ps', ['--ppid', String(server.child.pid), '-o', 'pid=,args='], { encoding: 'utf8' });
+  return lines
+    .split('\n')
+    .filter((line) => line.includes('server/main.ts'))
+    .map((line) => Number.parseInt(line.trim(), 10));
+}
+
+async function newKey(account: string): Promise<string> {
+  return (await issueKey(db, account)).key;
+}
+
+function call(key: string, method: string, path: string, form?: Record<string, string>): Promise<Response> {
+  return fetch(`${api}${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${key}`,
+      ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
+    },
+    body: form ? new URLSearchParams(form).toString() : undefined,
+  });
+}
+
+/** `count` requests at once, so that both workers get some. */
+const all = (count: number, send: () => Promise<Response>) =>
+  Promise.all(Array.from({ length: count }, async () => (await send()).status));
+
+describe('WORKERS=2', SLOW, () => {
+  it('serves from two worker processes under the primary', () => {
+    expect(workerPids()).toHaveLength(2);
+  });
+
+  it('creates a domain name exactly once when creates race across workers', async () => {
+    const key = await newKey('racer');
+    const statuses = await all(20, () => call(key, 'POST', '/domains', { name: 'race.example.com' }));
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(19);
+    const list = await (await call(key, 'GET', '/domains?search=race.example.com')).json();
+    expect(list.meta.total).toBe(1);
+  });
+
+  it("keeps each account's records to itself on every worker", async () => {
+    const owner = await newKey('owner');
+    const other = await newKey('other');
+    const created = await (await call(owner, 'POST', '/spaces', { name: 'Private', color: '2' })).json();
+    const id = created.data.id as number;
+    expect(await all(6, () => call(other, 'GET', `/spaces/${id}`))).toEqual(Array(6).fill(404));
+    expect(await all(4, () => call(other, 'PATCH', `/spaces/${id}`, { color: '5' }))).toEqual(Array(4).fill(404));
+    expect(await all(4, () => call(other, 'DELETE', `/spaces/${id}`))).toEqual(Array(4).fill(404));
+    const lists = await Promise.all(
+      Array.from({ length: 4 }, async () => (await (await call(other, 'GET', '/spaces')).json()).meta.total),
+    );
+    expect(lists).toEqual([0, 0, 0, 0]);
+    const shown = await (await call(owner, 'GET', `/spaces/${id}`)).json();
+    expect(shown.data).toMatchObject({ name: 'Private', color: 2 });
+  });
+
+  it('answers the same problems from every worker', async () => {
+    const key = await newKey('rules');
+    expect(await all(4, () => call(key, 'POST', '/spaces', { name: 'x', color: '9' }))).toEqual(Array(4).fill(422));
+    expect(await all(4, () => call('not-a-key', 'GET', '/spaces'))).toEqual(Array(4).fill(401));
+    expect(await all(4, () => call(key, 'POST', '/spaces/1'))).toEqual(Array(4).fill(405));
+  });
+
+  it('shuts a revoked key out of every worker within the key cache lifetime', async () => {
+    const key = await newKey('revokee');
+    // Both workers now hold the key as valid in their caches.
+    expect(await all(8, () => call(key, 'GET', '/spaces'))).toEqual(Array(8).fill(200));
+    expect(await revokeKey(db, key)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 2 * KEY_CACHE_TTL_MS));
+    expect(await all(8, () => call(key, 'GET', '/spaces'))).toEqual(Array(8).fill(401));
+  });
+
+  it('replaces a worker that dies, and keeps serving meanwhile', async () => {
+    const key = await newKey('survivor');
+    const [victim, survivor] = workerPids() as [number, number];
+    process.kill(victim, 'SIGKILL');
+    // (The client's kept-alive connections to the victim close with it; new requests go to the survivor.)
+    await expect.poll(() => existsSync(`/proc/${victim}`), { timeout: 10_000 }).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await all(4, () => call(key, 'GET', '/spaces'))).toEqual(Array(4).fill(200));
+    await expect.poll(() => workerPids().sort(), { timeout: 60_000, interval: 250 }).toHaveLength(2);
+    const now = workerPids();
+    expect(now).toContain(survivor);
+    expect(now).not.toContain(victim);
+    await expect.poll(() => server.stdout(), { timeout: 5_000 }).toContain('worker exited unexpectedly');
+  });
+
+  it('stops every worker and exits 0 on SIGTERM', async () => {
+    const pids = workerPids();
+    const exit = await server.stop('SIGTERM', 30_000);
+    expect(exit.code).toBe(0);
+    for (const pid of pids) expect(existsSync(`/proc/${pid}`)).toBe(false);
+  });
+});

@@ -1,0 +1,24 @@
+// `npm run test:quick`: the inner loop. The same suites as `npm test` minus the ones that start other programs
+// (Chromium, Prism, npm pack, tsc, the service as a child process, the conformance CLI); CI runs them all.
+import { defineConfig, mergeConfig } from 'vitest/config';
+import base from './vitest.config.js';
+
+export default mergeConfig(
+  base,
+  defineConfig({
+    test: {
+      exclude: [
+        'test/conformance/**',
+        'test/service/**',
+        'test/client/browser.test.ts',
+        'test/client/package.test.ts',
+        'test/client/fresh-clone.test.ts',
+        'test/spec/generators.test.ts',
+        'test/client/prism.test.ts',
+        'test/docs/docs-page.test.ts',
+        'test/docs/docs-build.test.ts',
+        'test/docs/code-samples.test.ts',
+      ],
+    },
+  }),
+);
