@@ -1,8 +1,9 @@
-// Builds the Express app without listening. One request path:
+// Builds the Express app without listening. One request path, in the order of the steps below:
 //   request id -> its log line and metrics (written once answered) -> security headers -> request target (400)
-//   -> route (404/405) -> API key (401, or 429 for an address with too many of them) -> rate limit per key (429)
-//   -> Accept (406) -> body (415/413/400) -> express-openapi-validator (422)
-//   -> idempotency key (replay, 409, 422) -> handler -> repository; anything thrown -> problem+json.
+//   -> /api/v1, in one router: CORS -> route, once (404/405) -> API key (401, or 429 for an address with too
+//   many of them) -> rate limit per key (429) -> Accept (406) -> body (415/413/400)
+//   -> validation (422: express-openapi-validator, given the route, and our own checks, in one problem)
+//   -> idempotency key (replay, 409, 422) -> handler -> repository; a problem raised anywhere -> problem+json.
 import express, { type Express } from 'express';
 import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';
@@ -13,7 +14,7 @@ import { readBody } from './http/body.js';
 import { type CorsOrigins, cors } from './http/cors.js';
 import { cursorFormats } from './http/cursor.js';
 import { DOCS_PAGE, docsPage, docsSlash } from './http/docs.js';
-import { notFoundOutsideApi, problemHandler, reportPendingErrors } from './http/errors.js';
+import { notFoundOutsideApi, problemHandler } from './http/errors.js';
 import { type Metrics, metricsEndpoint } from './http/metrics.js';
 import { dispatch } from './http/operations.js';
 import { HttpProblem } from './http/problem.js';
@@ -22,10 +23,10 @@ import { type RateLimitSettings, rateLimits, type TrustProxy } from './http/rate
 import { requestId } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
 import { readRequestTarget } from './http/request-target.js';
+import { createRequestValidation } from './http/request-validation.js';
 import { requireJsonAcceptable, routeToOperation } from './http/routing.js';
 import { securityHeaders } from './http/security-headers.js';
 import { specDocument } from './http/served-origin.js';
-import { createValidator } from './http/validation.js';
 import { idempotentCreates } from './idempotency/runner.js';
 import { createLogger, type Logger } from './logger.js';
 import { registerResources } from './resource.js';
@@ -125,11 +126,11 @@ export async function createApp({
   });
   api.use(cors(spec, corsOrigins), routeToOperation(spec), requireApiKey(keyCheck));
   api.use(...rateLimits(rateLimit, logger), requireJsonAcceptable, ...readBody());
+  api.use(...(await createRequestValidation(spec, formats, validateResponses)));
+  api.use(dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)));
   app.use(spec.basePath, api);
-  app.use(await createValidator(app, spec, formats, validateResponses));
-  app.use(spec.basePath, reportPendingErrors, dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)));
 
   app.use(notFoundOutsideApi(spec));
-  app.use(problemHandler(spec, formats, logger));
+  app.use(problemHandler(logger));
   return app;
 }

@@ -1,5 +1,5 @@
 // The bundled spec (generated/openapi.yaml), loaded once: served as-is, handed to the validator, and read for
-// the route table, parameter defaults and body schemas, so that none of these is written twice.
+// the route table, parameter types and body schemas, so that none of these is written twice.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 
@@ -37,9 +37,8 @@ export interface RouteParameter {
   in: ParameterObject['in'];
   /** The schema (through $refs and allOf) is an integer: sent as text, read as a number. */
   integer: boolean;
-  /** The integer's range, checked on the text before it becomes a number (see `integerOutOfRange`). */
+  /** The integer's range, checked on the text before it becomes a number (server/http/integers.ts). */
   bounds: IntegerBounds;
-  default: unknown;
 }
 
 export interface IntegerBounds {
@@ -70,24 +69,6 @@ function decodeSegment(segment: string): string {
   } catch {
     return segment;
   }
-}
-
-/** An integer as text in its one plain spelling: decimal digits, an optional minus, no leading zeros. */
-export const PLAIN_INTEGER = /^-?(0|[1-9][0-9]*)$/;
-
-/**
- * Why an integer written in plain decimal is outside its schema's range, compared as text (BigInt), never
- * as a number: 400 nines would become Infinity, and 2^53 + 1 would round to a neighbour.
- */
-export function integerOutOfRange(text: string, { minimum, maximum }: IntegerBounds): string | undefined {
-  const value = BigInt(text);
-  if (maximum !== undefined && value > BigInt(maximum)) return `must be <= ${maximum}`;
-  if (minimum !== undefined && value < BigInt(minimum)) return `must be >= ${minimum}`;
-  // A schema without a maximum still cannot take what a number cannot hold exactly.
-  if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
-    return `must be between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}`;
-  }
-  return undefined;
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -134,7 +115,6 @@ export class ApiSpec {
             in: p.in,
             integer: this.isInteger(schema),
             bounds: this.boundsOf(schema),
-            default: schema.default,
           };
         });
         const form = this.bodySchema(operation, 'application/x-www-form-urlencoded');
@@ -155,6 +135,11 @@ export class ApiSpec {
 
   static load(file = new URL('../generated/openapi.yaml', import.meta.url)): ApiSpec {
     return new ApiSpec(readFileSync(file, 'utf8'));
+  }
+
+  /** Every operation of the spec, as a route. */
+  get operations(): Route[] {
+    return this.routes.flatMap(({ byMethod }) => [...byMethod.values()]);
   }
 
   /** Finds the operation for a method and a path below the base path (e.g. "/domains/1"). */

@@ -1,9 +1,8 @@
 // Reading store and update bodies: form (the documented encoding) or JSON, at most 16 KiB. Everything else
-// is refused before parsing. Form values are strings, so fields the spec types as integers are converted here;
-// JSON is taken as sent, so JSON {"color": "3"} is a type error rather than silently 3.
+// is refused before parsing, and every way a body can fail to be read is a 415, 413 or 400 decided here.
+// Form values stay text (validation converts the integer fields); JSON is taken as sent.
 import { parse } from 'node:querystring';
 import express, { type RequestHandler } from 'express';
-import { integerOutOfRange, PLAIN_INTEGER } from '../spec.js';
 import { refuseJsonSentAsForm } from './json-as-form.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
@@ -40,25 +39,12 @@ const acceptOnlyDocumentedTypes: RequestHandler = (req, res, next) => {
 
 const RAW_FORM = Symbol('raw form body');
 
-const fieldsOfForm: RequestHandler = (req, res, next) => {
-  const ctx = context(res);
-  const fields = ctx.route?.formIntegerFields ?? [];
+const fieldsOfForm: RequestHandler = (req, _res, next) => {
   const raw = (req as { [RAW_FORM]?: string })[RAW_FORM];
   if (!req.is(FORM) || raw === undefined) return next();
   // Every field as sent, read again by node's querystring: body-parser's qs drops "__proto__", which is an
   // unknown field like any other.
-  const body: Record<string, unknown> = Object.fromEntries(Object.entries(parse(raw)));
-  req.body = body;
-  for (const { name, bounds } of fields) {
-    const value = body[name];
-    // Only the plain spelling becomes a number; "03" or "+3" stays text and fails validation as such.
-    if (typeof value !== 'string' || !PLAIN_INTEGER.test(value)) continue;
-    // Out of range, it stays text too (no Infinity), and the range is what the client is told.
-    const outOfRange = integerOutOfRange(value, bounds);
-    if (outOfRange)
-      ctx.pendingErrors = [...(ctx.pendingErrors ?? []), { location: 'body', field: name, message: outOfRange }];
-    else body[name] = Number(value);
-  }
+  req.body = Object.fromEntries(Object.entries(parse(raw)));
   next();
 };
 
@@ -72,22 +58,51 @@ function refuseInvalidPercentEncoding(req: object, _res: unknown, raw: Buffer): 
   (req as { [RAW_FORM]?: string })[RAW_FORM] = text;
   // Raw UTF-8 (not %-escaped) is what a browser never sends but curl -d may: it is read as sent.
   if (!decodesAsUtf8(text.replace(/[^\x20-\x7e]/gu, ''))) {
-    // body-parser passes this on with its type, which the error handler turns into a 400.
+    // body-parser passes this on with its type, which BODY_ERRORS turns into a 400.
     throw Object.assign(new Error('form body is not UTF-8'), { type: 'form.encoding.invalid' });
   }
+}
+
+// body-parser's error types, by what they mean for the client.
+const BODY_ERRORS: Record<string, () => HttpProblem> = {
+  'entity.parse.failed': () => new HttpProblem(400, 'malformed-body', 'The request body is not valid JSON.'),
+  'request.aborted': () => new HttpProblem(400, 'malformed-body', 'The request body was cut short.'),
+  'request.size.invalid': () =>
+    new HttpProblem(400, 'malformed-body', 'The request body is shorter or longer than its Content-Length.'),
+  'entity.too.large': () =>
+    new HttpProblem(413, 'content-too-large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`),
+  'parameters.too.many': () => new HttpProblem(413, 'content-too-large', 'The form has too many fields.'),
+  'charset.unsupported': () => new HttpProblem(415, 'unsupported-media-type', 'The body must be encoded in UTF-8.'),
+  'form.encoding.invalid': () =>
+    new HttpProblem(400, 'malformed-body', 'The form body has a malformed %-escape, or one that is not UTF-8.'),
+  'encoding.unsupported': () =>
+    new HttpProblem(415, 'unsupported-media-type', 'The Content-Encoding of the body is not supported.'),
+};
+
+/** A body-parser parser whose failures leave it as problems (anything unforeseen stays an error: a 500). */
+function answeringProblems(parser: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    parser(req, res, (error?: unknown) => {
+      if (error === undefined || error instanceof HttpProblem) return next(error);
+      const problem = BODY_ERRORS[(error as { type?: string } | null)?.type ?? ''];
+      next(problem ? problem() : error);
+    });
+  };
 }
 
 export function readBody(): RequestHandler[] {
   return [
     acceptOnlyDocumentedTypes,
-    express.urlencoded({
-      extended: false,
-      limit: BODY_LIMIT_BYTES,
-      parameterLimit: 100,
-      type: FORM,
-      verify: refuseInvalidPercentEncoding,
-    }),
-    express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: JSON_TYPE }),
+    answeringProblems(
+      express.urlencoded({
+        extended: false,
+        limit: BODY_LIMIT_BYTES,
+        parameterLimit: 100,
+        type: FORM,
+        verify: refuseInvalidPercentEncoding,
+      }),
+    ),
+    answeringProblems(express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: JSON_TYPE })),
     fieldsOfForm,
   ];
 }

@@ -1,11 +1,12 @@
 // The compile-time contract: every operation of the spec has a handler typed from generated/api.ts, so a
 // missing operation, a wrong parameter or a reply of the wrong shape does not compile. `dispatch` runs the
-// handler of the matched operation with parameters read through the spec (defaults, integer types).
+// handler of the matched operation with the parameters as validation left them (typed, defaults filled in).
 import type { RequestHandler } from 'express';
 import type { operations } from '../../generated/api.js';
 import type { Account } from '../accounts/keys.js';
-import type { Route, RouteParameter } from '../spec.js';
+import type { Route } from '../spec.js';
 import { context } from './request-context.js';
+import { sentQuery } from './request-validation.js';
 
 export type OperationId = keyof operations;
 type Responses<K extends OperationId> = operations[K]['responses'];
@@ -64,31 +65,27 @@ export type Runner = (
   handle: (handlers?: Handlers) => Promise<UntypedReply>,
 ) => Promise<UntypedReply>;
 
-function readParameter(parameter: RouteParameter, raw: unknown): unknown {
-  if (raw === undefined) return parameter.default;
-  return parameter.integer ? Number(raw) : raw;
-}
-
 /** Runs the handler of the operation routing found. Runs after validation, so values have their types. */
 export function dispatch(handlers: Handlers, run: Runner = (_request, handle) => handle()): RequestHandler {
   return async (req, res) => {
-    const { route, pathParams = {}, sentQuery: sent = {}, account, requestId } = context(res);
-    // Defence in depth: a handler only ever sees a request the validator has checked (it sets req.openapi).
-    if (!route || !account || !('openapi' in req)) throw new Error('request reached dispatch unrouted or unvalidated');
-    const values = (where: 'path' | 'query' | 'header', raw: Record<string, unknown>) =>
+    const { route, account, requestId } = context(res);
+    // Defence in depth: a handler only ever sees a request that validation has checked (and typed).
+    const validated = (req as { openapi?: { pathParams: Record<string, unknown> } }).openapi;
+    if (!route || !account || !validated) throw new Error('request reached dispatch unrouted or unvalidated');
+    const values = (where: 'path' | 'query' | 'header', from: Record<string, unknown>) =>
       Object.fromEntries(
         route.parameters
           .filter((p) => p.in === where)
           // Node keeps header names in lowercase.
-          .map((p) => [p.name, readParameter(p, raw[where === 'header' ? p.name.toLowerCase() : p.name])]),
+          .map((p) => [p.name, from[where === 'header' ? p.name.toLowerCase() : p.name]]),
       );
     const input = {
       account,
-      path: values('path', pathParams),
-      query: values('query', sent),
+      path: values('path', validated.pathParams),
+      query: values('query', req.query),
       headers: values('header', req.headers),
       body: req.body ?? {},
-      url: { path: `${req.baseUrl}${req.path}`, sent },
+      url: { path: `${req.baseUrl}${req.path}`, sent: sentQuery(req) },
     } as UntypedInput;
     // The spec matched the operation at run time; its input and reply were checked per operation at compile time.
     const operationId = route.operation.operationId as OperationId;

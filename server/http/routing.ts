@@ -1,9 +1,9 @@
-// Finds the spec operation of an /api/v1 request before anything else looks at it: unknown paths are 404,
-// methods the path lacks are 405 with Allow, and unknown query parameters are noted for the validator's report.
+// Finds the spec operation of an /api/v1 request, once, before anything else looks at it: unknown paths are
+// 404, methods the path lacks are 405 with Allow. Every later step reads this match (request-context.ts).
 import type { RequestHandler } from 'express';
-import { type ApiSpec, integerOutOfRange, PLAIN_INTEGER, type Route } from '../spec.js';
+import type { ApiSpec } from '../spec.js';
 import { pathHint } from './path-hints.js';
-import { type FieldError, HttpProblem } from './problem.js';
+import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 import { decodesAsUtf8 } from './url-encoding.js';
 
@@ -34,47 +34,8 @@ export function routeToOperation(spec: ApiSpec): RequestHandler {
     const ctx = context(res);
     ctx.route = match.route;
     ctx.pathParams = match.pathParams;
-    ctx.sentQuery = { ...(req.query as Record<string, string>) };
-    ctx.pendingErrors = [
-      ...unknownQueryParameters(match.route, ctx.sentQuery),
-      ...nonDecimalIntegers(match.route, { path: match.pathParams, query: ctx.sentQuery }),
-    ];
     next();
   };
-}
-
-function unknownQueryParameters(route: Route, sent: Record<string, unknown>): FieldError[] {
-  const known = route.queryNames;
-  return Object.keys(sent)
-    .filter((name) => !known.includes(name))
-    .map((name) => ({
-      location: 'query',
-      field: name,
-      message: known.length
-        ? `is not a parameter of this operation; known: ${known.join(', ')}`
-        : 'is not a parameter of this operation, which takes none',
-    }));
-}
-
-/**
- * The validator coerces "1e3", "+1", "01", "1.0" and " 1" to integers; an id or a page number has one
- * spelling, so anything but plain decimal digits is refused here. The range is checked here too, on the
- * text: a number of 309 digits would reach the validator and the database as Infinity.
- */
-function nonDecimalIntegers(
-  route: Route,
-  sent: { path: Record<string, string>; query: Record<string, unknown> },
-): FieldError[] {
-  return route.parameters
-    .filter((p) => (p.in === 'path' || p.in === 'query') && p.integer)
-    .flatMap((p) => {
-      const value = p.in === 'path' ? sent.path[p.name] : sent.query[p.name];
-      if (typeof value !== 'string') return [];
-      const message = PLAIN_INTEGER.test(value)
-        ? integerOutOfRange(value, p.bounds)
-        : 'must be an integer written in plain decimal digits';
-      return message ? [{ location: p.in as 'path' | 'query', field: p.name, message }] : [];
-    });
 }
 
 /** 406 when the Accept header rules out JSON (every answer of the API is JSON). */

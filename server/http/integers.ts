@@ -1,0 +1,40 @@
+// Integers sent as text (path ids, page numbers, form fields): their one accepted spelling and their range,
+// judged on the text before anything turns them into numbers.
+import type { IntegerBounds } from '../spec.js';
+
+/** An integer as text in its one plain spelling: decimal digits, an optional minus, no leading zeros. */
+const PLAIN_INTEGER = /^-?(0|[1-9][0-9]*)$/;
+
+/**
+ * Why an integer written in plain decimal is outside its schema's range, compared as text (BigInt), never
+ * as a number: 400 nines would become Infinity, and 2^53 + 1 would round to a neighbour.
+ */
+function outOfRange(text: string, { minimum, maximum }: IntegerBounds): string | undefined {
+  const value = BigInt(text);
+  if (maximum !== undefined && value > BigInt(maximum)) return `must be <= ${maximum}`;
+  if (minimum !== undefined && value < BigInt(minimum)) return `must be >= ${minimum}`;
+  // A schema without a maximum still cannot take what a number cannot hold exactly.
+  if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
+    return `must be between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}`;
+  }
+  return undefined;
+}
+
+/**
+ * A path or query integer as sent: what is wrong with it, if anything. The validator would coerce "1e3",
+ * "+1", "01", "1.0" and " 1"; an id or a page number has one spelling.
+ */
+export function integerParameterProblem(text: string, bounds: IntegerBounds): string | undefined {
+  return PLAIN_INTEGER.test(text) ? outOfRange(text, bounds) : 'must be an integer written in plain decimal digits';
+}
+
+/**
+ * A form field the spec types as an integer (form values are text): its number when plainly spelled and in
+ * range; else the text stays, for the validator to refuse as text ("03", "+3"), with the range as the
+ * message when that is what is wrong.
+ */
+export function readFormInteger(text: string, bounds: IntegerBounds): { value: number } | { problem?: string } {
+  if (!PLAIN_INTEGER.test(text)) return {};
+  const problem = outOfRange(text, bounds);
+  return problem ? { problem } : { value: Number(text) };
+}

@@ -1,0 +1,280 @@
+// Validation of a routed request, and the one place a 422 is built. express-openapi-validator checks the
+// request against the spec; ours are only the checks it cannot make (each says why), and every finding of
+// both becomes one field error in one problem. The validator is handed the match routing made (req.openapi)
+// instead of matching the request a second time.
+
+import { parse } from 'node:querystring';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
+import type { Request, RequestHandler } from 'express';
+import { middleware as openApiValidator } from 'express-openapi-validator';
+import { type FieldFormat, PATTERN_MESSAGES } from '../formats.js';
+import type { ApiSpec, Route } from '../spec.js';
+import { FORM, JSON_TYPE } from './body.js';
+import { integerParameterProblem, readFormInteger } from './integers.js';
+import { type FieldError, HttpProblem, validationProblem } from './problem.js';
+import { context } from './request-context.js';
+
+interface ValidatorError {
+  status: number;
+  path?: string;
+  message: string;
+  errors: Array<{ path: string; message: string; errorCode?: string }>;
+}
+
+function isValidatorError(error: unknown): error is ValidatorError {
+  const candidate = error as Partial<ValidatorError> | null;
+  return typeof candidate?.status === 'number' && Array.isArray(candidate.errors);
+}
+
+/** The validator's view of one operation (its own pre-processed schemas), as its request step reads it. */
+interface ValidatorMatch {
+  expressRoute: string;
+  openApiRoute: string;
+  pathParams: Record<string, unknown>;
+  schema: unknown;
+  serial: number;
+  _responseSchema?: unknown;
+}
+
+type ValidatedRequest = Request & { openapi?: ValidatorMatch };
+
+/**
+ * The steps that validate a routed request (and, where asked, its JSON response), with the spec loaded and
+ * checked now rather than on the first request.
+ */
+export async function createRequestValidation(
+  spec: ApiSpec,
+  formats: Record<string, FieldFormat>,
+  validateResponses: boolean,
+): Promise<RequestHandler[]> {
+  refuseUnknownFormats(spec, formats);
+  const steps = openApiValidator({
+    apiSpec: structuredClone(spec.document) as never,
+    validateApiSpec: true,
+    validateRequests: { allowUnknownQueryParameters: true, coerceTypes: false, allErrors: true },
+    validateResponses: validateResponses ? { allErrors: true } : false,
+    validateSecurity: false,
+    formats: Object.fromEntries(
+      Object.entries(formats).map(([name, format]) => [name, { type: 'string', validate: format.validate }]),
+    ),
+  }) as RequestHandler[];
+  // The validator's steps by name. Its own routing steps (path parameters, metadata) are run once per operation
+  // here, never per request.
+  const step = (name: string) => steps.find((handler) => handler.name === name);
+  const [loaded, matcher, requestStep] = ['pathParamsMiddleware', 'metadataMiddleware', 'requestMiddleware'].map(step);
+  const responseStep = validateResponses ? step('responseMiddleware') : undefined;
+  if (!loaded || !matcher || !requestStep || (validateResponses && !responseStep)) {
+    throw new Error('express-openapi-validator no longer has the steps this module drives; see its changelog.');
+  }
+  const run = (handler: RequestHandler, req: object) =>
+    new Promise<void>((resolve, reject) => {
+      handler(req as never, {} as never, (error?: unknown) => (error ? reject(error) : resolve()));
+    });
+  // Waits for the spec to load: a broken spec fails here, at start-up. (The first step would register
+  // app.param handlers; routing passes the path parameters itself, so it gets an app that keeps none.)
+  await run(loaded, { app: { param: () => undefined } });
+  const matches = new Map<Route, ValidatorMatch>();
+  for (const route of spec.operations) {
+    const url = `${spec.basePath}${route.template.replace(/\{[^}]+\}/g, '1')}`;
+    const probe = { method: route.method, path: url, baseUrl: '', originalUrl: url, url, app: { enabled: () => true } };
+    await run(matcher, probe);
+    const match = (probe as { openapi?: ValidatorMatch }).openapi;
+    if (!match) throw new Error(`express-openapi-validator did not find ${route.method} ${route.template}`);
+    matches.set(route, match);
+  }
+
+  const validateRequest: RequestHandler = (req: ValidatedRequest, res, next) => {
+    const { route, pathParams = {} } = context(res);
+    const match = route && matches.get(route);
+    if (!route || !match) throw new Error('request reached validation unrouted');
+    const sent = { path: pathParams, query: sentQuery(req), body: req.body as unknown };
+    const ours = [
+      ...unknownQueryParameters(route, sent.query),
+      ...integerParameters(route, sent),
+      ...(req.is(FORM) ? formIntegers(route, req.body) : []),
+    ];
+    // A copy: the validator converts the parameters it checks in place (an id becomes a number).
+    req.openapi = { ...match, pathParams: { ...pathParams } };
+    requestStep(req, res, (error?: unknown) => {
+      if (error === undefined) return next(ours.length > 0 ? validationProblem(ours) : undefined);
+      if (isValidatorError(error) && error.status === 415) {
+        return next(new HttpProblem(415, 'unsupported-media-type', `Send ${FORM} or ${JSON_TYPE}.`));
+      }
+      if (!isValidatorError(error) || error.status !== 400) return next(error);
+      const said = new Set(ours.map((e) => `${e.location}:${e.field}`));
+      const theirs = fieldErrorsOf(error, spec, route, formats, sent).filter(
+        (e) =>
+          !said.has(`${e.location}:${e.field}`) &&
+          !(e.field === '(path)' && ours.length > 0) &&
+          // The validator reads "search[]=x" as the array "search"; the client sent no "search" to blame.
+          !(e.location === 'query' && !Object.hasOwn(sent.query, e.field)),
+      );
+      next(validationProblem([...ours, ...theirs]));
+    });
+  };
+  return responseStep ? [validateRequest, responseStep] : [validateRequest];
+}
+
+/** The query parameters as the client sent them (validation then fills in defaults in req.query). */
+export function sentQuery(req: Request): Record<string, string> {
+  const at = req.originalUrl.indexOf('?');
+  return at < 0 ? {} : ({ ...parse(req.originalUrl.slice(at + 1)) } as Record<string, string>);
+}
+
+/** The validator is told to allow unknown query parameters, because it would name them in a message only. */
+function unknownQueryParameters(route: Route, sent: Record<string, unknown>): FieldError[] {
+  const known = route.queryNames;
+  return Object.keys(sent)
+    .filter((name) => !known.includes(name))
+    .map((name) => ({
+      location: 'query',
+      field: name,
+      message: known.length
+        ? `is not a parameter of this operation; known: ${known.join(', ')}`
+        : 'is not a parameter of this operation, which takes none',
+    }));
+}
+
+/** The validator coerces "1e3" or "01" to an integer, and 400 nines to Infinity: these are judged as text. */
+function integerParameters(
+  route: Route,
+  sent: { path: Record<string, string>; query: Record<string, unknown> },
+): FieldError[] {
+  return route.parameters
+    .filter((p) => (p.in === 'path' || p.in === 'query') && p.integer)
+    .flatMap((p) => {
+      const value = p.in === 'path' ? sent.path[p.name] : sent.query[p.name];
+      const message = typeof value === 'string' ? integerParameterProblem(value, p.bounds) : undefined;
+      return message ? [{ location: p.in as 'path' | 'query', field: p.name, message }] : [];
+    });
+}
+
+/**
+ * Form values are text and the validator checks form bodies without coercion (so that JSON {"color": "3"} is
+ * a type error): the spec's integer fields become numbers here, in place.
+ */
+function formIntegers(route: Route, body: Record<string, unknown>): FieldError[] {
+  return route.formIntegerFields.flatMap(({ name, bounds }) => {
+    const value = body[name];
+    if (typeof value !== 'string') return [];
+    const read = readFormInteger(value, bounds);
+    if ('value' in read) body[name] = read.value;
+    return 'problem' in read && read.problem ? [{ location: 'body' as const, field: name, message: read.problem }] : [];
+  });
+}
+
+/**
+ * Ajv only warns about a format it does not know and then accepts any value, so a resource module left out of
+ * the app would silently drop its field rules: the app refuses to start instead.
+ */
+function refuseUnknownFormats(spec: ApiSpec, formats: Record<string, FieldFormat>): void {
+  const unknown = new Map<string, string>();
+  const walk = (node: unknown, at: string): void => {
+    if (Array.isArray(node)) {
+      node.forEach((item, i) => {
+        walk(item, `${at}/${i}`);
+      });
+      return;
+    }
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'format' && typeof value === 'string' && !(value in formats) && !(value in fullFormats)) {
+        unknown.set(value, at);
+      }
+      // Examples and descriptions may hold a property called "format"; only schemas are walked.
+      if (key !== 'example' && key !== 'examples') walk(value, `${at}/${key}`);
+    }
+  };
+  walk(spec.document, '#');
+  if (unknown.size > 0) {
+    const list = [...unknown].map(([format, at]) => `"${format}" (at ${at})`).join(', ');
+    throw new Error(`The spec uses formats that no resource module validates: ${list}.`);
+  }
+}
+
+const LOCATIONS: Record<string, FieldError['location']> = {
+  body: 'body',
+  query: 'query',
+  params: 'path',
+  headers: 'header',
+};
+
+const article = (type: string) =>
+  type === 'integer' || type === 'object' || type === 'array' ? `an ${type}` : type === 'null' ? 'null' : `a ${type}`;
+
+/** Turns the validator's findings into one field error per bad field, with messages a person can act on. */
+function fieldErrorsOf(
+  error: ValidatorError,
+  spec: ApiSpec,
+  route: Route | undefined,
+  formats: Record<string, FieldFormat>,
+  /** What the client sent, by location: a format may have a more precise message for the value. */
+  sent: Partial<Record<FieldError['location'], unknown>> = {},
+): FieldError[] {
+  const sentValue = (location: FieldError['location'], field: string) => {
+    const values = sent[location];
+    return typeof values === 'object' && values !== null ? (values as Record<string, unknown>)[field] : undefined;
+  };
+  const findings = error.errors.map((item) => {
+    const [, where = '', ...rest] = item.path.split('/');
+    const location = LOCATIONS[where];
+    // Anything else is about the request line itself (e.g. a malformed percent-escape in the path).
+    if (!location) return { location: 'path' as const, field: '(path)', keyword: '', raw: item.message };
+    let field = rest.map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')).join('.') || `(${where})`;
+    // Header names arrive in lowercase; the spec's spelling (Idempotency-Key) is the one a client knows.
+    if (location === 'header') field = route?.parameters.find((p) => p.name.toLowerCase() === field)?.name ?? field;
+    return { location, field, keyword: item.errorCode?.split('.')[0] ?? '', raw: item.message };
+  });
+  const key = (f: { location: string; field: string }) => `${f.location}\u0000${f.field}`;
+  // A pattern in the spec only restates part of a format (for tools that do not know the format): when the
+  // format failed too, its message says it all.
+  const formatFailed = new Set(findings.filter((f) => f.keyword === 'format').map(key));
+  const byField = new Map<string, FieldError>();
+  for (const finding of findings) {
+    if (finding.keyword === 'pattern' && formatFailed.has(key(finding))) continue;
+    const value = sentValue(finding.location, finding.field);
+    const message = messageFor(finding.keyword, finding.raw, finding.field, spec, route, formats, value);
+    const entry = byField.get(key(finding));
+    if (entry) entry.message = `${entry.message}; ${message}`;
+    else byField.set(key(finding), { location: finding.location, field: finding.field, message });
+  }
+  return [...byField.values()];
+}
+
+function messageFor(
+  keyword: string,
+  raw: string,
+  field: string,
+  spec: ApiSpec,
+  route: Route | undefined,
+  formats: Record<string, FieldFormat>,
+  value: unknown,
+): string {
+  switch (keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties': {
+      const schema = route && spec.bodySchema(route.operation, 'application/json');
+      const rejected = (schema?.['x-rejected-fields'] ?? {}) as Record<string, string>;
+      // Own entries only: a field named "constructor" or "__proto__" must not find Object's.
+      const specific = Object.hasOwn(rejected, field) ? rejected[field] : undefined;
+      const accepted = Object.keys(schema?.properties ?? {});
+      return specific ?? `is not a field of this operation; accepted: ${accepted.join(', ')}`;
+    }
+    case 'format': {
+      const name = /format "([^"]+)"/.exec(raw)?.[1] ?? '';
+      const format = formats[name];
+      return (typeof value === 'string' ? format?.hint?.(value) : undefined) ?? format?.message ?? raw;
+    }
+    case 'pattern': {
+      const pattern = /pattern "(.*)"$/.exec(raw)?.[1] ?? '';
+      return PATTERN_MESSAGES[pattern] ?? raw;
+    }
+    case 'type': {
+      const types = raw.replace(/^must be /, '').split(',');
+      return `must be ${types.map(article).join(' or ')}`;
+    }
+    default:
+      return raw;
+  }
+}
