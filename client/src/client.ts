@@ -8,18 +8,6 @@ import { formBody } from './form-body.js';
 import { type RateLimitState, readRateLimit } from './rate-limit.js';
 import { type CallOptions, type ResourceApi, resourceApi, type Send } from './resources.js';
 import { type Fetch, fetchWithRetries, type RetrySettings } from './retrying-fetch.js';
-import type {
-  Domain,
-  DomainCollection,
-  DomainCreate,
-  DomainListParams,
-  DomainUpdate,
-  Space,
-  SpaceCollection,
-  SpaceCreate,
-  SpaceListParams,
-  SpaceUpdate,
-} from './types.js';
 import { VERSION } from './version.js';
 
 export interface ClientOptions {
@@ -53,8 +41,8 @@ export interface ClientOptions {
   signal?: AbortSignal;
 }
 
-export type DomainsApi = ResourceApi<Domain, DomainCollection, DomainListParams, DomainCreate, DomainUpdate>;
-export type SpacesApi = ResourceApi<Space, SpaceCollection, SpaceListParams, SpaceCreate, SpaceUpdate>;
+export type DomainsApi = ResourceApi<'/domains'>;
+export type SpacesApi = ResourceApi<'/spaces'>;
 
 export interface DomainSpaceClient {
   domains: DomainsApi;

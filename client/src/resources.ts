@@ -1,8 +1,9 @@
 // The resource helpers (domains, spaces): one generic implementation over the paths the two resources share,
-// typed per resource by the generated types. Every helper throws on failure and resolves to the record itself;
-// the ETag each record came with is kept beside it, for etagOf().
+// typed from the contract's `paths` (generated/api.ts) by the collection path alone, so a path the contract
+// lacks, or a body or result of the wrong shape, does not compile. Every helper throws on failure and resolves
+// to the record itself; the ETag each record came with is kept beside it, for etagOf().
+import type { paths } from '../../generated/api.js';
 import { newIdempotencyKey } from './idempotency-key.js';
-import type { PaginationLinks, PaginationMeta } from './types.js';
 
 /** Options every helper takes as its last argument. */
 export interface CallOptions {
@@ -52,21 +53,40 @@ export function etagOf(record: object): string | undefined {
   return etags.get(record);
 }
 
-interface Collection<Item> {
-  data: Item[];
-  links: PaginationLinks;
-  meta: PaginationMeta;
-}
+type Json<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+type Form<B> = NonNullable<B> extends { content: { 'application/x-www-form-urlencoded': infer F } } ? F : never;
 
-interface ListQuery {
-  page?: number;
-  per_page?: PaginationMeta['per_page'];
-  after?: string;
-}
+/** A path of the contract with a list (GET) and a create (POST), and an item path `<path>/{id}` below it. */
+export type CollectionPath = {
+  [P in keyof paths]: paths[P] extends { get: unknown; post: unknown }
+    ? `${P}/{id}` extends keyof paths
+      ? P
+      : never
+    : never;
+}[keyof paths];
 
-export interface ResourceApi<Item, Page extends Collection<Item>, ListParams extends ListQuery, Create, Update> {
+type ItemPath<P extends CollectionPath> = `${P}/{id}` & keyof paths;
+
+/** The record a create answers with (and show, update and list hold). */
+export type ItemOf<P extends CollectionPath> = Json<paths[P]['post']['responses'][201]>['data'];
+/** One page of the list: `{ data, links, meta }`. */
+export type PageOf<P extends CollectionPath> = Json<paths[P]['get']['responses'][200]>;
+/** The list's query parameters. */
+export type ListParamsOf<P extends CollectionPath> = NonNullable<paths[P]['get']['parameters']['query']>;
+/** The body of a create, as the contract documents it (a form). */
+export type CreateOf<P extends CollectionPath> = Form<paths[P]['post']['requestBody']>;
+/** The body of an update (PATCH and PUT take the same). */
+export type UpdateOf<P extends CollectionPath> = Form<paths[ItemPath<P>]['patch']['requestBody']>;
+
+export interface ResourceApi<
+  P extends CollectionPath,
+  Item = ItemOf<P>,
+  ListParams = ListParamsOf<P>,
+  Create = CreateOf<P>,
+  Update = UpdateOf<P>,
+> {
   /** One page: `{ data, links, meta }`. */
-  list(params?: ListParams, options?: CallOptions): Promise<Page>;
+  list(params?: ListParams, options?: CallOptions): Promise<PageOf<P>>;
   /**
    * Every record, fetched lazily one page at a time (100 per page unless `params.per_page` says otherwise) by
    * following the cursor of `links.next` (`after`), whose cost per page does not grow with the depth of the
@@ -89,11 +109,15 @@ export interface ResourceApi<Item, Page extends Collection<Item>, ListParams ext
   delete(id: number, options?: WriteOptions): Promise<void>;
 }
 
-export function resourceApi<Item, Page extends Collection<Item>, ListParams extends ListQuery, Create, Update>(
+export function resourceApi<P extends CollectionPath>(
   send: Send,
-  collectionPath: string,
+  collectionPath: P,
   { idempotencyKeys }: { idempotencyKeys: boolean },
-): ResourceApi<Item, Page, ListParams, Create, Update> {
+): ResourceApi<P> {
+  type Item = ItemOf<P>;
+  type Page = PageOf<P>;
+  type ListParams = ListParamsOf<P>;
+  // CollectionPath admits only paths whose item path the contract has.
   const itemPath = `${collectionPath}/{id}`;
   const byId = (id: number, headers: Record<string, string> = {}) => ({ params: { path: { id } }, headers });
   const record = async (sent: ReturnType<Send>) => {
