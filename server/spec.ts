@@ -1,7 +1,9 @@
-// The bundled spec (generated/openapi.yaml), loaded once: served as-is, handed to the validator, and read for
-// the route table, parameter types and body schemas, so that none of these is written twice.
+// The bundled spec (generated/openapi.yaml), loaded once: served as-is, handed to the validator, and read
+// through the shared spec model (server/spec-model.ts) for the route table, parameter types and body
+// schemas, so that none of these is written twice.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { buildModel, flatten, type Schema, type SpecModel } from './spec-model.js';
 
 export type SchemaObject = {
   type?: string | string[];
@@ -26,7 +28,7 @@ export interface OperationObject {
 
 export interface OpenApiDocument {
   openapi: string;
-  servers: Array<{ url: string }>;
+  servers?: Array<{ url: string }>;
   paths: Record<string, Record<string, unknown>>;
   [key: string]: unknown;
 }
@@ -71,8 +73,6 @@ function decodeSegment(segment: string): string {
   }
 }
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-
 /** The methods of a path as `Allow` lists them: HEAD next to GET. */
 function allowed(methods: string[]): string[] {
   if (!methods.includes('GET') || methods.includes('HEAD')) return methods;
@@ -84,14 +84,17 @@ export class ApiSpec {
   readonly document: OpenApiDocument;
   readonly json: string;
   readonly basePath: string;
+  /** The operations, parameters, bodies and responses, with schemas dereferenced. */
+  readonly model: SpecModel;
   private readonly routes: Array<{ pattern: RegExp; names: string[]; byMethod: Map<string, Route> }> = [];
 
   constructor(yamlText: string) {
     this.yaml = yamlText;
     this.document = parse(yamlText) as OpenApiDocument;
     this.json = JSON.stringify(this.document);
-    this.basePath = this.document.servers[0]?.url ?? '';
-    for (const [template, item] of Object.entries(this.document.paths)) {
+    this.basePath = this.document.servers?.[0]?.url ?? '';
+    this.model = buildModel(this.document);
+    for (const [template, methods] of this.model.paths) {
       const names: string[] = [];
       const source = template
         .split('/')
@@ -102,31 +105,26 @@ export class ApiSpec {
           return '([^/]+)';
         })
         .join('/');
-      const shared = (item.parameters as ParameterObject[] | undefined) ?? [];
       const byMethod = new Map<string, Route>();
-      for (const method of METHODS) {
-        const operation = item[method] as OperationObject | undefined;
+      for (const method of methods) {
+        const operation = this.model.operations.find((op) => op.path === template && op.method === method);
         if (!operation) continue;
-        const parameters = [...shared, ...(operation.parameters ?? [])].map((ref) => {
-          const p = this.resolve(ref);
-          const schema = this.resolve(p.schema);
-          return {
-            name: p.name,
-            in: p.in,
-            integer: this.isInteger(schema),
-            bounds: this.boundsOf(schema),
-          };
-        });
-        const form = this.bodySchema(operation, 'application/x-www-form-urlencoded');
-        byMethod.set(method.toUpperCase(), {
-          operation,
-          method: method.toUpperCase(),
+        const parameters = [...operation.pathParams, ...operation.queryParams, ...operation.headerParams].map((p) => ({
+          name: p.name,
+          in: p.in,
+          integer: isInteger(p.schema),
+          bounds: boundsOf(p.schema),
+        }));
+        const form = operation.body?.content['application/x-www-form-urlencoded'];
+        byMethod.set(method, {
+          operation: operation.object as unknown as OperationObject,
+          method,
           template,
           parameters,
-          queryNames: parameters.filter((p) => p.in === 'query').map((p) => p.name),
-          formIntegerFields: Object.entries(form?.properties ?? {})
-            .filter(([, schema]) => this.isInteger(schema))
-            .map(([name, schema]) => ({ name, bounds: this.boundsOf(schema) })),
+          queryNames: operation.queryParams.map((p) => p.name),
+          formIntegerFields: Object.entries((flatten(form ?? {}).properties ?? {}) as Record<string, Schema>)
+            .filter(([, schema]) => isInteger(schema))
+            .map(([name, schema]) => ({ name, bounds: boundsOf(schema) })),
         });
       }
       this.routes.push({ pattern: new RegExp(`^${source}$`), names, byMethod });
@@ -172,27 +170,6 @@ export class ApiSpec {
     throw new Error(`$ref chain too deep at ${JSON.stringify(node)}`);
   }
 
-  /** The range of an integer schema (through $refs and allOf), where it states one. */
-  boundsOf(schema: SchemaObject | undefined): IntegerBounds {
-    const resolved = this.resolve(schema);
-    const parts = [
-      resolved,
-      ...((resolved?.allOf as SchemaObject[] | undefined) ?? []).map((part) => this.resolve(part)),
-    ];
-    const pick = (key: 'minimum' | 'maximum') =>
-      parts.map((part) => part?.[key]).find((value): value is number => typeof value === 'number');
-    return { minimum: pick('minimum'), maximum: pick('maximum') };
-  }
-
-  /** Whether a schema (through $refs and allOf) allows integers. */
-  isInteger(schema: SchemaObject | undefined): boolean {
-    const resolved = this.resolve(schema);
-    if (!resolved) return false;
-    const { type, allOf } = resolved;
-    if (type !== undefined) return type === 'integer' || (Array.isArray(type) && type.includes('integer'));
-    return Array.isArray(allOf) && allOf.some((part) => this.isInteger(part as SchemaObject));
-  }
-
   /** The body schema of an operation for a media type, with its properties' $refs resolved. */
   bodySchema(operation: OperationObject, mediaType: string): SchemaObject | undefined {
     const body = this.resolve(operation.requestBody);
@@ -203,4 +180,17 @@ export class ApiSpec {
     );
     return { ...schema, properties };
   }
+}
+
+/** Whether a dereferenced schema (through allOf) allows integers. */
+function isInteger(schema: Schema): boolean {
+  const { type } = flatten(schema);
+  return type === 'integer' || (Array.isArray(type) && type.includes('integer'));
+}
+
+/** The range of a dereferenced integer schema (through allOf), where it states one. */
+function boundsOf(schema: Schema): IntegerBounds {
+  const flat = flatten(schema);
+  const pick = (key: 'minimum' | 'maximum') => (typeof flat[key] === 'number' ? (flat[key] as number) : undefined);
+  return { minimum: pick('minimum'), maximum: pick('maximum') };
 }

@@ -1,3 +1,4 @@
+import type { Operation } from '../../server/spec-model.js';
 import type { Account, Context } from './context.js';
 import { type Exchange, send } from './http.js';
 import { encodeBody, encodeQuery, type Input, type WireBody } from './inputs.js';
@@ -8,7 +9,6 @@ import {
   MAX_RETRY_AFTER_SECONDS,
   retryAfterSeconds,
 } from './rate-limit.js';
-import type { Operation } from './spec-model.js';
 
 export interface RequestSpec {
   /** Path parameter values, sent percent-encoded. */

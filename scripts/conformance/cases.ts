@@ -1,11 +1,12 @@
 // The run's plan, made before any request is sent and reproducible from the seed: per operation, generated
 // valid inputs and inputs with exactly one violation each, and valid bodies for fixtures and scenarios.
 import fc from 'fast-check';
+import type { Operation, Resource, SpecModel } from '../../server/spec-model.js';
+import { flatten, type Schema } from '../../server/spec-model.js';
 import { carrierOf, encodeBody, type Input, inputErrors } from './inputs.js';
 import { type Mutation, mutationsOf } from './mutations.js';
-import { flatten, type Schema, typesOf } from './schema.js';
+import { typesOf } from './schema.js';
 import { arbitraryOf } from './schema-arbitrary.js';
-import type { Operation, Resource, SpecModel } from './spec-model.js';
 
 /**
  * The record an operation with a path id is sent to: one the run made (`slot` picks one of the resource's

@@ -2,13 +2,13 @@
 // received must answer 304 with no body; an update with `If-Match` holding a stale ETag must answer 412 and
 // change nothing (while the current ETag is accepted).
 
+import type { Operation, Resource } from '../../server/spec-model.js';
 import { call } from './calls.js';
 import type { Context } from './context.js';
 import { differences, fieldsOf } from './diff.js';
 import type { Exchange } from './http.js';
 import { createRecord } from './records.js';
 import { checkResponse } from './response-checks.js';
-import type { Operation, Resource } from './spec-model.js';
 
 const documents = (operation: Operation | undefined, header: string, status: string) =>
   !!operation?.headerParams.some((p) => p.name.toLowerCase() === header) && status in operation.responses;

@@ -1,9 +1,10 @@
 // What every phase of a run shares: the spec model, the plan, the results and the accounts.
+
+import type { Resource, SpecModel } from '../../server/spec-model.js';
 import type { Plan } from './cases.js';
 import type { Exchange, Secret } from './http.js';
-import type { RateLimitTracker } from './rate-limit.js';
+import type { RateLimitTracker } from './rate-limit-fields.js';
 import type { Results } from './results.js';
-import type { Resource, SpecModel } from './spec-model.js';
 
 export interface Account {
   key: string;

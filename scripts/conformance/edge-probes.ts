@@ -3,6 +3,7 @@
 // the origin-form, two Authorization headers are refused, and HEAD answers like GET without a body.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { Operation, Schema } from '../../server/spec-model.js';
 import { call, credentialOf, urlOf } from './calls.js';
 import type { Context } from './context.js';
 import type { Exchange, Reply, SentRequest } from './http.js';
@@ -11,8 +12,6 @@ import { validRequestOf } from './probes.js';
 import { limitation } from './profiles.js';
 import { is4xx } from './replies.js';
 import { checkNoServerError, checkResponse } from './response-checks.js';
-import type { Schema } from './schema.js';
-import type { Operation } from './spec-model.js';
 
 const HUGE = '9'.repeat(400);
 const CONTROL = 'a\u0000b';

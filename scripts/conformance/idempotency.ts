@@ -2,13 +2,13 @@
 // answer the same status and body (one record: the same id), marked as a replay where the spec documents the
 // marker; the same key with another payload must get 422 and create nothing.
 import { randomUUID } from 'node:crypto';
+import type { Resource } from '../../server/spec-model.js';
 import { call } from './calls.js';
 import type { Context } from './context.js';
 import { differences, fieldsOf } from './diff.js';
 import type { Exchange } from './http.js';
 import { idOf, is2xx } from './replies.js';
 import { checkResponse } from './response-checks.js';
-import type { Resource } from './spec-model.js';
 
 const HEADER = 'idempotency-key';
 

@@ -2,8 +2,8 @@
 // documented media types. Turns those into wire form, and back into what a schema sees (forms and query strings
 // are text: integers and booleans are read the way the schema types them).
 
-import { type Schema, typesOf } from './schema.js';
-import type { Operation, Parameter } from './spec-model.js';
+import type { Operation, Parameter, Schema } from '../../server/spec-model.js';
+import { typesOf } from './schema.js';
 import { schemaErrors } from './validator.js';
 
 export const FORM = 'application/x-www-form-urlencoded';

@@ -1,6 +1,7 @@
 // Sends the plan's invalid cases: inputs with one violation are rejected with a documented 4xx (406, 413 where
 // the spec names them), and a rejected create leaves nothing behind.
 
+import type { Operation, Resource } from '../../server/spec-model.js';
 import { call } from './calls.js';
 import type { Case } from './cases.js';
 import type { Context } from './context.js';
@@ -11,7 +12,6 @@ import { resourceOf, searchParamOf } from './records.js';
 import { idOf, is2xx, is4xx, itemsOf } from './replies.js';
 import { checkResponse, documentedResponse } from './response-checks.js';
 import type { CheckName } from './results.js';
-import type { Operation, Resource } from './spec-model.js';
 
 /** At most this many rejected creates per operation are searched for afterwards (each costs a list request). */
 const SEARCHES_PER_OPERATION = 25;

@@ -1,10 +1,12 @@
 // Negative inputs: each mutation breaks exactly one rule the spec states for one parameter or body field
 // (wrong type, out of range, not in the enum, too long or short, bad format, missing, unknown) or for the
 // body as a whole (missing, unparseable, undocumented content type).
+
+import type { Operation } from '../../server/spec-model.js';
+import { flatten, type Schema } from '../../server/spec-model.js';
 import { FORMATS } from './formats.js';
 import { carrierOf, type Input, JSON_TYPE } from './inputs.js';
-import { flatten, type Schema, typesOf } from './schema.js';
-import type { Operation } from './spec-model.js';
+import { typesOf } from './schema.js';
 
 /** Kinds that change the wire form rather than the values; inputs.ts cannot judge those. */
 export type WireFault =

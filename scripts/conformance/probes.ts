@@ -1,6 +1,7 @@
 // Probes that need no generated data: credentials (401), undocumented methods (405 with Allow) and odd path
 // ids (4xx, never 5xx), on every operation or path of the spec.
 
+import type { Operation } from '../../server/spec-model.js';
 import { call, credentialOf } from './calls.js';
 import type { Context } from './context.js';
 import type { Input } from './inputs.js';
@@ -8,7 +9,6 @@ import { pool } from './pool.js';
 import { limitation } from './profiles.js';
 import { is4xx } from './replies.js';
 import { checkNoServerError, checkResponse, documentedResponse } from './response-checks.js';
-import type { Operation } from './spec-model.js';
 
 export const ODD_IDS = [
   '0',

@@ -1,11 +1,11 @@
 // The records a run makes: which resource an operation belongs to, and creating one with a spare valid input.
 
+import type { Operation, Resource } from '../../server/spec-model.js';
 import { call } from './calls.js';
 import type { Context } from './context.js';
 import type { Input } from './inputs.js';
 import { idOf, is2xx } from './replies.js';
 import { checkResponse } from './response-checks.js';
-import type { Operation, Resource } from './spec-model.js';
 
 export function resourceOf(ctx: Context, operation: Operation): Resource | undefined {
   return ctx.model.resources.find((r) => r.collectionPath === operation.path || r.itemPath === operation.path);

@@ -1,5 +1,5 @@
+import type { Resource } from '../../server/spec-model.js';
 import type { Exchange } from './http.js';
-import type { Resource } from './spec-model.js';
 
 /** The record in a response body: the body itself or the object under its one wrapping property. */
 export function recordOf(json: unknown, idParam: string): Record<string, unknown> | undefined {

@@ -1,9 +1,10 @@
 // The checks every response gets, from the spec alone: no 5xx, the status is documented for the operation,
 // the content type is one documented for that status (no body where none is), the body matches the schema and
 // the documented headers are present and valid.
+
+import type { Operation, ResponseSpec } from '../../server/spec-model.js';
 import type { Exchange } from './http.js';
 import type { Results } from './results.js';
-import type { Operation, ResponseSpec } from './spec-model.js';
 import { schemaErrors } from './validator.js';
 
 export function documentedResponse(operation: Operation, status: number): ResponseSpec | undefined {

@@ -2,6 +2,7 @@
 // the text report. main.ts is the command line around it.
 import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { buildModel, loadSpecText, type SpecModel } from '../../server/spec-model.js';
 import { call } from './calls.js';
 import { type Plan, planRun } from './cases.js';
 import { checkConditionalRequests } from './conditional.js';
@@ -19,10 +20,10 @@ import { checkIdempotency } from './idempotency.js';
 import { runInvalidCases } from './invalid-cases.js';
 import { preflight } from './preflight.js';
 import { probeAuth, probeMethods, probeOddIds } from './probes.js';
-import { judgeMissingFields, RateLimitTracker, spendBudget } from './rate-limit.js';
+import { judgeMissingFields, spendBudget } from './rate-limit.js';
+import { RateLimitTracker } from './rate-limit-fields.js';
 import { renderReport } from './report.js';
 import { type CheckName, Results } from './results.js';
-import { buildModel, loadSpecText, type SpecModel } from './spec-model.js';
 import { checkIsolation, cleanUp, runScenarios, setUp } from './stateful.js';
 import { runValidCases } from './valid-cases.js';
 

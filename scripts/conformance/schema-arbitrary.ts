@@ -1,8 +1,9 @@
 // JSON Schema (dereferenced) → fast-check arbitrary of values the schema accepts. Forms and query strings cannot
 // carry null, so there the null branch of a type is left out. Generated values are re-validated by the caller.
 import fc from 'fast-check';
+import { flatten, type Schema } from '../../server/spec-model.js';
 import { FORMATS } from './formats.js';
-import { type Carrier, flatten, type Schema, typesOf } from './schema.js';
+import { type Carrier, typesOf } from './schema.js';
 
 export interface ArbitraryContext {
   carrier: Carrier;

@@ -1,24 +1,8 @@
-// Reading dereferenced JSON Schemas: allOf flattened, the types a value may have on a given carrier.
+// The types a value of a dereferenced JSON Schema may have on a given carrier (JSON, a form, a query).
 
-export type Schema = Record<string, unknown>;
+import { flatten, type Schema } from '../../server/spec-model.js';
 
 export type Carrier = 'json' | 'form' | 'query';
-
-/** allOf parts merged into one schema (enough for the keyword-per-part style specs use). */
-export function flatten(schema: Schema): Schema {
-  const { allOf, ...rest } = schema;
-  if (!Array.isArray(allOf)) return schema;
-  const merged: Schema = { ...rest };
-  for (const part of allOf) {
-    const flat = flatten(part as Schema);
-    const properties =
-      merged.properties || flat.properties
-        ? { properties: { ...(merged.properties as object), ...(flat.properties as object) } }
-        : {};
-    Object.assign(merged, flat, properties);
-  }
-  return merged;
-}
 
 /** The schema's types, minus null where the carrier cannot express it. */
 export function typesOf(schema: Schema, carrier: Carrier): string[] {

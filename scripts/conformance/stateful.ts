@@ -2,6 +2,7 @@
 // scenario (create → show → search → PUT → PATCH → show → delete → show is 404), account isolation, and the
 // clean-up that deletes every record the run made.
 
+import type { Resource } from '../../server/spec-model.js';
 import { call } from './calls.js';
 import type { Account, Context } from './context.js';
 import { describeDifferences, differences, fieldsOf } from './diff.js';
@@ -12,7 +13,6 @@ import { STATEFUL_REASON_MOCK } from './profiles.js';
 import { createRecord, searchParamOf } from './records.js';
 import { is2xx, itemsOf, recordOf } from './replies.js';
 import { checkResponse } from './response-checks.js';
-import type { Resource } from './spec-model.js';
 
 const SCENARIOS_PER_RESOURCE = 3;
 

@@ -1,6 +1,7 @@
 // Sends the plan's valid cases: they must be accepted (2xx) on records the run made and get the documented 404
 // on ids the account does not own. Creates are read back, deletes leave a 404.
 
+import type { Operation, Resource } from '../../server/spec-model.js';
 import { call } from './calls.js';
 import type { Target } from './cases.js';
 import type { Context } from './context.js';
@@ -11,7 +12,6 @@ import { pool } from './pool.js';
 import { createRecord, createWith, resourceOf } from './records.js';
 import { idOf, is2xx, is4xx } from './replies.js';
 import { checkResponse, documentedResponse } from './response-checks.js';
-import type { Operation, Resource } from './spec-model.js';
 
 /** Makes the records the owned show/update/patch cases share (the fixture stands in if none can be made). */
 async function createTargets(ctx: Context): Promise<void> {

@@ -2,8 +2,8 @@
 // through formats.ts only: the runner judges servers by the spec, not by any server's code.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
+import type { Schema } from '../../server/spec-model.js';
 import { FORMATS } from './formats.js';
-import type { Schema } from './schema.js';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
 // ajv-formats is CommonJS: its default export arrives as the module object under NodeNext typing.

@@ -4,13 +4,12 @@
 import { parse } from 'node:querystring';
 import express, { type RequestHandler } from 'express';
 import { refuseJsonSentAsForm } from './json-as-form.js';
+import { FORM, JSON_TYPE } from './media-types.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 import { decodesAsUtf8 } from './url-encoding.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
-export const FORM = 'application/x-www-form-urlencoded';
-export const JSON_TYPE = 'application/json';
 
 const carriesBody = (req: express.Request) =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;

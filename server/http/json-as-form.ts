@@ -1,6 +1,6 @@
 // `curl -d '{"name":"B"}'` sends JSON labelled as a form (application/x-www-form-urlencoded, curl's default).
 // Parsed as a form, the whole document would become one field name; answer what to change instead.
-import { FORM, JSON_TYPE } from './body.js';
+import { FORM, JSON_TYPE } from './media-types.js';
 import { HttpProblem } from './problem.js';
 
 /** A form body that is really a JSON object or array: 415 naming the header to send. */

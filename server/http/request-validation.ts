@@ -9,8 +9,8 @@ import type { Request, RequestHandler } from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
 import { type FieldFormat, PATTERN_MESSAGES } from '../formats.js';
 import type { ApiSpec, Route } from '../spec.js';
-import { FORM, JSON_TYPE } from './body.js';
 import { integerParameterProblem, readFormInteger } from './integers.js';
+import { FORM, JSON_TYPE } from './media-types.js';
 import { type FieldError, HttpProblem, validationProblem } from './problem.js';
 import { context } from './request-context.js';
 

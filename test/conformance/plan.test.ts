@@ -6,7 +6,7 @@ import { planRun } from '../../scripts/conformance/cases.js';
 import { curlOf } from '../../scripts/conformance/http.js';
 import { inputErrors } from '../../scripts/conformance/inputs.js';
 import { dryPlan } from '../../scripts/conformance/run.js';
-import { buildModel, loadSpecText } from '../../scripts/conformance/spec-model.js';
+import { buildModel, loadSpecText } from '../../server/spec-model.js';
 
 const specText = await loadSpecText(new URL('../../generated/openapi.yaml', import.meta.url).pathname);
 const model = buildModel(specText);

@@ -2,7 +2,7 @@
 // remaining within the quota, the reset within the window, and the count never going up within one window.
 import { describe, expect, it } from 'vitest';
 import type { Exchange } from '../../scripts/conformance/http.js';
-import { parseItems, RateLimitTracker } from '../../scripts/conformance/rate-limit.js';
+import { parseItems, RateLimitTracker } from '../../scripts/conformance/rate-limit-fields.js';
 
 const POLICY = '"api-key"; q=10; w=60; pk=:YWJj:';
 const answer = (headers: Record<string, string>): Exchange => ({

@@ -1,5 +1,6 @@
-// The operations of the spec as plain data (method, path template, resource), so that tests walk the spec
-// instead of keeping a hand-written list that could fall behind it.
+// The operations of the spec as plain data (method, path template, resource), read from the shared spec model
+// (server/spec-model.ts), so that tests walk the spec instead of keeping a hand-written list that could fall
+// behind it.
 import { spec } from './contract.js';
 
 export type Resource = 'domains' | 'spaces';
@@ -22,30 +23,24 @@ export interface SpecOperation {
   codeSamples: Record<string, string>;
 }
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-
-export const operations: SpecOperation[] = Object.entries(spec.document.paths).flatMap(([template, item]) =>
-  METHODS.filter((method) => item[method] !== undefined).map((method) => {
-    const operation = item[method] as {
-      operationId: string;
-      requestBody?: unknown;
-      summary: string;
-      tags: string[];
-      'x-codeSamples'?: Array<{ lang: string; source: string }>;
-    };
-    return {
-      operationId: operation.operationId,
-      method: method.toUpperCase(),
-      template,
-      resource: template.split('/')[1] as Resource,
-      onRecord: template.includes('{id}'),
-      takesBody: operation.requestBody !== undefined,
-      summary: operation.summary,
-      tag: operation.tags[0] as string,
-      codeSamples: Object.fromEntries((operation['x-codeSamples'] ?? []).map((s) => [s.lang, s.source])),
-    };
-  }),
-);
+export const operations: SpecOperation[] = spec.model.operations.map((operation) => {
+  const object = operation.object as {
+    summary: string;
+    tags: string[];
+    'x-codeSamples'?: Array<{ lang: string; source: string }>;
+  };
+  return {
+    operationId: operation.id,
+    method: operation.method,
+    template: operation.path,
+    resource: operation.path.split('/')[1] as Resource,
+    onRecord: operation.pathParams.some((p) => p.name === 'id'),
+    takesBody: operation.body !== undefined,
+    summary: object.summary,
+    tag: object.tags[0] as string,
+    codeSamples: Object.fromEntries((object['x-codeSamples'] ?? []).map((s) => [s.lang, s.source])),
+  };
+});
 
 /** The methods a path template of the spec allows, as an Allow header would list them: HEAD wherever GET is. */
 export function methodsOf(template: string): string[] {

@@ -1,8 +1,11 @@
-// Reads an OpenAPI 3.x document (file or URL) into what the runner needs: operations with dereferenced
-// parameter, body and response schemas, their security, and the resources (collection + item paths) in it.
+// The one reading of an OpenAPI 3.x document, shared by the server (its route table, server/spec.ts), the
+// conformance runner and the tests: operations with dereferenced parameter, body and response schemas, their
+// security, and the resources (collection + item paths) in it. It reads any spec, not only ours: the runner
+// points it at other deployments' documents.
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
-import { flatten, type Schema } from './schema.js';
+
+export type Schema = Record<string, unknown>;
 
 export interface Parameter {
   name: string;
@@ -25,6 +28,8 @@ export type Credential = { kind: 'bearer' } | { kind: 'header'; name: string } |
 export interface Operation {
   /** The operationId, or "METHOD /path" when the spec has none. */
   id: string;
+  /** The operation object as the document has it ($refs not followed): summary, tags, x-codeSamples, … */
+  object: Record<string, unknown>;
   method: string;
   path: string;
   pathParams: Parameter[];
@@ -64,7 +69,7 @@ export interface SpecModel {
   paths: Map<string, string[]>;
 }
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+export const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 export async function loadSpecText(location: string): Promise<string> {
   if (/^https?:\/\//.test(location)) {
@@ -75,8 +80,9 @@ export async function loadSpecText(location: string): Promise<string> {
   return readFile(location, 'utf8');
 }
 
-export function buildModel(text: string): SpecModel {
-  const document = parse(text) as Record<string, unknown>;
+/** The model of a spec, from its text (YAML or JSON) or its parsed document. */
+export function buildModel(source: string | Record<string, unknown>): SpecModel {
+  const document = typeof source === 'string' ? (parse(source) as Record<string, unknown>) : source;
   const deref = dereferencer(document);
   const paths = new Map<string, string[]>();
   const operations: Operation[] = [];
@@ -98,6 +104,7 @@ export function buildModel(text: string): SpecModel {
       );
       operations.push({
         id: (raw.operationId as string | undefined) ?? `${method.toUpperCase()} ${path}`,
+        object: ((rawItem as Record<string, unknown>)[method] ?? raw) as Record<string, unknown>,
         method: method.toUpperCase(),
         path,
         pathParams: parameters.filter((p) => p.in === 'path'),
@@ -231,4 +238,20 @@ function dereferencer(document: Record<string, unknown>): (node: unknown) => unk
     return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, walk(value, seen)]));
   };
   return (node) => walk(node, []);
+}
+
+/** allOf parts merged into one schema (enough for the keyword-per-part style specs use). */
+export function flatten(schema: Schema): Schema {
+  const { allOf, ...rest } = schema;
+  if (!Array.isArray(allOf)) return schema;
+  const merged: Schema = { ...rest };
+  for (const part of allOf) {
+    const flat = flatten(part as Schema);
+    const properties =
+      merged.properties || flat.properties
+        ? { properties: { ...(merged.properties as object), ...(flat.properties as object) } }
+        : {};
+    Object.assign(merged, flat, properties);
+  }
+  return merged;
 }

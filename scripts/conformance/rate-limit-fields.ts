@@ -1,0 +1,98 @@
+// Reading the IETF RateLimit and RateLimit-Policy fields (draft 8): their structured-field lists, and what a
+// run has seen of them per policy, to judge whether the next answer's fields are coherent.
+import type { Exchange } from './http.js';
+
+interface PolicyItem {
+  name: string;
+  parameters: Map<string, string>;
+}
+
+/** Items of a structured-field list such as `"a"; r=1; t=2, "b"; r=3; t=4`; undefined when it does not parse. */
+export function parseItems(field: string): PolicyItem[] | undefined {
+  const items: PolicyItem[] = [];
+  for (const member of field.match(/(?:"(?:[^"\\]|\\.)*"|[^,])+/g) ?? []) {
+    const [head = '', ...parameters] = member.split(';').map((part) => part.trim());
+    const name = /^"((?:[^"\\]|\\.)*)"$/.exec(head)?.[1] ?? (/^[A-Za-z*][\w:.*/-]*$/.test(head) ? head : undefined);
+    if (name === undefined) return undefined;
+    const map = new Map<string, string>();
+    for (const parameter of parameters) {
+      const match = /^([a-z*][a-z0-9_.*-]*)=(.+)$/.exec(parameter);
+      if (!match) return undefined;
+      map.set(match[1] as string, match[2] as string);
+    }
+    items.push({ name, parameters: map });
+  }
+  return items.length > 0 ? items : undefined;
+}
+
+/** A structured-field parameter that is a non-negative integer, as a number. */
+export const integer = (value: string | undefined) =>
+  value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+
+interface Seen {
+  remaining: number;
+  /** When the window ended, as of that answer (ms). */
+  resetAt: number;
+  /** When that answer arrived (ms). */
+  arrivedAt: number;
+}
+
+/** How many recent answers per policy are kept to judge the next ones by. */
+const HISTORY = 500;
+
+/** What the run has seen of the fields: whether the target uses them, and the last state per policy. */
+export class RateLimitTracker {
+  withFields = 0;
+  /** Answers without the fields, judged at the end once it is known whether the target uses them. */
+  readonly without: Array<{ subject: string; exchange: Exchange }> = [];
+  private readonly history = new Map<string, Seen[]>();
+
+  constructor(private readonly slack: number) {}
+
+  /** Problems with the fields of one answer, or undefined when they are coherent (or absent). */
+  observe(subject: string, exchange: Exchange, now = Date.now()): string | undefined | 'absent' {
+    const { headers } = exchange.reply;
+    const state = headers.ratelimit;
+    const policy = headers['ratelimit-policy'];
+    if (state === undefined && policy === undefined) {
+      if (this.without.length < 1000) this.without.push({ subject, exchange });
+      return 'absent';
+    }
+    this.withFields++;
+    if (state === undefined) return 'RateLimit-Policy came without RateLimit';
+    if (policy === undefined) return 'RateLimit came without RateLimit-Policy';
+    const states = parseItems(state);
+    const policies = parseItems(policy);
+    if (!states) return `RateLimit does not parse as a list of policy items: ${state}`;
+    if (!policies) return `RateLimit-Policy does not parse as a list of policy items: ${policy}`;
+    for (const item of states) {
+      const remaining = integer(item.parameters.get('r'));
+      const reset = integer(item.parameters.get('t'));
+      if (remaining === undefined) return `RateLimit "${item.name}" has no integer r (remaining)`;
+      const quota = policies.find((each) => each.name === item.name);
+      if (!quota) return `RateLimit names "${item.name}", which RateLimit-Policy does not`;
+      const limit = integer(quota.parameters.get('q'));
+      const window = integer(quota.parameters.get('w'));
+      if (limit === undefined) return `RateLimit-Policy "${item.name}" has no integer q (quota)`;
+      if (remaining > limit) return `RateLimit "${item.name}": r=${remaining} is more than the quota q=${limit}`;
+      if (reset !== undefined && window !== undefined && reset > window)
+        return `RateLimit "${item.name}": t=${reset} is longer than the window w=${window}`;
+      const key = `${item.name}\u0000${quota.parameters.get('pk') ?? ''}`;
+      const resetAt = now + (reset ?? window ?? 0) * 1000;
+      // Within one window the count only goes down. The yardstick is what had arrived before this request was
+      // sent (a slow upload is counted when it starts, and answers after many others); requests sent together
+      // may still be counted in another order, hence the slack.
+      const seen = this.history.get(key) ?? [];
+      const sentAt = exchange.sentAt ?? now;
+      const past = seen.filter((each) => each.arrivedAt <= sentAt && now + 1000 < each.resetAt);
+      const floor = past.length > 0 ? Math.min(...past.map((each) => each.remaining)) : undefined;
+      if (floor !== undefined && remaining > floor + this.slack) {
+        return `RateLimit "${item.name}": r went up from ${floor} to ${remaining} within one window`;
+      }
+      seen.push({ remaining, resetAt, arrivedAt: now });
+      if (seen.length > HISTORY) seen.shift();
+      this.history.set(key, seen);
+    }
+    return undefined;
+  }
+}
