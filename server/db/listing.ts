@@ -5,7 +5,7 @@
 import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
 import { type Database, engineOf } from './database.js';
 import { sql } from './kysely.js';
-import type { DB } from './schema.js';
+import type { DB, ResourceTable } from './schema.js';
 
 /** Where a cursor walk resumes: the sort key of the last row it returned. */
 export interface ListPosition {
@@ -60,7 +60,7 @@ function trigramPhrase(db: Database, search: string): string | undefined {
  * only narrows the candidates. PostgreSQL's planner takes the pg_trgm GIN index for the LIKE by itself; on
  * SQLite the FTS5 trigram table is asked for the rows holding the search as a phrase of trigrams.
  */
-function matching(table: 'domains' | 'spaces', search: string, phrase: string | undefined): Expression<SqlBool> {
+function matching(table: ResourceTable, search: string, phrase: string | undefined): Expression<SqlBool> {
   const like = sql<SqlBool>`name_key like ${containsPattern(search)} escape '\\'`;
   if (phrase === undefined) return like;
   const index = sql.table(`${table}_search`);
@@ -69,7 +69,7 @@ function matching(table: 'domains' | 'spaces', search: string, phrase: string | 
 
 export async function listPage(
   db: Database,
-  table: 'domains' | 'spaces',
+  table: ResourceTable,
   accountId: number,
   query: ListQuery,
 ): Promise<ListResult> {
@@ -103,13 +103,13 @@ export async function listPage(
 
 /** One page of `base` (the account's rows, maybe filtered), by page number or after a cursor. */
 async function rowsOf(
-  base: SelectQueryBuilder<DB, 'domains' | 'spaces', object>,
+  base: SelectQueryBuilder<DB, ResourceTable, object>,
   query: ListQuery,
   total: number,
 ): Promise<ListResult> {
   const byName = query.sortBy === 'name';
   // biome-ignore lint/suspicious/noExplicitAny: any selection of the listed table.
-  const ordered = <Q extends SelectQueryBuilder<DB, 'domains' | 'spaces', any>>(q: Q): Q =>
+  const ordered = <Q extends SelectQueryBuilder<DB, ResourceTable, any>>(q: Q): Q =>
     (byName ? q.orderBy('name_key', query.sort) : q).orderBy('id', query.sort) as unknown as Q;
 
   if (query.after !== undefined) {

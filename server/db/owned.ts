@@ -4,13 +4,11 @@ import type { Selectable, Updateable } from 'kysely';
 import type { Database } from './database.js';
 import { type ListPosition, type ListQuery, listPage } from './listing.js';
 import { precompiled } from './precompiled.js';
-import type { DB } from './schema.js';
+import type { DB, ResourceTable } from './schema.js';
 
-export type OwnedTable = 'domains' | 'spaces';
-
-export async function findOwned<T extends OwnedTable>(db: Database, table: T, accountId: number, id: number) {
+export async function findOwned<T extends ResourceTable>(db: Database, table: T, accountId: number, id: number) {
   return db
-    .selectFrom(table as OwnedTable)
+    .selectFrom(table as ResourceTable)
     .selectAll()
     .where('account_id', '=', accountId)
     .where('id', '=', id)
@@ -39,7 +37,7 @@ export interface Versioned<R> {
 /** Throws VersionMismatchError when the record exists, for a write that matched no row at the expected version. */
 async function missingOrStale(
   db: Database,
-  table: OwnedTable,
+  table: ResourceTable,
   accountId: number,
   id: number,
   expected: ExpectedVersions,
@@ -52,7 +50,7 @@ async function missingOrStale(
  * Applies `changes` and returns the new row, one version up; with no changes, returns the row untouched
  * (updated_at and version too). Undefined when the account has no such record.
  */
-export async function updateOwned<T extends OwnedTable>(
+export async function updateOwned<T extends ResourceTable>(
   db: Database,
   table: T,
   accountId: number,
@@ -68,9 +66,9 @@ export async function updateOwned<T extends OwnedTable>(
     return row;
   }
   const query = db
-    .updateTable(table as OwnedTable)
+    .updateTable(table as ResourceTable)
     .set((eb) => ({
-      ...(changes as Updateable<DB[OwnedTable]>),
+      ...(changes as Updateable<DB[ResourceTable]>),
       updated_at: new Date().toISOString(),
       version: eb('version', '+', 1),
     }))
@@ -84,7 +82,7 @@ export async function updateOwned<T extends OwnedTable>(
 
 export async function deleteOwned(
   db: Database,
-  table: OwnedTable,
+  table: ResourceTable,
   accountId: number,
   id: number,
   expected: ExpectedVersions = 'any',
@@ -99,10 +97,14 @@ export async function deleteOwned(
 }
 
 /** The reads and the delete every owned resource has, with rows mapped to the resource's records. */
-export function ownedRecords<T extends OwnedTable, R>(db: Database, table: T, toRecord: (row: Selectable<DB[T]>) => R) {
+export function ownedRecords<T extends ResourceTable, R>(
+  db: Database,
+  table: T,
+  toRecord: (row: Selectable<DB[T]>) => R,
+) {
   const findById = precompiled(db, (accountId: number, id: number) =>
     db
-      .selectFrom(table as OwnedTable)
+      .selectFrom(table as ResourceTable)
       .selectAll()
       .where('account_id', '=', accountId)
       .where('id', '=', id),

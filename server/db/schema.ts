@@ -67,10 +67,16 @@ export interface IdempotencyKeysTable {
   created_at: Timestamp;
 }
 
+/**
+ * The tables of the resources an account owns: listed, counted and searched alike (server/db/owned.ts and
+ * listing.ts). A new resource adds its table to DB and its name here.
+ */
+export type ResourceTable = 'domains' | 'spaces';
+
 /** How many records of one resource an account holds, kept by triggers (migration 0004). */
 export interface RecordCountsTable {
   account_id: number;
-  resource: 'domains' | 'spaces';
+  resource: ResourceTable;
   total: number;
 }
 
