@@ -18,45 +18,51 @@ export async function addCountsAndSearch(db: Kysely<any>): Promise<void> {
       total ${sql.raw(type)} not null,
       primary key (account_id, resource)
     )`.execute(db);
-  if (engineOf(db) === 'postgres') await postgres(db);
-  else await sqlite(db);
-  for (const table of LISTED) {
-    await sql`
-      insert into record_counts (account_id, resource, total)
-      select account_id, ${table}, count(*) from ${sql.table(table)} group by account_id`.execute(db);
-  }
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: see above.
-async function sqlite(db: Kysely<any>): Promise<void> {
-  for (const table of LISTED) {
-    const t = sql.raw(table);
-    const search = sql.raw(`${table}_search`);
-    // Contentless: the index holds only trigrams; every hit is checked against the row's own name_key.
-    await sql`create virtual table ${search} using fts5(
-      name_key, content='', contentless_delete=1, tokenize='trigram case_sensitive 0')`.execute(db);
-    await sql`insert into ${search} (rowid, name_key) select id, name_key from ${t}`.execute(db);
-    await sql`create trigger ${sql.raw(`${table}_after_insert`)} after insert on ${t} begin
-      insert into record_counts (account_id, resource, total) values (new.account_id, ${sql.lit(table)}, 1)
-        on conflict (account_id, resource) do update set total = total + 1;
-      insert into ${search} (rowid, name_key) values (new.id, new.name_key);
-    end`.execute(db);
-    await sql`create trigger ${sql.raw(`${table}_after_delete`)} after delete on ${t} begin
-      update record_counts set total = total - 1 where account_id = old.account_id and resource = ${sql.lit(table)};
-      delete from ${search} where rowid = old.id;
-    end`.execute(db);
-    await sql`create trigger ${sql.raw(`${table}_after_rename`)} after update of name_key on ${t}
-      when old.name_key is not new.name_key begin
-      delete from ${search} where rowid = old.id;
-      insert into ${search} (rowid, name_key) values (new.id, new.name_key);
-    end`.execute(db);
-  }
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: see above.
-async function postgres(db: Kysely<any>): Promise<void> {
   // pg_trgm ships with PostgreSQL and is a trusted extension: the database's owner may create it.
-  await sql`create extension if not exists pg_trgm`.execute(db);
+  if (engineOf(db) === 'postgres') await sql`create extension if not exists pg_trgm`.execute(db);
+  if (engineOf(db) === 'postgres') await postgresCounters(db);
+  for (const table of LISTED) await countAndIndex(db, table);
+}
+
+/**
+ * Counts and search for one resource table, from its current rows on: what a later resource's migration calls
+ * after creating its table (migration 0004 created what every table shares).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: see above.
+export async function countAndIndex(db: Kysely<any>, table: string): Promise<void> {
+  if (engineOf(db) === 'postgres') await postgres(db, table);
+  else await sqlite(db, table);
+  await sql`
+    insert into record_counts (account_id, resource, total)
+    select account_id, ${table}, count(*) from ${sql.table(table)} group by account_id`.execute(db);
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: see above.
+async function sqlite(db: Kysely<any>, table: string): Promise<void> {
+  const t = sql.raw(table);
+  const search = sql.raw(`${table}_search`);
+  // Contentless: the index holds only trigrams; every hit is checked against the row's own name_key.
+  await sql`create virtual table ${search} using fts5(
+    name_key, content='', contentless_delete=1, tokenize='trigram case_sensitive 0')`.execute(db);
+  await sql`insert into ${search} (rowid, name_key) select id, name_key from ${t}`.execute(db);
+  await sql`create trigger ${sql.raw(`${table}_after_insert`)} after insert on ${t} begin
+    insert into record_counts (account_id, resource, total) values (new.account_id, ${sql.lit(table)}, 1)
+      on conflict (account_id, resource) do update set total = total + 1;
+    insert into ${search} (rowid, name_key) values (new.id, new.name_key);
+  end`.execute(db);
+  await sql`create trigger ${sql.raw(`${table}_after_delete`)} after delete on ${t} begin
+    update record_counts set total = total - 1 where account_id = old.account_id and resource = ${sql.lit(table)};
+    delete from ${search} where rowid = old.id;
+  end`.execute(db);
+  await sql`create trigger ${sql.raw(`${table}_after_rename`)} after update of name_key on ${t}
+    when old.name_key is not new.name_key begin
+    delete from ${search} where rowid = old.id;
+    insert into ${search} (rowid, name_key) values (new.id, new.name_key);
+  end`.execute(db);
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: see above.
+async function postgresCounters(db: Kysely<any>): Promise<void> {
   // Statement-level triggers with transition tables: one counter update per statement, however many rows
   // it writes (a row-level trigger would rewrite the same counter row once per row of a bulk insert).
   await sql`
@@ -75,12 +81,14 @@ async function postgres(db: Kysely<any>): Promise<void> {
         where record_counts.account_id = gone.account_id and record_counts.resource = tg_table_name;
       return null;
     end $$`.execute(db);
-  for (const table of LISTED) {
-    await sql`create trigger ${sql.raw(`${table}_count_inserted`)} after insert on ${sql.raw(table)}
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: see above.
+async function postgres(db: Kysely<any>, table: string): Promise<void> {
+  await sql`create trigger ${sql.raw(`${table}_count_inserted`)} after insert on ${sql.raw(table)}
       referencing new table as inserted for each statement execute function count_inserted()`.execute(db);
-    await sql`create trigger ${sql.raw(`${table}_count_deleted`)} after delete on ${sql.raw(table)}
+  await sql`create trigger ${sql.raw(`${table}_count_deleted`)} after delete on ${sql.raw(table)}
       referencing old table as deleted for each statement execute function count_deleted()`.execute(db);
-    await sql`create index ${sql.raw(`${table}_name_trigram`)} on ${sql.raw(table)}
+  await sql`create index ${sql.raw(`${table}_name_trigram`)} on ${sql.raw(table)}
       using gin (name_key gin_trgm_ops)`.execute(db);
-  }
 }
