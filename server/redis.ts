@@ -1,7 +1,7 @@
 // The Redis connection that shares rate-limit counters between processes (REDIS_URL). A command never waits
 // for a connection that is down: it fails at once, and so does one Redis does not answer in time, so that a
 // Redis outage costs a request nothing but its limit (see http/rate-limit.ts).
-import { createClient } from 'redis';
+import type { createClient } from 'redis';
 import type { Logger } from './logger.js';
 
 export type RedisClient = ReturnType<typeof createClient>;
@@ -37,6 +37,8 @@ export function sendCommandWithin<Reply>(
 /** Connects, or rejects within CONNECT_TIMEOUT_MS: a REDIS_URL that does not answer at start-up is a mistake to report. */
 export async function connectRedis(url: string, logger: Logger): Promise<RedisClient> {
   let started = false;
+  // Loaded only with a REDIS_URL: a start without one does not pay for it.
+  const { createClient } = await import('redis');
   const client = createClient({
     url,
     disableOfflineQueue: true,

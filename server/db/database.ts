@@ -2,10 +2,11 @@
 // between the engines behind it (SQLite embedded, PostgreSQL for deployments that outgrow one machine).
 // Nothing outside this file knows which engine it talks to.
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import type { ColumnDefinitionBuilder } from 'kysely';
-import pg from 'pg';
+import type PG from 'pg';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from './kysely.js';
 import type { DB } from './schema.js';
 import { sqliteDriver } from './sqlite-driver.js';
@@ -42,6 +43,8 @@ export function openDatabase(url: string): Database {
   const target = parseDatabaseUrl(url);
   if ('error' in target) throw new Error(target.error);
   if (target.kind === 'postgres') {
+    // Loaded only for PostgreSQL: an embedded start does not pay for it.
+    const pg = createRequire(import.meta.url)('pg') as typeof PG;
     // bigint (ids, counts) arrives as text by default; every value this schema holds is below 2^53.
     const types = {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>

@@ -3,8 +3,10 @@
 // service's port at /metrics behind a bearer token (METRICS_TOKEN); never in the open by default.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import type { RequestHandler } from 'express';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type PromClient from 'prom-client';
+import type { Registry } from 'prom-client';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
@@ -19,6 +21,10 @@ export interface Metrics {
 }
 
 export function createMetrics(): Metrics {
+  // Loaded only when metrics are asked for (METRICS_PORT or METRICS_TOKEN).
+  const { Counter, collectDefaultMetrics, Histogram, Registry } = createRequire(import.meta.url)(
+    'prom-client',
+  ) as typeof PromClient;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const labelNames = ['operation_id', 'status'] as const;
