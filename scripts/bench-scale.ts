@@ -7,8 +7,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { sqliteDriver } from '../server/db/sqlite-driver.js';
 
 export interface ScaleOptions {
   /** Account sizes to measure, ascending. Default 1k, 100k, 1M. */
@@ -92,7 +93,7 @@ async function scratchDatabase(engine: 'sqlite' | 'postgres'): Promise<{ url: st
 async function seed(url: string, accountId: number, from: number, to: number, fold: (text: string) => string) {
   const now = new Date().toISOString();
   if (url.startsWith('sqlite:')) {
-    const sqlite = new SQLite(url.slice('sqlite:'.length));
+    const sqlite = new (sqliteDriver())(url.slice('sqlite:'.length));
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = OFF');
     // Many rows per statement: FTS5 writes out what it holds at the end of every statement of a trigger.

@@ -1,7 +1,8 @@
 // What the baselines run: the service's SQL for each benchmarked request, on better-sqlite3 directly with
 // statements prepared once — the key lookup by public id with a SHA-256 compare, then the row query. Nothing else.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
+import { sqliteDriver } from '../../server/db/sqlite-driver.js';
 
 const KEY = /^Bearer +dss_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 
@@ -16,7 +17,7 @@ export interface ListParams {
 type Row = Record<string, unknown>;
 
 export function sameSql(file: string) {
-  const db = new SQLite(file);
+  const db = new (sqliteDriver())(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
