@@ -26,9 +26,17 @@ afterAll(async () => {
   await server.close();
 });
 
-const run = (fault: Fault | undefined) => {
+/** A run against the proxy with `fault` planted: every check, or only the one the fault must be reported under. */
+const run = (fault: Fault | undefined, only?: CheckName) => {
   broken.fault = fault;
-  return runConformance({ baseUrl: broken.apiUrl, apiKey: first.key, secondApiKey: second.key, seed: 4242, cases: 25 });
+  return runConformance({
+    baseUrl: broken.apiUrl,
+    apiKey: first.key,
+    secondApiKey: second.key,
+    seed: 4242,
+    cases: 25,
+    ...(only ? { only: [only] } : {}),
+  });
 };
 
 const PLANTED: Array<{ fault: Fault; subject: string; check: CheckName; message: RegExp; detail?: RegExp }> = [
@@ -156,7 +164,9 @@ describe('the broken server', () => {
   it.each(PLANTED)(
     'reports $fault under $check ($subject)',
     async ({ fault, subject, check, message, detail }) => {
-      const result = await run(fault);
+      // Only the phases of that check (all of them for a check made on every answer): the clean run above
+      // shows that nothing else fails.
+      const result = await run(fault, check);
       expect(result.passed).toBe(false);
       const found = [...result.results.failures.values()].find(
         (f) => f.subject === subject && f.check === check && message.test(f.message),
