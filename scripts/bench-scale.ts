@@ -7,7 +7,6 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { sqliteDriver } from '../server/db/sqlite-driver.js';
 
