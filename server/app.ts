@@ -9,6 +9,7 @@ import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';
 import { sql } from './db/kysely.js';
 import { domains } from './domains/index.js';
+import type { FieldFormat } from './formats.js';
 import { type KeyCheck, requireApiKey } from './http/auth.js';
 import { readBody } from './http/body.js';
 import { type CorsOrigins, cors } from './http/cors.js';
@@ -35,6 +36,13 @@ import { ApiSpec } from './spec.js';
 
 /** The resource modules, one line each; together they must handle every operation of the spec. */
 export const RESOURCES = [domains, spaces] as const;
+
+/** The resource modules' field formats, and the list cursor's that every list shares. */
+const FORMATS: Record<string, FieldFormat> = Object.assign(
+  {},
+  ...RESOURCES.map((module) => module.formats),
+  cursorFormats,
+);
 
 export interface AppDeps {
   db: Database;
@@ -79,8 +87,6 @@ export async function createApp({
 }: AppDeps): Promise<Express> {
   // Handlers on any connection: the app's, or the transaction of an idempotent create.
   const handlersOn = (on: Database) => registerResources(on, RESOURCES).handlers;
-  // The resource modules' field formats, and the list cursor's that every list shares.
-  const formats = { ...registerResources(db, RESOURCES).formats, ...cursorFormats };
 
   const app = express();
   app.disable('x-powered-by');
@@ -126,7 +132,7 @@ export async function createApp({
   });
   api.use(cors(spec, corsOrigins), routeToOperation(spec), requireApiKey(keyCheck));
   api.use(...rateLimits(rateLimit, logger), requireJsonAcceptable, ...readBody());
-  api.use(...(await createRequestValidation(spec, formats, validateResponses)));
+  api.use(...(await createRequestValidation(spec, FORMATS, validateResponses)));
   api.use(dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)));
   app.use(spec.basePath, api);
 

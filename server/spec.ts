@@ -79,6 +79,8 @@ function allowed(methods: string[]): string[] {
   return methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
 }
 
+const loaded = new Map<string, ApiSpec>();
+
 export class ApiSpec {
   readonly yaml: string;
   readonly document: OpenApiDocument;
@@ -131,8 +133,15 @@ export class ApiSpec {
     }
   }
 
+  /** The spec in `file` (the bundled one by default), read once per process: it does not change while it runs. */
   static load(file = new URL('../generated/openapi.yaml', import.meta.url)): ApiSpec {
-    return new ApiSpec(readFileSync(file, 'utf8'));
+    const key = String(file);
+    let spec = loaded.get(key);
+    if (!spec) {
+      spec = new ApiSpec(readFileSync(file, 'utf8'));
+      loaded.set(key, spec);
+    }
+    return spec;
   }
 
   /** Every operation of the spec, as a route. */

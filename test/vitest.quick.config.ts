@@ -1,5 +1,6 @@
 // `npm run test:quick`: the inner loop. The same suites as `npm test` minus the ones that start other programs
-// (Chromium, Prism, npm pack, tsc, the service as a child process, the conformance CLI); CI runs them all.
+// (Chromium, Prism, npm pack, tsc, the generators, the service as a child process, the conformance CLI) or wait
+// out real time (Retry-After, rate-limit windows in Redis); CI runs them all.
 import { defineConfig, mergeConfig } from 'vitest/config';
 import base from './vitest.config.js';
 
@@ -18,6 +19,10 @@ export default mergeConfig(
         'test/docs/docs-page.test.ts',
         'test/docs/docs-build.test.ts',
         'test/docs/code-samples.test.ts',
+        'test/spec/generated-drift.test.ts',
+        'test/http/rate-limit-redis.test.ts',
+        'test/client/rate-limit.test.ts',
+        'test/client/retries.test.ts',
       ],
     },
   }),

@@ -42,7 +42,30 @@ type ValidatedRequest = Request & { openapi?: ValidatorMatch };
  * The steps that validate a routed request (and, where asked, its JSON response), with the spec loaded and
  * checked now rather than on the first request.
  */
-export async function createRequestValidation(
+export function createRequestValidation(
+  spec: ApiSpec,
+  formats: Record<string, FieldFormat>,
+  validateResponses: boolean,
+): Promise<RequestHandler[]> {
+  // Once per spec, formats and mode: a process that makes many apps (the test suite) compiles the validators
+  // once. Nothing in the steps belongs to one app (the validator's app.param step is never installed).
+  const bySpec = built.get(formats) ?? new WeakMap<ApiSpec, Map<boolean, Promise<RequestHandler[]>>>();
+  built.set(formats, bySpec);
+  const byMode = bySpec.get(spec) ?? new Map<boolean, Promise<RequestHandler[]>>();
+  bySpec.set(spec, byMode);
+  let steps = byMode.get(validateResponses);
+  if (!steps) {
+    steps = buildRequestValidation(spec, formats, validateResponses);
+    byMode.set(validateResponses, steps);
+    // A spec that fails to load is not remembered: the next app reports it again.
+    steps.catch(() => byMode.delete(validateResponses));
+  }
+  return steps;
+}
+
+const built = new WeakMap<object, WeakMap<ApiSpec, Map<boolean, Promise<RequestHandler[]>>>>();
+
+async function buildRequestValidation(
   spec: ApiSpec,
   formats: Record<string, FieldFormat>,
   validateResponses: boolean,
