@@ -1,6 +1,8 @@
 // The keys command (server/cli/keys.ts) as a process: create shows a key once, list never shows secrets,
 // revoke shuts a key out of a running server on the same database, and misuse exits non-zero with usage.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEY_CACHE_TTL_MS } from '../../server/accounts/keys.js';
 import { apiClient, startServer, type TestServer } from '../support/server.js';
 import { KEY_PATTERN, runToExit, stopAll } from './process.js';
 
@@ -138,6 +140,8 @@ describe('revoke', SLOW, () => {
     const exit = await keys('revoke', publicId);
     expect(exit.code).toBe(0);
 
+    // The running server may answer from its key cache for KEY_CACHE_TTL_MS (a revocation takes effect within it).
+    await sleep(KEY_CACHE_TTL_MS);
     const { response } = await listDomains(key);
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
@@ -149,6 +153,7 @@ describe('revoke', SLOW, () => {
     const kept = await createKey('two-keys');
     const revoked = await createKey('two-keys');
     expect((await keys('revoke', revoked.publicId)).code).toBe(0);
+    await sleep(KEY_CACHE_TTL_MS);
     expect((await listDomains(revoked.key)).response.status).toBe(401);
     expect((await listDomains(kept.key)).response.status).toBe(200);
   });
