@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { sqliteDriver } from '../server/db/sqlite-driver.js';
+import { UNREACHABLE_QUOTA } from './bench/targets.js';
 
 export interface ScaleOptions {
   /** Account sizes to measure, ascending. Default 1k, 100k, 1M. */
@@ -134,14 +135,13 @@ async function seed(url: string, accountId: number, from: number, to: number, fo
 async function startService(root: string, databaseUrl: string): Promise<{ base: string; stop(): Promise<void> }> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
     cwd: root,
-    // Rate limiting on, with a quota the walk through every page cannot reach.
     env: {
       ...process.env,
       PORT: '0',
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
       LOG_LEVEL: 'silent',
-      RATE_LIMIT: '999999999/60',
+      RATE_LIMIT: UNREACHABLE_QUOTA,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -14,11 +14,10 @@ import { migrateToLatest } from '../server/db/migrations.js';
 import { spaceRepository } from '../server/spaces/repository.js';
 import { cpuMs, rssMb, stopAllChildren } from './bench/children.js';
 import { type Measurement, measure } from './bench/load.js';
-import { startBaseline, startPrism, startService, type Target } from './bench/targets.js';
+import { startBaseline, startPrism, startService, type Target, UNREACHABLE_QUOTA } from './bench/targets.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SEEDED = 200;
-const UNREACHABLE_QUOTA = '999999999/60';
 
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 /** Reads go to one account with SEEDED spaces; writes to another, so stores do not grow the lists read. */
@@ -102,8 +101,6 @@ async function main(): Promise<void> {
     const keys = await seed(file);
     console.log(`Seeded ${file}; starting the targets…`);
     const starters: Record<string, () => Promise<Target>> = {
-      // Rate limiting stays on, as in production, with a quota no run can reach (the default 600/60 would turn
-      // the benchmark into a measurement of 429s).
       service: () => startService(file, { WORKERS: opts.workers, RATE_LIMIT: UNREACHABLE_QUOTA }),
       express: () => startBaseline('express', file),
       'node:http': () => startBaseline('node:http', file),

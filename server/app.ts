@@ -30,19 +30,15 @@ import { securityHeaders } from './http/security-headers.js';
 import { specDocument } from './http/served-origin.js';
 import { idempotentCreates } from './idempotency/runner.js';
 import { createLogger, type Logger } from './logger.js';
-import { registerResources } from './resource.js';
+import { formatsOf, registerResources } from './resource.js';
 import { spaces } from './spaces/index.js';
 import { ApiSpec } from './spec.js';
 
 /** The resource modules, one line each; together they must handle every operation of the spec. */
 export const RESOURCES = [domains, spaces] as const;
 
-/** The resource modules' field formats, and the list cursor's that every list shares. */
-const FORMATS: Record<string, FieldFormat> = Object.assign(
-  {},
-  ...RESOURCES.map((module) => module.formats),
-  cursorFormats,
-);
+/** The spec's custom formats: the resource modules' fields, and the list cursor's that every list shares. */
+export const FORMATS: Record<string, FieldFormat> = { ...formatsOf(RESOURCES), ...cursorFormats };
 
 export interface AppDeps {
   db: Database;
@@ -86,7 +82,7 @@ export async function createApp({
   keyCheck = cachedAuthenticator(db),
 }: AppDeps): Promise<Express> {
   // Handlers on any connection: the app's, or the transaction of an idempotent create.
-  const handlersOn = (on: Database) => registerResources(on, RESOURCES).handlers;
+  const handlersOn = (on: Database) => registerResources(on, RESOURCES);
 
   const app = express();
   app.disable('x-powered-by');

@@ -14,8 +14,8 @@ type AnyResource = { formats: Record<string, FieldFormat>; handlers(db: Database
 type OperationsOf<R> = R extends Resource<infer K> ? K : never;
 
 /**
- * Merges the registered modules. It only type-checks when together they handle every operation of the spec,
- * so a new operation or a forgotten module does not compile.
+ * The registered modules' handlers, on `db`. It only type-checks when together they handle every operation of
+ * the spec, so a new operation or a forgotten module does not compile.
  */
 export function registerResources<const R extends readonly AnyResource[]>(
   db: Database,
@@ -24,9 +24,11 @@ export function registerResources<const R extends readonly AnyResource[]>(
   ..._missingOperations: [Exclude<OperationId, OperationsOf<R[number]>>] extends [never]
     ? []
     : [Exclude<OperationId, OperationsOf<R[number]>>]
-): { formats: Record<string, FieldFormat>; handlers: Handlers } {
-  return {
-    formats: Object.assign({}, ...modules.map((module) => module.formats)),
-    handlers: Object.assign({}, ...modules.map((module) => module.handlers(db))),
-  };
+): Handlers {
+  return Object.assign({}, ...modules.map((module) => module.handlers(db)));
+}
+
+/** The custom formats of the modules' fields, merged. */
+export function formatsOf(modules: readonly AnyResource[]): Record<string, FieldFormat> {
+  return Object.assign({}, ...modules.map((module) => module.formats));
 }

@@ -57,6 +57,8 @@ export interface Route {
   queryNames: string[];
   /** Fields of the form body that the spec types as integers (form values arrive as text), with their ranges. */
   formIntegerFields: Array<{ name: string; bounds: IntegerBounds }>;
+  /** The JSON body's schema, dereferenced and flattened (its fields, `x-rejected-fields`), where there is one. */
+  jsonBody?: Schema;
 }
 
 export type RouteMatch =
@@ -118,6 +120,7 @@ export class ApiSpec {
           bounds: boundsOf(p.schema),
         }));
         const form = operation.body?.content['application/x-www-form-urlencoded'];
+        const json = operation.body?.content['application/json'];
         byMethod.set(method, {
           operation: operation.object as unknown as OperationObject,
           method,
@@ -127,6 +130,7 @@ export class ApiSpec {
           formIntegerFields: Object.entries((flatten(form ?? {}).properties ?? {}) as Record<string, Schema>)
             .filter(([, schema]) => isInteger(schema))
             .map(([name, schema]) => ({ name, bounds: boundsOf(schema) })),
+          ...(json ? { jsonBody: flatten(json) } : {}),
         });
       }
       this.routes.push({ pattern: new RegExp(`^${source}$`), names, byMethod });
@@ -177,17 +181,6 @@ export class ApiSpec {
         .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], this.document);
     }
     throw new Error(`$ref chain too deep at ${JSON.stringify(node)}`);
-  }
-
-  /** The body schema of an operation for a media type, with its properties' $refs resolved. */
-  bodySchema(operation: OperationObject, mediaType: string): SchemaObject | undefined {
-    const body = this.resolve(operation.requestBody);
-    const schema = body && this.resolve(body.content[mediaType]?.schema);
-    if (!schema) return undefined;
-    const properties = Object.fromEntries(
-      Object.entries(schema.properties ?? {}).map(([name, property]) => [name, this.resolve(property)]),
-    );
-    return { ...schema, properties };
   }
 }
 

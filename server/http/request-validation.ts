@@ -125,7 +125,7 @@ async function buildRequestValidation(
       }
       if (!isValidatorError(error) || error.status !== 400) return next(error);
       const said = new Set(ours.map((e) => `${e.location}:${e.field}`));
-      const theirs = fieldErrorsOf(error, spec, route, formats, sent).filter(
+      const theirs = fieldErrorsOf(error, route, formats, sent).filter(
         (e) =>
           !said.has(`${e.location}:${e.field}`) &&
           !(e.field === '(path)' && ours.length > 0) &&
@@ -228,7 +228,6 @@ const article = (type: string) =>
 /** Turns the validator's findings into one field error per bad field, with messages a person can act on. */
 function fieldErrorsOf(
   error: ValidatorError,
-  spec: ApiSpec,
   route: Route | undefined,
   formats: Record<string, FieldFormat>,
   /** What the client sent, by location: a format may have a more precise message for the value. */
@@ -256,7 +255,7 @@ function fieldErrorsOf(
   for (const finding of findings) {
     if (finding.keyword === 'pattern' && formatFailed.has(key(finding))) continue;
     const value = sentValue(finding.location, finding.field);
-    const message = messageFor(finding.keyword, finding.raw, finding.field, spec, route, formats, value);
+    const message = messageFor(finding.keyword, finding.raw, finding.field, route, formats, value);
     const entry = byField.get(key(finding));
     if (entry) entry.message = `${entry.message}; ${message}`;
     else byField.set(key(finding), { location: finding.location, field: finding.field, message });
@@ -268,7 +267,6 @@ function messageFor(
   keyword: string,
   raw: string,
   field: string,
-  spec: ApiSpec,
   route: Route | undefined,
   formats: Record<string, FieldFormat>,
   value: unknown,
@@ -277,7 +275,7 @@ function messageFor(
     case 'required':
       return 'is required';
     case 'additionalProperties': {
-      const schema = route && spec.bodySchema(route.operation, 'application/json');
+      const schema = route?.jsonBody;
       const rejected = (schema?.['x-rejected-fields'] ?? {}) as Record<string, string>;
       // Own entries only: a field named "constructor" or "__proto__" must not find Object's.
       const specific = Object.hasOwn(rejected, field) ? rejected[field] : undefined;

@@ -3,9 +3,7 @@
 // operation, the content type is documented, the body matches its schema and documented headers are present.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
-import { RESOURCES } from '../../server/app.js';
-import type { FieldFormat } from '../../server/formats.js';
-import { cursorFormats } from '../../server/http/cursor.js';
+import { FORMATS } from '../../server/app.js';
 import { ApiSpec, type OperationObject, type SchemaObject } from '../../server/spec.js';
 
 export const spec = ApiSpec.load();
@@ -14,9 +12,7 @@ export const spec = ApiSpec.load();
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 // ajv-formats is CommonJS: its default export arrives as the module object under NodeNext typing.
 (formats as unknown as { default: (a: Ajv2020) => void }).default(ajv);
-for (const [name, format] of Object.entries(Object.assign({ ...cursorFormats }, ...RESOURCES.map((m) => m.formats)))) {
-  ajv.addFormat(name, (format as FieldFormat).validate);
-}
+for (const [name, format] of Object.entries(FORMATS)) ajv.addFormat(name, format.validate);
 ajv.addSchema(spec.document, 'spec');
 
 type ResponseObject = {
