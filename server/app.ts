@@ -1,6 +1,6 @@
 // Builds the Express app without listening. One request path, in the order of the steps below:
 //   request id -> its log line and metrics (written once answered) -> security headers -> request target (400)
-//   -> /api/v1, in one router: CORS -> route, once (404/405) -> API key (401, or 429 for an address with too
+//   -> /api/v1, one sequence of steps: CORS -> route, once (404/405) -> API key (401, or 429 for an address with too
 //   many of them) -> rate limit per key (429) -> Accept (406) -> body (415/413/400)
 //   -> validation (422: express-openapi-validator, given the route, and our own checks, in one problem)
 //   -> idempotency key (replay, 409, 422) -> handler -> repository; a problem raised anywhere -> problem+json.
@@ -18,6 +18,7 @@ import { DOCS_PAGE, docsPage, docsSlash } from './http/docs.js';
 import { notFoundOutsideApi, problemHandler } from './http/errors.js';
 import { type Metrics, metricsEndpoint } from './http/metrics.js';
 import { dispatch } from './http/operations.js';
+import { pipeline } from './http/pipeline.js';
 import { HttpProblem } from './http/problem.js';
 import { problemTypePage } from './http/problem-types.js';
 import { type RateLimitSettings, rateLimits, type TrustProxy } from './http/rate-limit.js';
@@ -96,11 +97,29 @@ export async function createApp({
   app.set('query parser', 'simple');
   app.set('trust proxy', trustProxy);
 
-  app.use(requestId());
-  app.use(requestLog(logger));
-  if (metrics) app.use(metrics.observe);
-  app.use(securityHeaders({ hstsMaxAgeSeconds }));
-  app.use(readRequestTarget);
+  // Every request, then /api/v1 (each a fixed sequence of steps: http/pipeline.ts), then the other pages.
+  app.use(
+    pipeline([
+      requestId(),
+      requestLog(logger),
+      ...(metrics ? [metrics.observe] : []),
+      securityHeaders({ hstsMaxAgeSeconds }),
+      readRequestTarget,
+    ]),
+  );
+  app.use(
+    spec.basePath,
+    pipeline([
+      cors(spec, corsOrigins),
+      routeToOperation(spec),
+      requireApiKey(keyCheck),
+      ...rateLimits(rateLimit, logger),
+      requireJsonAcceptable,
+      readBody(),
+      ...(await createRequestValidation(spec, FORMATS, validateResponses)),
+      dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)),
+    ]),
+  );
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -119,18 +138,6 @@ export async function createApp({
   app.get('/docs/', docsSlash);
   if (metrics && metricsToken) app.get('/metrics', metricsEndpoint(metrics, metricsToken));
   app.get('/problems/:kind', problemTypePage(spec));
-
-  const api = express.Router({ caseSensitive: true, strict: true });
-  api.use((_req, res, next) => {
-    // Account data: no shared cache may keep it, and browsers must not sniff a type.
-    res.set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
-    next();
-  });
-  api.use(cors(spec, corsOrigins), routeToOperation(spec), requireApiKey(keyCheck));
-  api.use(...rateLimits(rateLimit, logger), requireJsonAcceptable, ...readBody());
-  api.use(...(await createRequestValidation(spec, FORMATS, validateResponses)));
-  api.use(dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)));
-  app.use(spec.basePath, api);
 
   app.use(notFoundOutsideApi(spec));
   app.use(problemHandler(logger));

@@ -5,6 +5,7 @@ import { parse } from 'node:querystring';
 import express, { type RequestHandler } from 'express';
 import { refuseJsonSentAsForm } from './json-as-form.js';
 import { FORM, JSON_TYPE } from './media-types.js';
+import { pipeline } from './pipeline.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 import { decodesAsUtf8 } from './url-encoding.js';
@@ -14,8 +15,7 @@ export const BODY_LIMIT_BYTES = 16 * 1024;
 const carriesBody = (req: express.Request) =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
-const acceptOnlyDocumentedTypes: RequestHandler = (req, res, next) => {
-  if (!context(res).route?.operation.requestBody) return next();
+const acceptOnlyDocumentedTypes: RequestHandler = (req, _res, next) => {
   if (!carriesBody(req)) {
     // No body reads as an empty JSON object, so the validator reports the missing required fields (422)
     // rather than a missing content type.
@@ -40,7 +40,7 @@ const RAW_FORM = Symbol('raw form body');
 
 const fieldsOfForm: RequestHandler = (req, _res, next) => {
   const raw = (req as { [RAW_FORM]?: string })[RAW_FORM];
-  if (!req.is(FORM) || raw === undefined) return next();
+  if (raw === undefined || !req.is(FORM)) return next();
   // Every field as sent, read again by node's querystring: body-parser's qs drops "__proto__", which is an
   // unknown field like any other.
   req.body = Object.fromEntries(Object.entries(parse(raw)));
@@ -89,8 +89,9 @@ function answeringProblems(parser: RequestHandler): RequestHandler {
   };
 }
 
-export function readBody(): RequestHandler[] {
-  return [
+/** Reads the body of an operation that takes one; the others go on untouched. */
+export function readBody(): RequestHandler {
+  const read = pipeline([
     acceptOnlyDocumentedTypes,
     answeringProblems(
       express.urlencoded({
@@ -103,5 +104,6 @@ export function readBody(): RequestHandler[] {
     ),
     answeringProblems(express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: JSON_TYPE })),
     fieldsOfForm,
-  ];
+  ]);
+  return (req, res, next) => (context(res).route?.operation.requestBody ? read(req, res, next) : next());
 }

@@ -6,28 +6,13 @@ import type { RequestHandler } from 'express';
 import helmet from 'helmet';
 
 /**
- * HSTS is off unless `hstsMaxAgeSeconds` is set (HSTS_MAX_AGE_S): it only means something over HTTPS, which
- * a proxy in front of this service terminates, and a browser that saw it would refuse plain HTTP to the host.
+ * Helmet's headers as fixed values: its middleware sets the same values on every response, so it runs once
+ * here, and each request only copies them. HSTS is off unless `hstsMaxAgeSeconds` is set (HSTS_MAX_AGE_S):
+ * it only means something over HTTPS, which a proxy in front of this service terminates, and a browser that
+ * saw it would refuse plain HTTP to the host.
  */
-function headersFor(hstsMaxAgeSeconds: number) {
-  return helmet({
-    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-    strictTransportSecurity: hstsMaxAgeSeconds > 0 ? { maxAge: hstsMaxAgeSeconds, includeSubDomains: false } : false,
-    xFrameOptions: { action: 'deny' },
-  });
-}
-
-export function securityHeaders({ hstsMaxAgeSeconds = 0 } = {}): RequestHandler {
-  const helmetHeaders = headersFor(hstsMaxAgeSeconds);
-  return (req, res, next) => {
-    // Answers are per account and per moment; a route that may be cached (/docs) says so itself.
-    res.setHeader('Cache-Control', 'no-store');
-    helmetHeaders(req, res, next);
-  };
-}
-
-/** The same headers as fixed values, for answers written on the socket before Express sees a request. */
-export const FIXED_SECURITY_HEADERS: Record<string, string> = (() => {
+function headersFor(hstsMaxAgeSeconds: number): Record<string, string> {
+  // Answers are per account and per moment; a route that may be cached (/docs) says so itself.
   const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
   const res = {
     setHeader: (name: string, value: string) => {
@@ -35,6 +20,21 @@ export const FIXED_SECURITY_HEADERS: Record<string, string> = (() => {
     },
     removeHeader: () => {},
   };
-  headersFor(0)({} as IncomingMessage, res as unknown as ServerResponse, () => {});
+  helmet({
+    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    strictTransportSecurity: hstsMaxAgeSeconds > 0 ? { maxAge: hstsMaxAgeSeconds, includeSubDomains: false } : false,
+    xFrameOptions: { action: 'deny' },
+  })({} as IncomingMessage, res as unknown as ServerResponse, () => {});
   return headers;
-})();
+}
+
+export function securityHeaders({ hstsMaxAgeSeconds = 0 } = {}): RequestHandler {
+  const headers = Object.entries(headersFor(hstsMaxAgeSeconds));
+  return (_req, res, next) => {
+    for (const [name, value] of headers) res.setHeader(name, value);
+    next();
+  };
+}
+
+/** The same headers, for answers written on the socket before Express sees a request. */
+export const FIXED_SECURITY_HEADERS: Record<string, string> = headersFor(0);
