@@ -73,7 +73,8 @@ async function buildRequestValidation(
   refuseUnknownFormats(spec, formats);
   const steps = openApiValidator({
     apiSpec: structuredClone(spec.document) as never,
-    validateApiSpec: true,
+    // Any other spec is checked against the OpenAPI schema before the app serves anything (ApiSpec.bundled).
+    validateApiSpec: !spec.bundled,
     validateRequests: { allowUnknownQueryParameters: true, coerceTypes: false, allErrors: true },
     validateResponses: validateResponses ? { allErrors: true } : false,
     validateSecurity: false,

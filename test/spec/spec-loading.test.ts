@@ -31,6 +31,23 @@ describe('createApp', () => {
     }
   });
 
+  it('the committed spec passes the OpenAPI schema check that the service skips for it at start', async () => {
+    const bundled = ApiSpec.load();
+    expect(bundled.bundled).toBe(true);
+    const db = openDatabase('sqlite::memory:');
+    try {
+      await expect(createApp({ db, spec: new ApiSpec(bundled.yaml) })).resolves.toBeTypeOf('function');
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('reads the bundled spec from its JSON twin, the same document as the YAML', () => {
+    const bundled = ApiSpec.load();
+    expect(bundled.document).toEqual(parse(bundled.yaml));
+    expect(new ApiSpec(bundled.yaml).bundled).toBe(false);
+  });
+
   it('builds with the committed spec', async () => {
     const db = openDatabase('sqlite::memory:');
     try {
