@@ -131,9 +131,9 @@ async function seed(url: string, accountId: number, from: number, to: number, fo
   }
 }
 
-/** The service, started the way `npm start` starts it (tsx, server/main.ts), on a free port. */
+/** The service, started the way `npm start` starts it (scripts/start.mjs), on a free port. */
 async function startService(root: string, databaseUrl: string): Promise<{ base: string; stop(): Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, ['scripts/start.mjs'], {
     cwd: root,
     env: {
       ...process.env,
@@ -142,6 +142,7 @@ async function startService(root: string, databaseUrl: string): Promise<{ base: 
       DATABASE_URL: databaseUrl,
       LOG_LEVEL: 'silent',
       RATE_LIMIT: UNREACHABLE_QUOTA,
+      DSS_BUILD_DOCS: '0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

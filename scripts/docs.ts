@@ -1,7 +1,8 @@
 // npm run docs: builds the API reference from the bundled spec (generated/openapi.yaml) with Redocly into one
 // self-contained HTML page, .docs/index.html, which the service serves at /docs. Nothing on the page is loaded
-// from another origin. `--if-stale` (npm start's prestart) builds only when the page is missing or was built
-// from other inputs, and only warns when Redocly is not installed (npm ci --omit=dev).
+// from another origin. `--if-stale` (what npm start runs once it listens: server/docs-build.ts) builds only when
+// the page is missing or was built from other inputs, and only warns when Redocly is not installed (npm ci
+// --omit=dev).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {

@@ -14,7 +14,7 @@ export interface Logger {
   error(message: string, fields?: Fields): void;
 }
 
-/** Header values that must never reach a log line (pino-http logs the request headers). */
+/** Header values that must never reach a log line (the request log, http/request-log.ts, has the headers). */
 export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers["proxy-authorization"]',
@@ -47,7 +47,7 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
   return logger;
 }
 
-/** The pino instance under a Logger (for pino-http); a Logger made elsewhere gets pino's lines forwarded. */
+/** The pino instance under a Logger (for the request log); a Logger made elsewhere gets pino's lines forwarded. */
 export function pinoOf(logger: Logger): pino.Logger {
   const own = pinos.get(logger);
   if (own) return own;

@@ -7,6 +7,7 @@ import { forkWorkers, isWorker } from './cluster.js';
 import { type Config, ConfigError, readConfig } from './config.js';
 import { type Database, openDatabase, redact } from './db/database.js';
 import { migrateToLatest } from './db/migrations.js';
+import { buildDocsInBackground, docsBuildRequested } from './docs-build.js';
 import { firstKeyLines } from './first-key.js';
 import type { KeyCheck } from './http/auth.js';
 import { DOCS_PAGE } from './http/docs.js';
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
   const base = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`;
   const lines = [
     `domain-space-service listening on ${base} (database ${redact(config.databaseUrl)})`,
-    `  API docs: ${base}/docs${existsSync(DOCS_PAGE) ? '' : ' (not built yet: run `npm run docs`)'}`,
+    `  API docs: ${base}/docs${existsSync(DOCS_PAGE) ? '' : docsPending()}`,
     `  OpenAPI spec: ${base}/openapi.yaml`,
   ];
   if (metrics && metricsPort !== undefined) {
@@ -58,7 +59,12 @@ async function main(): Promise<void> {
     ...(sandbox ? sandboxLines(apiUrl) : await firstKeyLines(db, { apiUrl, file: config.firstKeyFile, logger })),
   );
   console.log(lines.join('\n'));
+  if (docsBuildRequested()) buildDocsInBackground();
 }
+
+/** Why the docs page is missing: npm start is building it (docs-build.ts), or nobody built it yet. */
+const docsPending = () =>
+  docsBuildRequested() ? ' (being built, ready in seconds)' : ' (not built yet: run `npm run docs`)';
 
 /** This process serves: the app behind bounded connections, drained on SIGTERM/SIGINT. */
 async function serve(

@@ -1,5 +1,5 @@
 // The docs build's own guards, without running Redocly: what it strips or refuses so that the page never
-// leaves its origin, and how npm start's prestart tells a stale page from a fresh one.
+// leaves its origin, and how npm start's docs build tells a stale page from a fresh one.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

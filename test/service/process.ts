@@ -47,7 +47,9 @@ export function runScript(script: string, args: string[], env: Record<string, st
   // Each run writes a first key to a file of its own (never to the repository's data/, shared by every test).
   const keyDir = env.FIRST_KEY_FILE ? undefined : mkdtempSync(join(tmpdir(), 'dss-first-key-'));
   const keyFile = env.FIRST_KEY_FILE ?? join(keyDir as string, 'first-api-key');
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  // Plain JavaScript (scripts/start.mjs, what npm start runs) runs without tsx, as npm runs it.
+  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...loader, script, ...args], {
     cwd: ROOT,
     env: { ...process.env, FIRST_KEY_FILE: keyFile, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

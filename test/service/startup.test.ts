@@ -1,7 +1,7 @@
 // The real entry point (server/main.ts) as a process: what it prints on start, the demo key, configuration
 // errors, clean shutdown on SIGTERM and data surviving a restart.
 
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { apiClient } from '../support/server.js';
-import { KEY_PATTERN, type Running, runScript, runToExit, stopAll } from './process.js';
+import { KEY_PATTERN, ROOT, type Running, runScript, runToExit, stopAll } from './process.js';
 
 const MAIN = 'server/main.ts';
 // Each start compiles the server with tsx (about two seconds, more on a busy machine).
@@ -51,8 +51,8 @@ interface Started {
   key: string;
 }
 
-async function start(databaseUrl: string, env: Record<string, string> = {}): Promise<Started> {
-  const server = runScript(MAIN, [], { ...envFor(databaseUrl), ...env });
+async function start(databaseUrl: string, env: Record<string, string> = {}, script = MAIN): Promise<Started> {
+  const server = runScript(script, [], { ...envFor(databaseUrl), ...env });
   // Generous: on a loaded machine tsx's compile alone can take half a minute.
   const [banner] = await server.waitForOutput(/listening on [\s\S]*curl [^\n]*\n/, 90_000);
   const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1];
@@ -97,6 +97,35 @@ describe('first start', SLOW, () => {
     const { url } = await start(await newDatabase());
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     expect((await fetch(`${url}/api/v1/domains`)).status).toBe(401);
+  });
+});
+
+describe('npm start (scripts/start.mjs)', SLOW, () => {
+  const bundle = join(ROOT, '.build/server.mjs');
+
+  it('runs the service from a bundle of server/, rebuilt when it is older than a source', async () => {
+    // An aged bundle is stale: every source is newer.
+    if (existsSync(bundle)) utimesSync(bundle, new Date('2001-01-01'), new Date('2001-01-01'));
+    const database = await newDatabase();
+    const { url, key, server } = await start(database, { DSS_BUILD_DOCS: '0' }, 'scripts/start.mjs');
+    expect(statSync(bundle).mtimeMs).toBeGreaterThan(Date.parse('2001-01-02'));
+    const inputs = JSON.parse(readFileSync(join(ROOT, '.build/server.inputs.json'), 'utf8')) as string[];
+    expect(inputs).toEqual(expect.arrayContaining(['server/main.ts', 'server/app.ts', 'server/spec.ts']));
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    const { response } = await apiClient(`${url}/api/v1`, key).GET('/spaces');
+    expect(response.status).toBe(200);
+    // The bundled spec is found next to its module, as from source.
+    expect((await fetch(`${url}/openapi.yaml`)).status).toBe(200);
+    expect((await server.stop('SIGTERM')).code).toBe(0);
+  });
+
+  it('starts from the built bundle as it is when no source changed', async () => {
+    const built = statSync(bundle).mtimeMs;
+    const database = await newDatabase();
+    const { url, server } = await start(database, { DSS_BUILD_DOCS: '0' }, 'scripts/start.mjs');
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    expect(statSync(bundle).mtimeMs).toBe(built);
+    expect((await server.stop('SIGTERM')).code).toBe(0);
   });
 });
 
