@@ -3,8 +3,9 @@
 // instead of through tsx, the service answers /healthz in about half the time and without the 30 MB of tsx's
 // loader thread. Plain JavaScript, so that nothing has to be compiled to run it. Arguments (--sandbox) pass
 // through; WORKERS' processes run this same file and find the bundle built. DSS_BUILD_DOCS asks the service to
-// build the API docs page once it listens, when the page is missing or stale (server/docs-build.ts). Stack traces name the bundle's lines
-// (readable: it is not minified); NODE_OPTIONS=--enable-source-maps maps them to server/ at 75 ms more per start.
+// build the API docs page once it listens, when the page is missing or stale (server/docs-build.ts). Stack
+// traces name the bundle's lines (readable: it is not minified); NODE_OPTIONS=--enable-source-maps maps them to
+// server/ at 75 ms more per start.
 import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
