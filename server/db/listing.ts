@@ -48,6 +48,9 @@ export function containsPattern(text: string): string {
 /** Trigram indexes find substrings of at least this many characters; shorter searches scan the account. */
 export const INDEXED_SEARCH_LENGTH = 3;
 
+/** At most this many matches are read from the trigram index in one pass (see listPage). */
+const FEW_MATCHES = 5_000;
+
 /** The search as a phrase for the FTS5 trigram table, or undefined when it is too short for trigrams. */
 function trigramPhrase(db: Database, search: string): string | undefined {
   const folded = foldText(search);
@@ -85,20 +88,36 @@ export async function listPage(
   if (query.search === '') return rowsOf(owned, query, await counted());
 
   const phrase = trigramPhrase(db, query.search);
-  const total = await owned
-    .where(matching(table, query.search, phrase))
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
-    .executeTakeFirst()
-    .then((row) => Number(row?.total ?? 0));
-  if (total === 0) return { rows: [], total };
-  // The rows: through the index when the matches are few; when they are many, walking the account in the
-  // page's order and testing each name finds a page sooner than reading every match.
-  let scanned = phrase === undefined;
-  if (!scanned) {
-    const depth = (query.after === undefined ? (query.page - 1) * query.perPage : 0) + query.perPage;
-    scanned = (depth * (await counted())) / total < total;
+  if (phrase === undefined) {
+    const scan = owned.where(matching(table, query.search, undefined));
+    return rowsOf(scan, query, await countOf(scan));
   }
-  return rowsOf(owned.where(matching(table, query.search, scanned ? undefined : phrase)), query, total);
+  // Few matches are read through the index, many by walking the account in the page's order and testing each
+  // name, which finds a page sooner than reading every match: the index wins while matches² <= depth × size.
+  // One pass through the index with that many + 1 as its limit tells which case this is; when the matches are
+  // few, their ids give the total and the page is read among them (no second search of the index).
+  const depth = (query.after === undefined ? (query.page - 1) * query.perPage : 0) + query.perPage;
+  const size = await counted();
+  const few = Math.min(FEW_MATCHES, Math.floor(Math.sqrt(depth * size)));
+  const ids = await owned
+    .where(matching(table, query.search, phrase))
+    .select('id')
+    .limit(few + 1)
+    .execute();
+  if (ids.length <= few) {
+    if (ids.length === 0) return { rows: [], total: 0 };
+    const found = JSON.stringify(ids.map((row) => Number(row.id)));
+    return rowsOf(owned.where(sql<SqlBool>`id in (select value from json_each(${found}))`), query, ids.length);
+  }
+  // More than FEW_MATCHES may still be few enough for the index in a very large account.
+  const total = await countOf(owned.where(matching(table, query.search, phrase)));
+  const walk = total * total > depth * size;
+  return rowsOf(owned.where(matching(table, query.search, walk ? undefined : phrase)), query, total);
+}
+
+async function countOf(base: SelectQueryBuilder<DB, ResourceTable, object>): Promise<number> {
+  const row = await base.select((eb) => eb.fn.countAll<number | string | bigint>().as('total')).executeTakeFirst();
+  return Number(row?.total ?? 0);
 }
 
 /** One page of `base` (the account's rows, maybe filtered), by page number or after a cursor. */
