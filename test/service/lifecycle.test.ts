@@ -5,7 +5,7 @@ import http from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
-import { type Running, runScript, stopAll } from './process.js';
+import { type Running, runScript, SERVICE, stopAll } from './process.js';
 
 const SLOW = { timeout: 120_000 };
 const sockets: Socket[] = [];
@@ -19,7 +19,7 @@ afterAll(() => Promise.all(databases.map((d) => d.drop())));
 async function start(env: Record<string, string>): Promise<{ server: Running; url: string; key: string }> {
   const database = await freshDatabase();
   databases.push(database);
-  const server = runScript('server/main.ts', [], {
+  const server = runScript(SERVICE, [], {
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_URL: database.url,

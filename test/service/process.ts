@@ -10,6 +10,9 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 
 export const KEY_PATTERN = /dss_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/g;
 
+/** The service as `npm start` runs it: server/main.ts, bundled (scripts/start.mjs builds it when stale). */
+export const SERVICE = 'scripts/start.mjs';
+
 export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -51,7 +54,8 @@ export function runScript(script: string, args: string[], env: Record<string, st
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const child = spawn(process.execPath, [...loader, script, ...args], {
     cwd: ROOT,
-    env: { ...process.env, FIRST_KEY_FILE: keyFile, ...env },
+    // npm start's docs build would compete with the tests for the CPU; a test that wants it sets DSS_BUILD_DOCS=1.
+    env: { ...process.env, FIRST_KEY_FILE: keyFile, DSS_BUILD_DOCS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

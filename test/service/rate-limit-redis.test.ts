@@ -4,9 +4,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { policyItem } from '../support/rate-limit.js';
 import { REDIS_URL, skipRedis, uniquePrefix, warnIfSkipped } from '../support/redis.js';
-import { type Running, runScript, runToExit, stopAll } from './process.js';
+import { type Running, runScript, runToExit, SERVICE, stopAll } from './process.js';
 
-const MAIN = 'server/main.ts';
 const SLOW = { timeout: 90_000 };
 
 // Every child is stopped after each test, passed or failed (SIGTERM, then SIGKILL by PID).
@@ -17,7 +16,7 @@ afterAll(() => Promise.all(databases.map((d) => d.drop())));
 warnIfSkipped('rate-limit-redis.test.ts');
 
 async function start(env: Record<string, string>): Promise<{ server: Running; url: string; banner: string }> {
-  const server = runScript(MAIN, [], { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
+  const server = runScript(SERVICE, [], { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
   const [banner] = await server.waitForOutput(/listening on [\s\S]*curl [^\n]*\n/, 60_000);
   const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1];
   if (!url) throw new Error(`no URL in:\n${banner}`);
@@ -95,7 +94,7 @@ describe('a REDIS_URL with no Redis behind it', SLOW, () => {
     databases.push(database);
     // Port 1 on loopback: nothing listens there.
     const exit = await runToExit(
-      MAIN,
+      SERVICE,
       [],
       { PORT: '0', DATABASE_URL: database.url, REDIS_URL: 'redis://127.0.0.1:1', LOG_LEVEL: 'silent' },
       45_000,

@@ -6,10 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { apiClient } from '../support/server.js';
-import { type Running, runScript, runToExit, stopAll } from './process.js';
+import { type Running, runScript, runToExit, SERVICE, stopAll } from './process.js';
 
-const MAIN = 'server/main.ts';
-// Each start compiles the server with tsx (a few seconds, more on a busy machine).
+// Each start loads the service (about a second, more on a busy machine).
 const SLOW = { timeout: 120_000 };
 
 const dir = mkdtempSync(join(tmpdir(), 'dss-sandbox-'));
@@ -20,7 +19,7 @@ afterEach(stopAll);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function sandbox(env: Record<string, string> = {}): Promise<{ server: Running; url: string; banner: string }> {
-  const server = runScript(MAIN, ['--sandbox'], {
+  const server = runScript(SERVICE, ['--sandbox'], {
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',

@@ -1,5 +1,5 @@
-// The real entry point (server/main.ts) as a process: what it prints on start, the demo key, configuration
-// errors, clean shutdown on SIGTERM and data surviving a restart.
+// The real entry point (server/main.ts, as npm start runs it: bundled by scripts/start.mjs) as a process: what
+// it prints on start, the demo key, configuration errors, clean shutdown on SIGTERM and data surviving a restart.
 
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -9,10 +9,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { apiClient } from '../support/server.js';
-import { KEY_PATTERN, ROOT, type Running, runScript, runToExit, stopAll } from './process.js';
+import { KEY_PATTERN, ROOT, type Running, runScript, runToExit, SERVICE, stopAll } from './process.js';
 
-const MAIN = 'server/main.ts';
-// Each start compiles the server with tsx (about two seconds, more on a busy machine).
+// Each start loads the service (about a second, more on a busy machine; the first one bundles it).
 const SLOW = { timeout: 180_000 };
 
 afterEach(stopAll);
@@ -51,9 +50,9 @@ interface Started {
   key: string;
 }
 
-async function start(databaseUrl: string, env: Record<string, string> = {}, script = MAIN): Promise<Started> {
-  const server = runScript(script, [], { ...envFor(databaseUrl), ...env });
-  // Generous: on a loaded machine tsx's compile alone can take half a minute.
+async function start(databaseUrl: string, env: Record<string, string> = {}): Promise<Started> {
+  const server = runScript(SERVICE, [], { ...envFor(databaseUrl), ...env });
+  // Generous: on a loaded machine a start can take half a minute.
   const [banner] = await server.waitForOutput(/listening on [\s\S]*curl [^\n]*\n/, 90_000);
   const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1];
   if (!url) throw new Error(`no URL in:\n${banner}`);
@@ -107,7 +106,7 @@ describe('npm start (scripts/start.mjs)', SLOW, () => {
     // An aged bundle is stale: every source is newer.
     if (existsSync(bundle)) utimesSync(bundle, new Date('2001-01-01'), new Date('2001-01-01'));
     const database = await newDatabase();
-    const { url, key, server } = await start(database, { DSS_BUILD_DOCS: '0' }, 'scripts/start.mjs');
+    const { url, key, server } = await start(database);
     expect(statSync(bundle).mtimeMs).toBeGreaterThan(Date.parse('2001-01-02'));
     const inputs = JSON.parse(readFileSync(join(ROOT, '.build/server.inputs.json'), 'utf8')) as string[];
     expect(inputs).toEqual(expect.arrayContaining(['server/main.ts', 'server/app.ts', 'server/spec.ts']));
@@ -122,7 +121,7 @@ describe('npm start (scripts/start.mjs)', SLOW, () => {
   it('starts from the built bundle as it is when no source changed', async () => {
     const built = statSync(bundle).mtimeMs;
     const database = await newDatabase();
-    const { url, server } = await start(database, { DSS_BUILD_DOCS: '0' }, 'scripts/start.mjs');
+    const { url, server } = await start(database);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     expect(statSync(bundle).mtimeMs).toBe(built);
     expect((await server.stop('SIGTERM')).code).toBe(0);
@@ -224,7 +223,7 @@ describe('a start that fails', SLOW, () => {
     const port = String((taken.address() as AddressInfo).port);
     const database = await newDatabase();
     try {
-      const exit = await runToExit(MAIN, [], { ...envFor(database), PORT: port });
+      const exit = await runToExit(SERVICE, [], { ...envFor(database), PORT: port });
       expect(exit.code).not.toBe(0);
       expect(exit.stderr).toMatch(/could not start: .*EADDRINUSE/);
       expect(exit.stdout).not.toMatch(KEY_PATTERN);
@@ -267,7 +266,7 @@ describe('invalid configuration', SLOW, () => {
   ];
 
   it.each(BAD)('exits non-zero naming $variable=$value', async ({ variable, value }) => {
-    const exit = await runToExit(MAIN, [], { ...envFor(await newDatabase()), [variable]: value });
+    const exit = await runToExit(SERVICE, [], { ...envFor(await newDatabase()), [variable]: value });
     expect(exit.code).not.toBe(0);
     expect(exit.code).not.toBeNull();
     expect(exit.stderr).toContain(variable);
@@ -276,14 +275,14 @@ describe('invalid configuration', SLOW, () => {
   });
 
   it('exits non-zero naming METRICS_TOKEN when it is too short, without echoing the token', async () => {
-    const exit = await runToExit(MAIN, [], { ...envFor(await newDatabase()), METRICS_TOKEN: 'short-secret' });
+    const exit = await runToExit(SERVICE, [], { ...envFor(await newDatabase()), METRICS_TOKEN: 'short-secret' });
     expect(exit.code).not.toBe(0);
     expect(exit.stderr).toContain('METRICS_TOKEN');
     expect(exit.stderr).not.toContain('short-secret');
   });
 
   it('names every bad variable at once', async () => {
-    const exit = await runToExit(MAIN, [], {
+    const exit = await runToExit(SERVICE, [], {
       ...envFor(await newDatabase()),
       PORT: 'abc',
       LOG_LEVEL: 'loud',

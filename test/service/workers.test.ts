@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueKey, KEY_CACHE_TTL_MS, revokeKey } from '../../server/accounts/keys.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
-import { type Running, runScript, stopAll } from './process.js';
+import { type Running, runScript, SERVICE, stopAll } from './process.js';
 
-// Three processes compile the server with tsx (several seconds each on a busy machine).
+// Three processes load the service (a few seconds each on a busy machine).
 const SLOW = { timeout: 120_000 };
 
 let database: TestDatabase;
@@ -19,7 +19,7 @@ let api: string;
 
 beforeAll(async () => {
   database = await freshDatabase();
-  server = runScript('server/main.ts', [], {
+  server = runScript(SERVICE, [], {
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_URL: database.url,
@@ -37,12 +37,12 @@ afterAll(async () => {
   await database?.drop();
 });
 
-/** The worker processes of the primary (its other children, such as tsx's esbuild, left out). */
+/** The worker processes of the primary (any other child left out). */
 function workerPids(): number[] {
   const lines = execFileSync('ps', ['--ppid', String(server.child.pid), '-o', 'pid=,args='], { encoding: 'utf8' });
   return lines
     .split('\n')
-    .filter((line) => line.includes('server/main.ts'))
+    .filter((line) => line.includes(SERVICE))
     .map((line) => Number.parseInt(line.trim(), 10));
 }
 
