@@ -53,7 +53,9 @@ export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [E
       error: (error: unknown, message?: string) => logger.debug(message ?? 'rate limiter', { error: String(error) }),
     },
     // X-Forwarded-For is read only when TRUST_PROXY says so; a client sending it otherwise is no misconfiguration.
-    validate: { xForwardedForHeader: false },
+    // Each limiter counts a request once by construction (one step per policy), so the check that it did, a map
+    // per request, is left out.
+    validate: { xForwardedForHeader: false, singleCount: false },
   };
 
   const { perKey, authFailures } = settings;
