@@ -48,7 +48,7 @@ export function containsPattern(text: string): string {
 /** Trigram indexes find substrings of at least this many characters; shorter searches scan the account. */
 export const INDEXED_SEARCH_LENGTH = 3;
 
-/** At most this many matches are read from the trigram index in one pass (see listPage). */
+/** Up to this many matches, one pass through the trigram index gives the total and the page (see listPage). */
 const FEW_MATCHES = 5_000;
 
 /** The search as a phrase for the FTS5 trigram table, or undefined when it is too short for trigrams. */
@@ -92,27 +92,26 @@ export async function listPage(
     const scan = owned.where(matching(table, query.search, undefined));
     return rowsOf(scan, query, await countOf(scan));
   }
-  // Few matches are read through the index, many by walking the account in the page's order and testing each
-  // name, which finds a page sooner than reading every match: the index wins while matches² <= depth × size.
-  // One pass through the index with that many + 1 as its limit tells which case this is; when the matches are
-  // few, their ids give the total and the page is read among them (no second search of the index).
-  const depth = (query.after === undefined ? (query.page - 1) * query.perPage : 0) + query.perPage;
-  const size = await counted();
-  const few = Math.min(FEW_MATCHES, Math.floor(Math.sqrt(depth * size)));
+  // One pass through the index finds the matches, up to FEW_MATCHES of them: their ids give the total, and
+  // the page is read among them instead of searching the index a second time.
   const ids = await owned
     .where(matching(table, query.search, phrase))
     .select('id')
-    .limit(few + 1)
+    .limit(FEW_MATCHES + 1)
     .execute();
-  if (ids.length <= few) {
-    if (ids.length === 0) return { rows: [], total: 0 };
-    const found = JSON.stringify(ids.map((row) => Number(row.id)));
-    return rowsOf(owned.where(sql<SqlBool>`id in (select value from json_each(${found}))`), query, ids.length);
+  const found = ids.length <= FEW_MATCHES;
+  const total = found ? ids.length : await countOf(owned.where(matching(table, query.search, phrase)));
+  if (total === 0) return { rows: [], total };
+  // Many matches are read by walking the account in the page's order and testing each name, which finds a page
+  // sooner than reading every match; few through the index. The walk wins when matches² > depth × size.
+  const depth = (query.after === undefined ? (query.page - 1) * query.perPage : 0) + query.perPage;
+  if (total * total > depth * (await counted())) {
+    return rowsOf(owned.where(matching(table, query.search, undefined)), query, total);
   }
-  // More than FEW_MATCHES may still be few enough for the index in a very large account.
-  const total = await countOf(owned.where(matching(table, query.search, phrase)));
-  const walk = total * total > depth * size;
-  return rowsOf(owned.where(matching(table, query.search, walk ? undefined : phrase)), query, total);
+  const among = found
+    ? sql<SqlBool>`id in (select value from json_each(${JSON.stringify(ids.map((row) => Number(row.id)))}))`
+    : matching(table, query.search, phrase);
+  return rowsOf(owned.where(among), query, total);
 }
 
 async function countOf(base: SelectQueryBuilder<DB, ResourceTable, object>): Promise<number> {
