@@ -65,5 +65,8 @@ const ownLocations = {
 };
 
 if (stale()) await build();
-process.env.DSS_BUILD_DOCS ??= '1';
-await import(pathToFileURL(bundle).href);
+// `--build` (npm ci's prepare step): only the bundle, so that the first start does not have to make it.
+if (!process.argv.includes('--build')) {
+  process.env.DSS_BUILD_DOCS ??= '1';
+  await import(pathToFileURL(bundle).href);
+}
