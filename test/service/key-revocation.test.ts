@@ -28,7 +28,7 @@ describe('key cache', { timeout: 60_000 }, () => {
   it('refuses a key revoked by the keys command within 1 s, though it was just used', async () => {
     const { key, publicId } = await issueKey(server.db, 'cli-revokee');
     expect(await statusOf(key)).toBe(200);
-    const exit = await runToExit('server/cli/keys.ts', ['revoke', publicId], {
+    const exit = await runToExit('scripts/keys.mjs', ['revoke', publicId], {
       DATABASE_URL: server.databaseUrl,
       LOG_LEVEL: 'silent',
     });

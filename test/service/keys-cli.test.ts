@@ -1,13 +1,14 @@
-// The keys command (server/cli/keys.ts) as a process: create shows a key once, list never shows secrets,
-// revoke shuts a key out of a running server on the same database, and misuse exits non-zero with usage.
+// The keys command (server/cli/keys.ts, as npm run keys runs it: bundled, scripts/keys.mjs) as a process: create
+// shows a key once, list never shows secrets, revoke shuts a key out of a running server on the same database,
+// and misuse exits non-zero with usage.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_CACHE_TTL_MS } from '../../server/accounts/keys.js';
 import { apiClient, startServer, type TestServer } from '../support/server.js';
 import { KEY_PATTERN, runToExit, stopAll } from './process.js';
 
-const CLI = 'server/cli/keys.ts';
-// Each run compiles the command with tsx (about two seconds, more on a busy machine).
+const CLI = 'scripts/keys.mjs';
+// Each run loads the command (a fraction of a second, more on a busy machine).
 const SLOW = { timeout: 180_000 };
 
 let server: TestServer;

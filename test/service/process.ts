@@ -10,7 +10,7 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 
 export const KEY_PATTERN = /dss_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/g;
 
-/** The service as `npm start` runs it: server/main.ts, bundled (scripts/start.mjs builds it when stale). */
+/** The service as `npm start` runs it: server/main.ts, bundled (scripts/bundle.mjs builds it when stale). */
 export const SERVICE = 'scripts/start.mjs';
 
 export interface Exit {
@@ -50,7 +50,7 @@ export function runScript(script: string, args: string[], env: Record<string, st
   // Each run writes a first key to a file of its own (never to the repository's data/, shared by every test).
   const keyDir = env.FIRST_KEY_FILE ? undefined : mkdtempSync(join(tmpdir(), 'dss-first-key-'));
   const keyFile = env.FIRST_KEY_FILE ?? join(keyDir as string, 'first-api-key');
-  // Plain JavaScript (scripts/start.mjs, what npm start runs) runs without tsx, as npm runs it.
+  // Plain JavaScript (scripts/start.mjs and keys.mjs, what npm runs) runs without tsx, as npm runs it.
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const child = spawn(process.execPath, [...loader, script, ...args], {
     cwd: ROOT,

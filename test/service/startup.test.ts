@@ -1,4 +1,4 @@
-// The real entry point (server/main.ts, as npm start runs it: bundled by scripts/start.mjs) as a process: what
+// The real entry point (server/main.ts, as npm start runs it: bundled, scripts/start.mjs) as a process: what
 // it prints on start, the demo key, configuration errors, clean shutdown on SIGTERM and data surviving a restart.
 
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
@@ -99,7 +99,7 @@ describe('first start', SLOW, () => {
   });
 });
 
-describe('npm start (scripts/start.mjs)', SLOW, () => {
+describe('npm start (scripts/start.mjs, scripts/bundle.mjs)', SLOW, () => {
   const bundle = join(ROOT, '.build/server.mjs');
 
   it('runs the service from a bundle of server/, rebuilt when it is older than a source', async () => {
@@ -108,8 +108,8 @@ describe('npm start (scripts/start.mjs)', SLOW, () => {
     const database = await newDatabase();
     const { url, key, server } = await start(database);
     expect(statSync(bundle).mtimeMs).toBeGreaterThan(Date.parse('2001-01-02'));
-    const inputs = JSON.parse(readFileSync(join(ROOT, '.build/server.inputs.json'), 'utf8')) as string[];
-    expect(inputs).toEqual(expect.arrayContaining(['server/main.ts', 'server/app.ts', 'server/spec.ts']));
+    const inputs = JSON.parse(readFileSync(join(ROOT, '.build/inputs.json'), 'utf8')) as string[];
+    expect(inputs).toEqual(expect.arrayContaining(['server/main.ts', 'server/app.ts', 'server/cli/keys.ts']));
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     const { response } = await apiClient(`${url}/api/v1`, key).GET('/spaces');
     expect(response.status).toBe(200);
