@@ -1,9 +1,11 @@
 // Rate limits of /api/v1, by express-rate-limit with the IETF RateLimit fields (draft 8): a quota per API key
 // (RATE_LIMIT), and a quota of failed authentications per client address (AUTH_FAILURE_LIMIT), the guard
 // against guessing keys. Counters live in this process, or in Redis (REDIS_URL) to share them between processes.
+
+import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
+import { ipKeyGenerator, MemoryStore, type Options, rateLimit, type Store } from 'express-rate-limit';
 import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
 import { HttpProblem } from './problem.js';
@@ -60,26 +62,7 @@ export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [E
 
   const { perKey, authFailures } = settings;
   const perKeyLimiter: RequestHandler = perKey
-    ? rateLimit({
-        ...common,
-        store: store(PER_KEY_POLICY),
-        limit: perKey.limit,
-        windowMs: perKey.windowSeconds * 1000,
-        identifier: PER_KEY_POLICY,
-        keyGenerator: (_req, res) => `key:${keyId(res)}`,
-        // A 304 Not Modified is given back, as GitHub does: revalidating what a client holds costs nothing.
-        skipSuccessfulRequests: true,
-        requestWasSuccessful: (_req, res) => res.statusCode === 304,
-        handler: (req, _res, next) => {
-          next(
-            new HttpProblem(
-              429,
-              'rate-limited',
-              `This API key may send ${perKey.limit} requests per ${perKey.windowSeconds} seconds; ${retryIn(req)}.`,
-            ),
-          );
-        },
-      })
+    ? limitPerKey(perKey, store(PER_KEY_POLICY) ?? new MemoryStore(), logger)
     : (_req, _res, next) => next();
 
   if (!authFailures) return [(error, _req, _res, next) => next(error), perKeyLimiter];
@@ -113,6 +96,62 @@ export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [E
     );
   };
   return [failedAuthGuard, perKeyLimiter];
+}
+
+/**
+ * The per-key quota on every request: express-rate-limit's store (in memory, or Redis) and its draft-8 fields,
+ * without its per-request machinery (six awaits, a promise per answer, the key hashed for the policy field on
+ * every request), which cost a tenth of a show request. A 304 is given back, as GitHub does: revalidating what
+ * a client holds costs nothing. A store that fails lets the request through (see `common` above).
+ */
+function limitPerKey(quota: Quota, store: Store, logger: Logger): RequestHandler {
+  const windowMs = quota.windowSeconds * 1000;
+  store.init?.({ windowMs } as Options);
+  const policies = new Map<string, string>();
+  const policyOf = (key: string) => {
+    let policy = policies.get(key);
+    if (policy === undefined) {
+      if (policies.size >= POLICY_CACHE_SIZE) policies.clear();
+      policy = `"${PER_KEY_POLICY}"; q=${quota.limit}; w=${quota.windowSeconds}; pk=:${partitionKey(key)}:`;
+      policies.set(key, policy);
+    }
+    return policy;
+  };
+  return async (_req, res, next) => {
+    const key = `key:${keyId(res)}`;
+    let hits: { totalHits: number; resetTime?: Date | undefined };
+    try {
+      hits = await store.increment(key);
+    } catch (error) {
+      logger.debug('rate limiter', { error: String(error) });
+      return next();
+    }
+    const now = Date.now();
+    const reset = hits.resetTime
+      ? Math.max(0, Math.ceil((hits.resetTime.getTime() - now) / 1000))
+      : quota.windowSeconds;
+    res.append('RateLimit', `"${PER_KEY_POLICY}"; r=${Math.max(quota.limit - hits.totalHits, 0)}; t=${reset}`);
+    res.append('RateLimit-Policy', policyOf(key));
+    if (hits.totalHits > quota.limit) {
+      res.setHeader('Retry-After', String(reset));
+      throw new HttpProblem(
+        429,
+        'rate-limited',
+        `This API key may send ${quota.limit} requests per ${quota.windowSeconds} seconds; retry in ${reset} seconds.`,
+      );
+    }
+    res.once('finish', () => {
+      if (res.statusCode === 304) Promise.resolve(store.decrement(key)).catch(() => {});
+    });
+    next();
+  };
+}
+
+const POLICY_CACHE_SIZE = 10_000;
+
+/** The draft-8 partition key of a quota's key, as express-rate-limit writes it (pk, in RateLimit-Policy). */
+function partitionKey(key: string): string {
+  return Buffer.from(createHash('sha256').update(key).digest('hex').slice(0, 12)).toString('base64');
 }
 
 /** The 12-hex-digit public id of the key that authenticated the request (`dss_<id>_<secret>`). */

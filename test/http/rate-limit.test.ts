@@ -1,5 +1,6 @@
 // Rate limits in one process (counters in memory): the IETF RateLimit fields on every /api/v1 answer, 429 with
 // Retry-After once a key's quota is spent, the failed-authentication guard per address, and the configuration.
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '../../server/config.js';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
@@ -72,6 +73,31 @@ describe('the quota per API key', () => {
     const other = await as(bob, '/domains');
     expect(other.status).toBe(200);
     expect(policyItem(other.headers.get('ratelimit'))).toMatchObject({ r: QUOTA - 1 });
+  });
+
+  it("names the key's partition in RateLimit-Policy, the same for every answer to that key", async () => {
+    const carol = await server.account('carol');
+    const publicId = /^dss_([0-9a-f]{12})_/.exec(carol.key)?.[1] as string;
+    const hex = createHash('sha256').update(`key:${publicId}`).digest('hex').slice(0, 12);
+    const policy = `"api-key"; q=${QUOTA}; w=60; pk=:${Buffer.from(hex).toString('base64')}:`;
+    expect((await as(carol, '/domains')).headers.get('ratelimit-policy')).toBe(policy);
+    expect((await as(carol, '/spaces')).headers.get('ratelimit-policy')).toBe(policy);
+  });
+
+  it('gives back a 304: revalidating what a client holds costs none of its quota', async () => {
+    const dave = await server.account('dave');
+    const created = await as(dave, '/spaces', { method: 'POST', body: new URLSearchParams({ name: 'Kept' }) });
+    const id = ((await created.json()) as { data?: { id: number }; id?: number }).data?.id;
+    expect(id).toBeTypeOf('number');
+    const etag = created.headers.get('etag') as string;
+    const used = QUOTA - (policyItem(created.headers.get('ratelimit')).r as number);
+    for (let i = 0; i < QUOTA + 2; i++) {
+      const revalidated = await as(dave, `/spaces/${id}`, { headers: { 'If-None-Match': etag } });
+      expect(revalidated.status).toBe(304);
+    }
+    const shown = await as(dave, `/spaces/${id}`);
+    expect(shown.status).toBe(200);
+    expect(policyItem(shown.headers.get('ratelimit'))).toMatchObject({ r: QUOTA - used - 1 });
   });
 });
 
