@@ -1,6 +1,7 @@
-// Rate limits of /api/v1, by express-rate-limit with the IETF RateLimit fields (draft 8): a quota per API key
-// (RATE_LIMIT), and a quota of failed authentications per client address (AUTH_FAILURE_LIMIT), the guard
-// against guessing keys. Counters live in this process, or in Redis (REDIS_URL) to share them between processes.
+// Rate limits of /api/v1 with the IETF RateLimit fields (draft 8), counted in express-rate-limit's stores: a
+// quota per API key (RATE_LIMIT), and a quota of failed authentications per client address (AUTH_FAILURE_LIMIT),
+// the guard against guessing keys. Counters live in this process, or in Redis (REDIS_URL) to share them between
+// processes.
 
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
