@@ -12,7 +12,7 @@ export function pipeline(steps: readonly Step[]): RequestHandler {
   return (req, res, done) => {
     let index = 0;
     const next = ((error?: unknown) => {
-      // As in Express, a falsy error is none.
+      // As in Express, a falsy error is none (and a promise rejected with one fails all the same, below).
       const failed = Boolean(error);
       while (index < steps.length) {
         const at = index++;
@@ -22,7 +22,7 @@ export function pipeline(steps: readonly Step[]): RequestHandler {
             ? (steps[at] as ErrorRequestHandler)(error, req, res, next)
             : (steps[at] as RequestHandler)(req, res, next);
           if (returned instanceof Promise) {
-            returned.catch((rejection: unknown) => next(rejection ?? new Error('Rejected promise')));
+            returned.catch((rejection: unknown) => next(rejection || new Error('Rejected promise')));
           }
         } catch (thrown) {
           next(thrown);
