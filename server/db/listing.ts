@@ -1,7 +1,8 @@
 // What domains and spaces share in a list: search on the folded name, sort with id as the tie-breaker,
 // and one page of rows with the total count. Every cost here stays flat as an account grows: the total of an
-// unfiltered list is the count the triggers keep (migration 0004), a search of 3 or more characters goes
-// through the trigram index, and a cursor resumes from an index position instead of skipping rows.
+// unfiltered list is the count the triggers keep (migration 0004), a search of 3 or more characters in an
+// account of more than SCANNED_ACCOUNT_SIZE records goes through the trigram index, and a cursor resumes from an
+// index position instead of skipping rows.
 import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
 import { type Database, engineOf } from './database.js';
 import { sql } from './kysely.js';
@@ -48,6 +49,9 @@ export function containsPattern(text: string): string {
 /** Trigram indexes find substrings of at least this many characters; shorter searches scan the account. */
 export const INDEXED_SEARCH_LENGTH = 3;
 
+/** Up to this many records, an account's search reads its names instead of the trigram index. */
+export const SCANNED_ACCOUNT_SIZE = 256;
+
 /** Up to this many matches, one pass through the trigram index gives the total and the page (see listPage). */
 const FEW_MATCHES = 5_000;
 
@@ -88,7 +92,10 @@ export async function listPage(
   if (query.search === '') return rowsOf(owned, query, await counted());
 
   const phrase = trigramPhrase(db, query.search);
-  if (phrase === undefined) {
+  // A small account's names are read directly: a trigram query costs more than reading a few hundred names
+  // (on SQLite, 270 µs against 40 µs for 200 names), and the index holds every account's names.
+  const size = phrase === undefined ? 0 : await counted();
+  if (phrase === undefined || size <= SCANNED_ACCOUNT_SIZE) {
     const scan = owned.where(matching(table, query.search, undefined));
     return rowsOf(scan, query, await countOf(scan));
   }
@@ -105,7 +112,7 @@ export async function listPage(
   // Many matches are read by walking the account in the page's order and testing each name, which finds a page
   // sooner than reading every match; few through the index. The walk wins when matches² > depth × size.
   const depth = (query.after === undefined ? (query.page - 1) * query.perPage : 0) + query.perPage;
-  if (total * total > depth * (await counted())) {
+  if (total * total > depth * size) {
     return rowsOf(owned.where(matching(table, query.search, undefined)), query, total);
   }
   const among = found

@@ -1,5 +1,6 @@
 // Domains and spaces behind one shape, so that every list test runs over both resources.
 import type { components, operations } from '../../generated/api.js';
+import { foldText, SCANNED_ACCOUNT_SIZE } from '../../server/db/listing.js';
 import type { TestAccount, TestServer } from '../support/server.js';
 
 export type ListParams = NonNullable<operations['spaces_list']['parameters']['query']>;
@@ -75,3 +76,40 @@ export async function getRaw(
 }
 
 export const ids = (records: Array<{ id: number }> | undefined) => (records ?? []).map((r) => r.id);
+
+/**
+ * Adds records named `filler-<account>-<n>` (which no search of the list tests finds) straight into the database until
+ * the account holds more than SCANNED_ACCOUNT_SIZE of them, so that its searches go through the trigram index.
+ */
+export async function pastScanSize(server: TestServer, resource: ListedResource, account: TestAccount): Promise<void> {
+  const { db } = server;
+  const { id } = await db
+    .selectFrom('accounts')
+    .select('id')
+    .where('name', '=', account.name)
+    .executeTakeFirstOrThrow();
+  const held = await db
+    .selectFrom(resource.resource)
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('account_id', '=', id)
+    .executeTakeFirstOrThrow();
+  const now = new Date().toISOString();
+  const rows = Array.from({ length: SCANNED_ACCOUNT_SIZE + 1 - Number(held.n) }, (_, i) => {
+    const name = `filler-${id}-${i}`;
+    const common = { account_id: id, name, name_key: foldText(name), created_at: now, updated_at: now };
+    return resource.resource === 'spaces'
+      ? { ...common, color: 1 }
+      : { ...common, index_page: null, not_found_page: null };
+  });
+  if (rows.length === 0) return;
+  if (resource.resource === 'spaces')
+    await db
+      .insertInto('spaces')
+      .values(rows as never)
+      .execute();
+  else
+    await db
+      .insertInto('domains')
+      .values(rows as never)
+      .execute();
+}

@@ -1,9 +1,9 @@
 // Search through the trigram index (FTS5 on SQLite, pg_trgm on PostgreSQL) answers exactly what a scan
-// would: searches shorter than a trigram, text the index's query language would read as syntax, renames and
+// would (each account here holds more than SCANNED_ACCOUNT_SIZE records, past which searches use the index): searches shorter than a trigram, text the index's query language would read as syntax, renames and
 // deletes, Unicode folding, and both ways of reading the rows (few matches through the index, many by a walk).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
-import { type ListedResource, resources, storeAll } from './fixtures.js';
+import { type ListedResource, pastScanSize, resources, storeAll } from './fixtures.js';
 
 let server: TestServer;
 
@@ -43,6 +43,7 @@ describe('spaces search, what the index must not change', () => {
   beforeAll(async () => {
     account = await server.account();
     await storeAll(spaces, account, names);
+    await pastScanSize(server, spaces, account);
   });
 
   it.each([
@@ -98,6 +99,7 @@ describe.each(resources)('$resource search follows renames and deletes', (resour
   it('finds a record by its new name only, and not after it is deleted', async () => {
     const account = await server.account();
     const [kept, gone] = await storeAll(resource, account, ['tracked-alpha', 'tracked-beta']);
+    await pastScanSize(server, resource, account);
     if (resource.resource === 'spaces') {
       const renamed = await account.client.PATCH('/spaces/{id}', {
         params: { path: { id: kept?.id ?? 0 } },
@@ -114,12 +116,13 @@ describe.each(resources)('$resource search follows renames and deletes', (resour
   });
 });
 
-// With 60 records, "common" matches 30: its first page walks the account (cheaper than reading 30 matches),
-// its later pages and "rare" read the matches through the index. Every page must be the same either way.
+// With 257 records, "common" matches 60: its first page walks the account (cheaper than reading 60 matches, as
+// 60² > 10 × 257), its later pages and "rare" read the matches through the index. Every page must be the same
+// either way.
 describe.each(resources)('$resource search, few matches and many', (resource) => {
   let account: TestAccount;
   const stems = Array.from(
-    { length: 60 },
+    { length: 120 },
     (_, i) => `${i % 2 === 0 ? 'common' : 'other'}-${i}${i === 37 ? '-rare' : ''}`,
   );
   beforeAll(async () => {
@@ -127,6 +130,7 @@ describe.each(resources)('$resource search, few matches and many', (resource) =>
     // Another account's matches must not show or count.
     await storeAll(resource, await server.account(), ['common-elsewhere', 'x-rare-elsewhere']);
     await storeAll(resource, account, stems);
+    await pastScanSize(server, resource, account);
   });
 
   it.each(['rare', 'common', 'COMMON-1', 'on-'])(
