@@ -6,6 +6,7 @@
 import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
 import { type Database, engineOf } from './database.js';
 import { sql } from './kysely.js';
+import { precompiled } from './precompiled.js';
 import type { DB, ResourceTable } from './schema.js';
 
 /** Where a cursor walk resumes: the sort key of the last row it returned. */
@@ -81,15 +82,16 @@ export async function listPage(
   query: ListQuery,
 ): Promise<ListResult> {
   const owned = db.selectFrom(table).where('account_id', '=', accountId);
-  const counted = () =>
-    db
-      .selectFrom('record_counts')
-      .select('total')
-      .where('account_id', '=', accountId)
-      .where('resource', '=', table)
-      .executeTakeFirst()
-      .then((row) => Number(row?.total ?? 0));
-  if (query.search === '') return rowsOf(owned, query, await counted());
+  const compiled = compiledFor(db, table);
+  const counted = () => compiled.count(accountId).then(([row]) => Number(row?.total ?? 0));
+  if (query.search === '') {
+    const total = await counted();
+    // The most asked-for list, its first page, by a query compiled once per order.
+    if (query.after === undefined && query.page === 1) {
+      return { rows: total === 0 ? [] : await compiled.firstPage(query)(accountId, query.perPage), total };
+    }
+    return rowsOf(owned, query, total);
+  }
 
   const phrase = trigramPhrase(db, query.search);
   // A small account's names are read directly: a trigram query costs more than reading a few hundred names
@@ -124,6 +126,43 @@ export async function listPage(
 async function countOf(base: SelectQueryBuilder<DB, ResourceTable, object>): Promise<number> {
   const row = await base.select((eb) => eb.fn.countAll<number | string | bigint>().as('total')).executeTakeFirst();
   return Number(row?.total ?? 0);
+}
+
+type Row = Record<string, unknown>;
+
+/** The queries of every unfiltered list, compiled once per database and table (server/db/precompiled.ts). */
+interface CompiledLists {
+  count(accountId: number): Promise<Array<{ total: number | string | bigint }>>;
+  firstPage(query: Pick<ListQuery, 'sortBy' | 'sort'>): (accountId: number, limit: number) => Promise<Row[]>;
+}
+
+const compiledLists = new WeakMap<Database, Map<ResourceTable, CompiledLists>>();
+
+function compiledFor(db: Database, table: ResourceTable): CompiledLists {
+  let byTable = compiledLists.get(db);
+  if (!byTable) compiledLists.set(db, (byTable = new Map()));
+  let lists = byTable.get(table);
+  if (!lists) {
+    const count = precompiled(db, (accountId: number) =>
+      db.selectFrom('record_counts').select('total').where('account_id', '=', accountId).where('resource', '=', table),
+    );
+    const pages = new Map<string, (accountId: number, limit: number) => Promise<Row[]>>();
+    const firstPage = ({ sortBy, sort }: Pick<ListQuery, 'sortBy' | 'sort'>) => {
+      const key = `${sortBy} ${sort}`;
+      let page = pages.get(key);
+      if (!page) {
+        page = precompiled(db, (accountId: number, limit: number) => {
+          const owned = db.selectFrom(table).selectAll().where('account_id', '=', accountId);
+          return (sortBy === 'name' ? owned.orderBy('name_key', sort) : owned).orderBy('id', sort).limit(limit);
+        }) as (accountId: number, limit: number) => Promise<Row[]>;
+        pages.set(key, page);
+      }
+      return page;
+    };
+    lists = { count, firstPage };
+    byTable.set(table, lists);
+  }
+  return lists;
 }
 
 /** One page of `base` (the account's rows, maybe filtered), by page number or after a cursor. */
