@@ -140,7 +140,10 @@ const compiledLists = new WeakMap<Database, Map<ResourceTable, CompiledLists>>()
 
 function compiledFor(db: Database, table: ResourceTable): CompiledLists {
   let byTable = compiledLists.get(db);
-  if (!byTable) compiledLists.set(db, (byTable = new Map()));
+  if (!byTable) {
+    byTable = new Map();
+    compiledLists.set(db, byTable);
+  }
   let lists = byTable.get(table);
   if (!lists) {
     const count = precompiled(db, (accountId: number) =>
