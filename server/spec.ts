@@ -1,6 +1,6 @@
 // The bundled spec (generated/openapi.yaml, and the same document as JSON in generated/openapi.json, which
-// starts the service 0.3 s sooner than parsing the YAML), loaded once: served as-is, handed to the validator, and read
-// through the shared spec model (server/spec-model.ts) for the route table, parameter types and body
+// starts the service 0.3 s sooner than parsing the YAML), loaded once: served as-is, handed to the validator,
+// and read through the shared spec model (server/spec-model.ts) for the route table, parameter types and body
 // schemas, so that none of these is written twice.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
@@ -84,7 +84,7 @@ function allowed(methods: string[]): string[] {
 
 const BUNDLED_YAML = new URL('../generated/openapi.yaml', import.meta.url);
 const BUNDLED_JSON = new URL('../generated/openapi.json', import.meta.url);
-const loaded = new Map<string, ApiSpec>();
+let bundledSpec: ApiSpec | undefined;
 
 export class ApiSpec {
   readonly document: OpenApiDocument;
@@ -156,13 +156,12 @@ export class ApiSpec {
 
   /** The bundled spec, read once per process (it does not change while the process runs). */
   static load(): ApiSpec {
-    let spec = loaded.get(BUNDLED_JSON.href);
-    if (!spec) {
-      const document = JSON.parse(readFileSync(BUNDLED_JSON, 'utf8')) as OpenApiDocument;
-      spec = new ApiSpec(() => readFileSync(BUNDLED_YAML, 'utf8'), document, true);
-      loaded.set(BUNDLED_JSON.href, spec);
-    }
-    return spec;
+    bundledSpec ??= new ApiSpec(
+      () => readFileSync(BUNDLED_YAML, 'utf8'),
+      JSON.parse(readFileSync(BUNDLED_JSON, 'utf8')) as OpenApiDocument,
+      true,
+    );
+    return bundledSpec;
   }
 
   /** Every operation of the spec, as a route. */

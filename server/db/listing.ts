@@ -3,7 +3,7 @@
 // unfiltered list is the count the triggers keep (migration 0004), a search of 3 or more characters in an
 // account of more than SCANNED_ACCOUNT_SIZE records goes through the trigram index, and a cursor resumes from an
 // index position instead of skipping rows.
-import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { Compilable, Expression, SelectQueryBuilder, SqlBool } from 'kysely';
 import { type Database, engineOf } from './database.js';
 import { sql } from './kysely.js';
 import { precompiled } from './precompiled.js';
@@ -82,13 +82,20 @@ export async function listPage(
   query: ListQuery,
 ): Promise<ListResult> {
   const owned = db.selectFrom(table).where('account_id', '=', accountId);
-  const compiled = compiledFor(db, table);
-  const counted = () => compiled.count(accountId).then(([row]) => Number(row?.total ?? 0));
+  const counted = () =>
+    compiledOnce(db, `count ${table}`, (account) =>
+      db.selectFrom('record_counts').select('total').where('account_id', '=', account).where('resource', '=', table),
+    )(accountId, 0).then(([row]) => Number(row?.total ?? 0));
   if (query.search === '') {
     const total = await counted();
     // The most asked-for list, its first page, by a query compiled once per order.
-    if (query.after === undefined && query.page === 1) {
-      return { rows: total === 0 ? [] : await compiled.firstPage(query)(accountId, query.perPage), total };
+    if (query.after === undefined && query.page === 1 && total > 0) {
+      const { sortBy, sort } = query;
+      const firstPage = compiledOnce(db, `first page ${table} ${sortBy} ${sort}`, (account, limit) => {
+        const rows = db.selectFrom(table).selectAll().where('account_id', '=', account);
+        return (sortBy === 'name' ? rows.orderBy('name_key', sort) : rows).orderBy('id', sort).limit(limit);
+      });
+      return { rows: await firstPage(accountId, query.perPage), total };
     }
     return rowsOf(owned, query, total);
   }
@@ -129,43 +136,20 @@ async function countOf(base: SelectQueryBuilder<DB, ResourceTable, object>): Pro
 }
 
 type Row = Record<string, unknown>;
+type CompiledList = (accountId: number, limit: number) => Promise<Row[]>;
 
-/** The queries of every unfiltered list, compiled once per database and table (server/db/precompiled.ts). */
-interface CompiledLists {
-  count(accountId: number): Promise<Array<{ total: number | string | bigint }>>;
-  firstPage(query: Pick<ListQuery, 'sortBy' | 'sort'>): (accountId: number, limit: number) => Promise<Row[]>;
-}
+/** The unfiltered lists' queries, compiled once per database and shape (server/db/precompiled.ts). */
+const compiledShapes = new WeakMap<Database, Map<string, CompiledList>>();
 
-const compiledLists = new WeakMap<Database, Map<ResourceTable, CompiledLists>>();
-
-function compiledFor(db: Database, table: ResourceTable): CompiledLists {
-  let byTable = compiledLists.get(db);
-  if (!byTable) {
-    byTable = new Map();
-    compiledLists.set(db, byTable);
+function compiledOnce(db: Database, shape: string, build: (accountId: number, limit: number) => Compilable<Row>) {
+  const shapes = compiledShapes.get(db) ?? new Map<string, CompiledList>();
+  compiledShapes.set(db, shapes);
+  let run = shapes.get(shape);
+  if (!run) {
+    run = precompiled(db, build);
+    shapes.set(shape, run);
   }
-  let lists = byTable.get(table);
-  if (!lists) {
-    const count = precompiled(db, (accountId: number) =>
-      db.selectFrom('record_counts').select('total').where('account_id', '=', accountId).where('resource', '=', table),
-    );
-    const pages = new Map<string, (accountId: number, limit: number) => Promise<Row[]>>();
-    const firstPage = ({ sortBy, sort }: Pick<ListQuery, 'sortBy' | 'sort'>) => {
-      const key = `${sortBy} ${sort}`;
-      let page = pages.get(key);
-      if (!page) {
-        page = precompiled(db, (accountId: number, limit: number) => {
-          const owned = db.selectFrom(table).selectAll().where('account_id', '=', accountId);
-          return (sortBy === 'name' ? owned.orderBy('name_key', sort) : owned).orderBy('id', sort).limit(limit);
-        }) as (accountId: number, limit: number) => Promise<Row[]>;
-        pages.set(key, page);
-      }
-      return page;
-    };
-    lists = { count, firstPage };
-    byTable.set(table, lists);
-  }
-  return lists;
+  return run;
 }
 
 /** One page of `base` (the account's rows, maybe filtered), by page number or after a cursor. */

@@ -28,13 +28,13 @@ function headersFor(hstsMaxAgeSeconds: number): Record<string, string> {
   return headers;
 }
 
+/** The headers without HSTS: every answer's by default, and those written on the socket before Express sees one. */
+export const FIXED_SECURITY_HEADERS: Record<string, string> = headersFor(0);
+
 export function securityHeaders({ hstsMaxAgeSeconds = 0 } = {}): RequestHandler {
-  const headers = Object.entries(headersFor(hstsMaxAgeSeconds));
+  const headers = Object.entries(hstsMaxAgeSeconds > 0 ? headersFor(hstsMaxAgeSeconds) : FIXED_SECURITY_HEADERS);
   return (_req, res, next) => {
     for (const [name, value] of headers) res.setHeader(name, value);
     next();
   };
 }
-
-/** The same headers, for answers written on the socket before Express sees a request. */
-export const FIXED_SECURITY_HEADERS: Record<string, string> = headersFor(0);
