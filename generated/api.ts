@@ -27,7 +27,12 @@ export interface paths {
         post: operations["domains_store"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List domains, headers only (HEAD)
+         * @description `GET /domains` without the body (RFC 9110 §9.3.2): the same parameters, status and headers, so a client can
+         *     check a query or read its rate-limit fields without transferring the page.
+         */
+        head: operations["domains_list_head"];
         patch?: never;
         trace?: never;
     };
@@ -62,7 +67,12 @@ export interface paths {
          */
         delete: operations["domains_delete"];
         options?: never;
-        head?: never;
+        /**
+         * Show a domain, headers only (HEAD)
+         * @description `GET /domains/{id}` without the body (RFC 9110 §9.3.2): the same status and headers, `ETag` included, so a
+         *     client can check whether its copy is current (or whether the domain exists) without transferring it.
+         */
+        head: operations["domains_show_head"];
         /**
          * Update a domain (PATCH)
          * @description Changes the fields sent and keeps the others; a body with no fields returns the domain unchanged.
@@ -93,7 +103,12 @@ export interface paths {
         post: operations["spaces_store"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List spaces, headers only (HEAD)
+         * @description `GET /spaces` without the body (RFC 9110 §9.3.2): the same parameters, status and headers, so a client can
+         *     check a query or read its rate-limit fields without transferring the page.
+         */
+        head: operations["spaces_list_head"];
         patch?: never;
         trace?: never;
     };
@@ -128,7 +143,12 @@ export interface paths {
          */
         delete: operations["spaces_delete"];
         options?: never;
-        head?: never;
+        /**
+         * Show a space, headers only (HEAD)
+         * @description `GET /spaces/{id}` without the body (RFC 9110 §9.3.2): the same status and headers, `ETag` included, so a
+         *     client can check whether its copy is current (or whether the space exists) without transferring it.
+         */
+        head: operations["spaces_show_head"];
         /**
          * Update a space (PATCH)
          * @description Changes the fields sent and keeps the others; a body with no fields returns the space unchanged.
@@ -321,8 +341,8 @@ export interface components {
         };
         /**
          * Format: space-name
-         * @description 1–255 characters once leading and trailing white space is trimmed (the trimmed value is stored),
-         *     with no control characters; at most 1024 characters as sent.
+         * @description **1 to 255 characters** once leading and trailing white space is trimmed (the trimmed name is stored), with
+         *     no control characters. The 1024 above only bounds the value as sent, surrounding white space included.
          * @example Marketing
          */
         "space-name": string;
@@ -343,6 +363,19 @@ export interface components {
         };
     };
     responses: {
+        /** @description One page of domains. */
+        "domain-page": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["domain-collection"];
+            };
+        };
         /**
          * @description The request cannot be read: a body that does not parse (malformed JSON, a form with a bad %-escape), a
          *     query string with a bad %-escape, or more than one `Authorization` header.
@@ -420,6 +453,26 @@ export interface components {
         "internal-error": {
             headers: {
                 "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["problem"];
+            };
+        };
+        /**
+         * @description The database cannot serve this request right now: it cannot be reached (a restart, a failover), it did not
+         *     answer in time, the data is locked elsewhere, or its storage refuses writes (full, read-only, failing). Nothing
+         *     is wrong with the request: send it again after `Retry-After` seconds. Reads may still work while writes fail.
+         *     A connection lost during a write leaves its outcome unknown; a create sent with an `Idempotency-Key` is safe to
+         *     send again.
+         */
+        "service-unavailable": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                "Retry-After": components["headers"]["retry-after"];
                 RateLimit: components["headers"]["ratelimit"];
                 "RateLimit-Policy": components["headers"]["ratelimit-policy"];
                 "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
@@ -548,6 +601,19 @@ export interface components {
             };
             content?: never;
         };
+        /** @description One page of spaces. */
+        "space-page": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["space-collection"];
+            };
+        };
         /** @description A request with the same `Idempotency-Key` is still running; retry a little later to get its answer. */
         "idempotency-in-progress": {
             headers: {
@@ -635,12 +701,12 @@ export interface components {
          */
         after: string;
         /**
-         * @description Makes the create safe to retry. A unique value per intended create (a UUID is a good choice), 1–255
-         *     printable ASCII characters. The first request's status and body are saved for 24 hours; a repeat with the
-         *     same key and the same payload gets them again, with `Idempotent-Replayed: true`, and creates nothing. The
-         *     same key with another payload answers `422`; a repeat while the first is still running answers `409`. Keys
-         *     belong to the account; a request that fails validation does not use its key up.
-         * @example 2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21
+         * @description Makes the create safe to retry. A new value per intended create, 1–255 printable ASCII characters: a UUID
+         *     such as `2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21` is a good choice; never reuse one for another request. The
+         *     first request's status and body are saved for 24 hours; a repeat with the same key and the same payload gets
+         *     them again, with `Idempotent-Replayed: true`, and creates nothing. The same key with another payload answers
+         *     `422`; a repeat while the first is still running answers `409`. Keys belong to the account; a request that
+         *     fails validation does not use its key up.
          */
         "idempotency-key": string;
         /**
@@ -651,14 +717,15 @@ export interface components {
         /**
          * @description The ETags of copies you already hold (comma-separated), or `*`. When the record's current ETag is among
          *     them, the answer is `304` with no body, so a copy that is still current costs no transfer.
-         * @example "42.3"
+         *     For example `"42.3"`, the `ETag` of the copy you hold. No default: without the header the record is sent.
          */
         "if-none-match": string;
         /**
          * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
          *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
          *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
-         * @example "42.3"
+         *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
+         *     to whatever version is current.
          */
         "if-match": string;
     };
@@ -778,7 +845,8 @@ export interface components {
          */
         "www-authenticate": string;
         /**
-         * @description Seconds to wait before sending another request; the current rate-limit window ends then.
+         * @description Seconds to wait before sending the request again: after a `429`, when the current rate-limit window ends; after
+         *     a `503`, when the database is expected to serve again.
          * @example 42
          */
         "retry-after": string;
@@ -860,25 +928,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page of domains. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["request-id"];
-                    RateLimit: components["headers"]["ratelimit"];
-                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
-                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["domain-collection"];
-                };
-            };
+            200: components["responses"]["domain-page"];
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
         };
     };
     domains_store: {
@@ -886,12 +943,12 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the create safe to retry. A unique value per intended create (a UUID is a good choice), 1–255
-                 *     printable ASCII characters. The first request's status and body are saved for 24 hours; a repeat with the
-                 *     same key and the same payload gets them again, with `Idempotent-Replayed: true`, and creates nothing. The
-                 *     same key with another payload answers `422`; a repeat while the first is still running answers `409`. Keys
-                 *     belong to the account; a request that fails validation does not use its key up.
-                 * @example 2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21
+                 * @description Makes the create safe to retry. A new value per intended create, 1–255 printable ASCII characters: a UUID
+                 *     such as `2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21` is a good choice; never reuse one for another request. The
+                 *     first request's status and body are saved for 24 hours; a repeat with the same key and the same payload gets
+                 *     them again, with `Idempotent-Replayed: true`, and creates nothing. The same key with another payload answers
+                 *     `422`; a repeat while the first is still running answers `409`. Keys belong to the account; a request that
+                 *     fails validation does not use its key up.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency-key"];
             };
@@ -937,6 +994,73 @@ export interface operations {
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    domains_list_head: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
+                 *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
+                 *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
+                 * @example shop
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description The field `search` looks in.
+                 * @example name
+                 */
+                search_by?: components["parameters"]["search-by"];
+                /**
+                 * @description The field to sort by: `id` (the order of creation) or `name` (case-insensitive). Ties are broken by `id`
+                 *     in the same direction, so the order is stable across pages.
+                 * @example name
+                 */
+                sort_by?: components["parameters"]["sort-by"];
+                /**
+                 * @description Sort direction.
+                 * @example asc
+                 */
+                sort?: components["parameters"]["sort"];
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
+                 *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
+                 * @example 2
+                 */
+                page?: components["parameters"]["page"];
+                /**
+                 * @description Walk the list by cursor instead of by page number: the records that follow the position this cursor marks,
+                 *     in the order `sort_by` and `sort` give. Send it empty (`after=`) for the first page of a walk, then follow
+                 *     `links.next`, which carries the next cursor (`null` after the last record). A cursor page costs the same at
+                 *     any depth, and a walk neither repeats nor skips a record when others are created or deleted meanwhile.
+                 *     The value is opaque: take it from `links.next`, never build it. Cannot be combined with `page` (`422`), and
+                 *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
+                 *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
+                 *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
+                 * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
+                 */
+                after?: components["parameters"]["after"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["domain-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
         };
     };
     domains_show: {
@@ -946,7 +1070,7 @@ export interface operations {
                 /**
                  * @description The ETags of copies you already hold (comma-separated), or `*`. When the record's current ETag is among
                  *     them, the answer is `304` with no body, so a copy that is still current costs no transfer.
-                 * @example "42.3"
+                 *     For example `"42.3"`, the `ETag` of the copy you hold. No default: without the header the record is sent.
                  */
                 "If-None-Match"?: components["parameters"]["if-none-match"];
             };
@@ -970,6 +1094,7 @@ export interface operations {
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
         };
     };
     domains_update: {
@@ -980,7 +1105,8 @@ export interface operations {
                  * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
                  *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
                  *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
-                 * @example "42.3"
+                 *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
+                 *     to whatever version is current.
                  */
                 "If-Match"?: components["parameters"]["if-match"];
             };
@@ -1031,6 +1157,7 @@ export interface operations {
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
         };
     };
     domains_delete: {
@@ -1041,7 +1168,8 @@ export interface operations {
                  * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
                  *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
                  *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
-                 * @example "42.3"
+                 *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
+                 *     to whatever version is current.
                  */
                 "If-Match"?: components["parameters"]["if-match"];
             };
@@ -1065,6 +1193,41 @@ export interface operations {
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    domains_show_head: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETags of copies you already hold (comma-separated), or `*`. When the record's current ETag is among
+                 *     them, the answer is `304` with no body, so a copy that is still current costs no transfer.
+                 *     For example `"42.3"`, the `ETag` of the copy you hold. No default: without the header the record is sent.
+                 */
+                "If-None-Match"?: components["parameters"]["if-none-match"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
+                 * @example 42
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["domain"];
+            304: components["responses"]["not-modified"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
         };
     };
     domains_patch: {
@@ -1075,7 +1238,8 @@ export interface operations {
                  * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
                  *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
                  *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
-                 * @example "42.3"
+                 *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
+                 *     to whatever version is current.
                  */
                 "If-Match"?: components["parameters"]["if-match"];
             };
@@ -1126,6 +1290,7 @@ export interface operations {
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
         };
     };
     spaces_list: {
@@ -1184,25 +1349,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page of spaces. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["request-id"];
-                    RateLimit: components["headers"]["ratelimit"];
-                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
-                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["space-collection"];
-                };
-            };
+            200: components["responses"]["space-page"];
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
         };
     };
     spaces_store: {
@@ -1210,12 +1364,12 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the create safe to retry. A unique value per intended create (a UUID is a good choice), 1–255
-                 *     printable ASCII characters. The first request's status and body are saved for 24 hours; a repeat with the
-                 *     same key and the same payload gets them again, with `Idempotent-Replayed: true`, and creates nothing. The
-                 *     same key with another payload answers `422`; a repeat while the first is still running answers `409`. Keys
-                 *     belong to the account; a request that fails validation does not use its key up.
-                 * @example 2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21
+                 * @description Makes the create safe to retry. A new value per intended create, 1–255 printable ASCII characters: a UUID
+                 *     such as `2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21` is a good choice; never reuse one for another request. The
+                 *     first request's status and body are saved for 24 hours; a repeat with the same key and the same payload gets
+                 *     them again, with `Idempotent-Replayed: true`, and creates nothing. The same key with another payload answers
+                 *     `422`; a repeat while the first is still running answers `409`. Keys belong to the account; a request that
+                 *     fails validation does not use its key up.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency-key"];
             };
@@ -1264,6 +1418,73 @@ export interface operations {
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    spaces_list_head: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
+                 *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
+                 *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
+                 * @example shop
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description The field `search` looks in.
+                 * @example name
+                 */
+                search_by?: components["parameters"]["search-by"];
+                /**
+                 * @description The field to sort by: `id` (the order of creation) or `name` (case-insensitive). Ties are broken by `id`
+                 *     in the same direction, so the order is stable across pages.
+                 * @example name
+                 */
+                sort_by?: components["parameters"]["sort-by"];
+                /**
+                 * @description Sort direction.
+                 * @example asc
+                 */
+                sort?: components["parameters"]["sort"];
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
+                 *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
+                 * @example 2
+                 */
+                page?: components["parameters"]["page"];
+                /**
+                 * @description Walk the list by cursor instead of by page number: the records that follow the position this cursor marks,
+                 *     in the order `sort_by` and `sort` give. Send it empty (`after=`) for the first page of a walk, then follow
+                 *     `links.next`, which carries the next cursor (`null` after the last record). A cursor page costs the same at
+                 *     any depth, and a walk neither repeats nor skips a record when others are created or deleted meanwhile.
+                 *     The value is opaque: take it from `links.next`, never build it. Cannot be combined with `page` (`422`), and
+                 *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
+                 *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
+                 *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
+                 * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
+                 */
+                after?: components["parameters"]["after"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["space-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
         };
     };
     spaces_show: {
@@ -1273,7 +1494,7 @@ export interface operations {
                 /**
                  * @description The ETags of copies you already hold (comma-separated), or `*`. When the record's current ETag is among
                  *     them, the answer is `304` with no body, so a copy that is still current costs no transfer.
-                 * @example "42.3"
+                 *     For example `"42.3"`, the `ETag` of the copy you hold. No default: without the header the record is sent.
                  */
                 "If-None-Match"?: components["parameters"]["if-none-match"];
             };
@@ -1297,6 +1518,7 @@ export interface operations {
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
         };
     };
     spaces_update: {
@@ -1307,7 +1529,8 @@ export interface operations {
                  * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
                  *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
                  *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
-                 * @example "42.3"
+                 *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
+                 *     to whatever version is current.
                  */
                 "If-Match"?: components["parameters"]["if-match"];
             };
@@ -1357,6 +1580,7 @@ export interface operations {
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
         };
     };
     spaces_delete: {
@@ -1367,7 +1591,8 @@ export interface operations {
                  * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
                  *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
                  *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
-                 * @example "42.3"
+                 *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
+                 *     to whatever version is current.
                  */
                 "If-Match"?: components["parameters"]["if-match"];
             };
@@ -1391,6 +1616,41 @@ export interface operations {
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    spaces_show_head: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETags of copies you already hold (comma-separated), or `*`. When the record's current ETag is among
+                 *     them, the answer is `304` with no body, so a copy that is still current costs no transfer.
+                 *     For example `"42.3"`, the `ETag` of the copy you hold. No default: without the header the record is sent.
+                 */
+                "If-None-Match"?: components["parameters"]["if-none-match"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
+                 * @example 42
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["space"];
+            304: components["responses"]["not-modified"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
         };
     };
     spaces_patch: {
@@ -1401,7 +1661,8 @@ export interface operations {
                  * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
                  *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
                  *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
-                 * @example "42.3"
+                 *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
+                 *     to whatever version is current.
                  */
                 "If-Match"?: components["parameters"]["if-match"];
             };
@@ -1451,6 +1712,7 @@ export interface operations {
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
         };
     };
 }

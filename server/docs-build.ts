@@ -11,7 +11,8 @@ export const docsBuildRequested = () => process.env.DSS_BUILD_DOCS === '1';
 export function buildDocsInBackground(): void {
   const build = spawn(process.execPath, ['--import', 'tsx', SCRIPT, '--if-stale'], {
     cwd: fileURLToPath(new URL('..', import.meta.url)),
-    stdio: ['ignore', 'inherit', 'inherit'],
+    // Its messages go to stderr: stdout carries only the service's JSON log lines.
+    stdio: ['ignore', 2, 2],
   });
   build.on('error', () => {});
   const stop = () => {

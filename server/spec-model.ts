@@ -98,6 +98,9 @@ export function buildModel(source: string | Record<string, unknown>): SpecModel 
       const raw = item[method] as Record<string, unknown> | undefined;
       if (!raw) continue;
       methods.push(method.toUpperCase());
+      // A HEAD beside a GET documents that GET without its body (RFC 9110 §9.3.2): the GET operation serves it,
+      // so it is a method of the path but no operation of its own.
+      if (method === 'head' && item.get) continue;
       const parameters = mergeParameters(shared, (raw.parameters ?? []) as Array<Record<string, unknown>>);
       const security = ((raw.security ?? rootSecurity) as Array<Record<string, string[]>>).flatMap((requirement) =>
         Object.keys(requirement).map((name) => credentialOf(schemes[name])),

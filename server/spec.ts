@@ -47,6 +47,8 @@ export interface RouteParameter {
 export interface IntegerBounds {
   minimum?: number;
   maximum?: number;
+  /** The spec's `enum`: only these values of the range are allowed. */
+  allowed?: number[];
 }
 
 export interface Route {
@@ -210,5 +212,6 @@ function isInteger(schema: Schema): boolean {
 function boundsOf(schema: Schema): IntegerBounds {
   const flat = flatten(schema);
   const pick = (key: 'minimum' | 'maximum') => (typeof flat[key] === 'number' ? (flat[key] as number) : undefined);
-  return { minimum: pick('minimum'), maximum: pick('maximum') };
+  const allowed = Array.isArray(flat.enum) ? (flat.enum as unknown[]).filter((v) => typeof v === 'number') : [];
+  return { minimum: pick('minimum'), maximum: pick('maximum'), ...(allowed.length ? { allowed } : {}) };
 }

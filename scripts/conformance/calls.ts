@@ -59,8 +59,9 @@ export function urlOf(ctx: Context, operation: Operation, spec: RequestSpec): st
 
 export async function call(ctx: Context, operation: Operation, spec: RequestSpec = {}): Promise<Exchange> {
   const headers: Record<string, string> = {};
+  let credential: string | null | undefined;
   if (operation.security.length > 0) {
-    const credential =
+    credential =
       spec.credential !== undefined
         ? spec.credential
         : spec.account === null
@@ -77,6 +78,8 @@ export async function call(ctx: Context, operation: Operation, spec: RequestSpec
     ctx.results.requests++;
     ctx.onExchange?.(exchange, operation.id);
     checkRateLimitFields(ctx, operation, exchange);
+    const primary = credential === undefined || credential === credentialOf(operation, ctx.primary);
+    ctx.budget.observe(exchange, exchange.reply.status === 401 ? 'failed-auth' : primary ? 'primary' : 'other');
     // A deployment's rate limit is no failure of the request: wait as its Retry-After says, then send it again.
     const wait = exchange.reply.status === 429 ? retryAfterSeconds(exchange) : undefined;
     if (wait === undefined || wait > MAX_RETRY_AFTER_SECONDS || spec.noRateLimitRetry) return exchange;

@@ -1,6 +1,7 @@
 // What every phase of a run shares: the spec model, the plan, the results and the accounts.
 
 import type { Resource, SpecModel } from '../../server/spec-model.js';
+import type { Budget, Quota } from './budget.js';
 import type { Plan } from './cases.js';
 import type { Exchange, Secret } from './http.js';
 import type { RateLimitTracker } from './rate-limit-fields.js';
@@ -35,5 +36,9 @@ export interface Context {
   onExchange?: (exchange: Exchange, operation: string | undefined) => void;
   /** The RateLimit fields seen so far. */
   rateLimit: RateLimitTracker;
+  /** The budgets those fields state: the primary key's quota, the address's for failed authentication. */
+  budget: Budget;
+  /** How many generated cases ran when they were sized to the key's quota. */
+  sized?: { valid: number; invalid: number; quota: Quota };
   log(line: string): void;
 }

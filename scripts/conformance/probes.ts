@@ -47,45 +47,67 @@ function lookalike(key: string, seed: number): string {
     .replace(/[0-9]/g, () => String(next(10)));
 }
 
+/** Failed authentications kept back from the address's budget: the ones in flight, and one for a person. */
+const FAILED_AUTH_RESERVE = 2;
+
 export async function probeAuth(ctx: Context): Promise<void> {
   const { results } = ctx;
   const wrongKey = lookalike(ctx.primary.key, ctx.plan.seed);
-  await pool(ctx.model.operations, ctx.concurrency, async (operation) => {
-    if (operation.security.length === 0) return;
+  // Variant by variant across the operations, so that a small budget of failed authentications (the address's
+  // RateLimit fields say it) still gets every operation probed once before any is probed twice.
+  const probes: Array<{ operation: Operation; variant: string; credential: string | null; rank: number }> = [];
+  for (const operation of ctx.model.operations) {
+    if (operation.security.length === 0) continue;
     const unsupported = operation.security.find((s) => s.kind === 'unsupported');
     if (unsupported?.kind === 'unsupported') {
       results.skip(operation.id, 'auth_required', unsupported.why);
-      return;
+      continue;
     }
     const bearer = operation.security[0]?.kind === 'bearer';
+    // In the order they are sent when the budget cannot take them all: the commonest mistakes first.
     const variants: Array<[string, string | null]> = [
       ['missing', null],
+      ['wrong_key', credentialOf(operation, { key: wrongKey, variable: 'WRONG_KEY' })],
       ['malformed', bearer ? 'Bearer' : ''],
       ...(bearer
         ? [['other_scheme', `Basic ${Buffer.from('user:password').toString('base64')}`] as [string, string]]
         : []),
-      ['wrong_key', credentialOf(operation, { key: wrongKey, variable: 'WRONG_KEY' })],
     ];
+    variants.forEach(([variant, credential], rank) => {
+      probes.push({ operation, variant, credential, rank });
+    });
+  }
+  // A stable sort: operations stay in the spec's order within each variant.
+  probes.sort((a, b) => a.rank - b.rank);
+  await pool(probes, ctx.concurrency, async ({ operation, variant, credential }) => {
+    const skipped = limitation(ctx, 'auth_required', variant);
+    if (skipped) {
+      results.skip(operation.id, 'auth_required', skipped);
+      return;
+    }
+    const budget = ctx.budget.failedAuth;
+    if (budget && budget.remaining <= ctx.concurrency + FAILED_AUTH_RESERVE) {
+      results.skip(
+        operation.id,
+        'auth_required',
+        `${variant} credentials not sent: this address may fail authentication ${budget.limit} times per ` +
+          `${budget.windowSeconds ?? '?'} s (its "${budget.policy}" policy), and the probes keep within it`,
+      );
+      return;
+    }
     const challenge = documentedResponse(operation, 401)?.headers;
     const challengeName = Object.keys(challenge ?? {}).find((name) => name.toLowerCase() === 'www-authenticate');
     const { input, ids } = validRequestOf(ctx, operation);
-    for (const [variant, credential] of variants) {
-      const skipped = limitation(ctx, 'auth_required', variant);
-      if (skipped) {
-        results.skip(operation.id, 'auth_required', skipped);
-        continue;
-      }
-      const exchange = await call(ctx, operation, { ids, credential, ...(input ? { input } : {}) });
-      checkResponse(results, operation, exchange);
-      const { status, headers } = exchange.reply;
-      const problem =
-        status !== 401
-          ? `${variant} credentials answered ${status}, not 401`
-          : challengeName && challenge?.[challengeName]?.required && !headers['www-authenticate']
-            ? `${variant} credentials: 401 without the documented WWW-Authenticate header`
-            : undefined;
-      results.judge(operation.id, 'auth_required', problem, exchange);
-    }
+    const exchange = await call(ctx, operation, { ids, credential, ...(input ? { input } : {}) });
+    checkResponse(results, operation, exchange);
+    const { status, headers } = exchange.reply;
+    const problem =
+      status !== 401
+        ? `${variant} credentials answered ${status}, not 401`
+        : challengeName && challenge?.[challengeName]?.required && !headers['www-authenticate']
+          ? `${variant} credentials: 401 without the documented WWW-Authenticate header`
+          : undefined;
+    results.judge(operation.id, 'auth_required', problem, exchange);
   });
 }
 

@@ -20,7 +20,8 @@ const MOCK_LIMITATIONS: Record<string, string> = {
   'odd_ids:1e3': 'Prism reads the path segment "1e3" as the integer 1000',
   'odd_ids:1?x=1': 'Prism ignores query parameters the spec does not list',
   duplicate_credentials: 'a mock cannot know which keys exist: Prism accepts any well-formed bearer token',
-  head_like_get: 'Prism answers HEAD with 405: its router knows only the methods the spec lists',
+  head_like_get:
+    'Prism answers HEAD without the Content-Type its GET has (and flags its own answer as a violation of the spec)',
   rate_limit_headers:
     'a mock counts no requests: Prism sends the example RateLimit fields on some answers and none on its own errors',
 };

@@ -31,8 +31,12 @@ export const integer = (value: string | undefined) =>
 
 interface Seen {
   remaining: number;
-  /** When the window ended, as of that answer (ms). */
-  resetAt: number;
+  /**
+   * The earliest the window that answer counted in can end (ms): its request's sending time plus its `t`, less
+   * a second for `t`'s rounding. The sending time, not the arrival: on a loaded machine an answer is read long
+   * after the server wrote it, and a window end reckoned from then lies in the future after the window reset.
+   */
+  endsNoSoonerThan: number;
   /** When that answer arrived (ms). */
   arrivedAt: number;
 }
@@ -78,18 +82,19 @@ export class RateLimitTracker {
       if (reset !== undefined && window !== undefined && reset > window)
         return `RateLimit "${item.name}": t=${reset} is longer than the window w=${window}`;
       const key = `${item.name}\u0000${quota.parameters.get('pk') ?? ''}`;
-      const resetAt = now + (reset ?? window ?? 0) * 1000;
-      // Within one window the count only goes down. The yardstick is what had arrived before this request was
-      // sent (a slow upload is counted when it starts, and answers after many others); requests sent together
-      // may still be counted in another order, hence the slack.
-      const seen = this.history.get(key) ?? [];
       const sentAt = exchange.sentAt ?? now;
-      const past = seen.filter((each) => each.arrivedAt <= sentAt && now + 1000 < each.resetAt);
+      const endsNoSoonerThan = sentAt + ((reset ?? window ?? 0) - 1) * 1000;
+      // Within one window the count only goes down. The yardstick is what had arrived before this request was
+      // sent (a slow upload is counted when it starts, and answers after many others) and counted in a window
+      // that cannot have ended before this answer came (a reset gives the whole quota back, however slow the
+      // machine); requests sent together may still be counted in another order, hence the slack.
+      const seen = this.history.get(key) ?? [];
+      const past = seen.filter((each) => each.arrivedAt <= sentAt && now < each.endsNoSoonerThan);
       const floor = past.length > 0 ? Math.min(...past.map((each) => each.remaining)) : undefined;
       if (floor !== undefined && remaining > floor + this.slack) {
         return `RateLimit "${item.name}": r went up from ${floor} to ${remaining} within one window`;
       }
-      seen.push({ remaining, resetAt, arrivedAt: now });
+      seen.push({ remaining, endsNoSoonerThan, arrivedAt: now });
       if (seen.length > HISTORY) seen.shift();
       this.history.set(key, seen);
     }

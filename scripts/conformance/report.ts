@@ -10,6 +10,8 @@ export interface ReportHeader {
   cases: number;
   profile: string;
   stateless?: string;
+  /** Set when the generated cases were sized to the key's quota: what ran of them. */
+  sized?: string;
   durationMs: number;
   leftBehind: number;
   /** Table rows in this order (operations in spec order, then paths, then resources); others follow. */
@@ -82,6 +84,7 @@ export function renderReport(results: Results, header: ReportHeader, secrets: Se
     `seed ${header.seed} (rerun the same requests with --seed ${header.seed}), ${header.cases} generated cases per operation, profile ${header.profile}`,
     `${results.requests} requests in ${(header.durationMs / 1000).toFixed(1)} s`,
   ];
+  if (header.sized) out.push(header.sized);
   if (header.stateless) out.push(`stateful checks skipped: ${header.stateless}`);
   if (header.leftBehind) out.push(`WARNING: ${header.leftBehind} records the run created could not be deleted`);
   out.push('', summaryTable(results, header.subjects), '');

@@ -3,6 +3,7 @@
 import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { buildModel, loadSpecText, type SpecModel } from '../../server/spec-model.js';
+import { Budget, casesCost, casesWithin, describeQuota } from './budget.js';
 import { call } from './calls.js';
 import { type Plan, planRun } from './cases.js';
 import { checkConditionalRequests } from './conditional.js';
@@ -109,11 +110,13 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     targets: new Map(),
     ...(options.onExchange ? { onExchange: options.onExchange } : {}),
     rateLimit: new RateLimitTracker(options.concurrency ?? 4),
+    budget: new Budget(),
     log,
   };
 
   // Throws PreflightError, before anything is created, when the target cannot be tested as given.
   await preflight(ctx);
+  announceBudget(ctx, options.cases !== undefined);
   let leftBehind = 0;
   try {
     // A phase runs when one of its own checks is selected; the checks on every response (GENERIC) are
@@ -141,6 +144,13 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     await phase('absolute-form target', ['absolute_form_target'], () => probeAbsoluteForm(ctx));
     await phase('duplicate credentials', ['duplicate_credentials'], () => probeDuplicateCredentials(ctx));
     await phase('HEAD', ['head_like_get'], () => probeHead(ctx));
+    await phase('duplicates', ['duplicate_conflict'], () => checkDuplicates(ctx));
+    await phase('scenarios', ['stateful_scenario'], () => runScenarios(ctx));
+    await phase('idempotency', ['idempotent_replay', 'idempotency_key_reuse'], () => checkIdempotency(ctx));
+    await phase('conditional requests', ['not_modified', 'precondition_failed'], () => checkConditionalRequests(ctx));
+    await phase('isolation', ['account_isolation'], () => checkIsolation(ctx));
+    // Last, because their number is the one that can give: sized to what is left of the key's quota.
+    fitCasesToBudget(ctx, options.cases !== undefined);
     await phase(
       'valid cases',
       ['valid_input_accepted', 'unknown_id_not_found', 'created_readable', 'deleted_gone'],
@@ -151,11 +161,6 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       ['invalid_input_rejected', 'not_acceptable', 'body_too_large', 'failed_create_leaves_nothing'],
       () => runInvalidCases(ctx),
     );
-    await phase('duplicates', ['duplicate_conflict'], () => checkDuplicates(ctx));
-    await phase('scenarios', ['stateful_scenario'], () => runScenarios(ctx));
-    await phase('idempotency', ['idempotent_replay', 'idempotency_key_reuse'], () => checkIdempotency(ctx));
-    await phase('conditional requests', ['not_modified', 'precondition_failed'], () => checkConditionalRequests(ctx));
-    await phase('isolation', ['account_isolation'], () => checkIsolation(ctx));
   } finally {
     leftBehind = await cleanUp(ctx);
   }
@@ -178,6 +183,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       cases,
       profile: ctx.profile,
       ...(ctx.stateless ? { stateless: ctx.stateless } : {}),
+      ...(ctx.sized
+        ? {
+            sized: `generated cases sized to the key's quota (${ctx.sized.quota.limit} per ${ctx.sized.quota.windowSeconds ?? '?'} s): ${ctx.sized.valid} valid and ${ctx.sized.invalid} invalid ran; a larger quota runs them all`,
+          }
+        : {}),
       durationMs,
       leftBehind,
       subjects: [...model.operations.map((op) => op.id), ...model.paths.keys(), ...model.resources.map((r) => r.name)],
@@ -194,4 +204,52 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     leftBehind,
     secrets,
   };
+}
+
+/** Requests kept back from the budget: the answers in flight when it was read, and a margin for the estimate. */
+const reserve = (ctx: Context, remaining: number) => 2 * ctx.concurrency + 10 + Math.ceil(remaining / 10);
+
+/** Before any check: what the key's quota allows, and what the run will do about it. */
+function announceBudget(ctx: Context, casesGiven: boolean): void {
+  const quota = ctx.budget.primary;
+  if (!quota) return;
+  const cases = casesCost(ctx.model, ctx.plan);
+  ctx.log(`quota of the key: ${describeQuota(quota)}`);
+  ctx.log(
+    casesGiven
+      ? `the generated cases need about ${cases} requests, besides a few hundred for the other checks`
+      : `the generated cases (about ${cases} requests) will be sized to what is left of it after the other checks; --cases <n> fixes their number`,
+  );
+}
+
+/**
+ * Once the other checks ran: the generated cases get what is left of the key's quota (less what the cleanup
+ * needs), unless --cases was given. Then the run says how long the waits for the quota will take instead.
+ */
+function fitCasesToBudget(ctx: Context, casesGiven: boolean): void {
+  const quota = ctx.budget.primary;
+  if (!quota) return;
+  const available = quota.remaining - ctx.created.length - reserve(ctx, quota.remaining);
+  const needed = casesCost(ctx.model, ctx.plan);
+  if (needed <= available) return;
+  if (casesGiven) {
+    const windows = Math.ceil((needed - Math.max(available, 0)) / quota.limit);
+    const seconds = (quota.resetSeconds ?? 0) + (windows - 1) * (quota.windowSeconds ?? 0);
+    ctx.log(
+      `the generated cases need about ${needed} requests and the key has ${Math.max(available, 0)} left in this ` +
+        `window: the run waits for the quota about ${windows} time(s), some ${seconds} s (leave out --cases to size ` +
+        'them to the quota, or give the key a larger one)',
+    );
+    return;
+  }
+  const fitted = casesWithin(ctx.model, ctx.plan, Math.max(available, 0));
+  if (!fitted) return;
+  ctx.log(
+    `sized to the quota: ${fitted.valid.length} of ${ctx.plan.valid.length} valid and ${fitted.invalid.length} of ` +
+      `${ctx.plan.invalid.length} invalid cases (${quota.remaining} requests left of ${quota.limit} per ` +
+      `${quota.windowSeconds ?? '?'} s); a larger quota, or --cases <n> with waits for it, runs more`,
+  );
+  ctx.plan.valid = fitted.valid;
+  ctx.plan.invalid = fitted.invalid;
+  ctx.sized = { valid: fitted.valid.length, invalid: fitted.invalid.length, quota };
 }

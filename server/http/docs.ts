@@ -1,72 +1,105 @@
-// GET /docs: the API reference page that `npm run docs` builds from the spec (scripts/docs.ts), showing the
-// origin it is served from, gzipped for clients that accept it, revalidated by ETag, under a
-// Content-Security-Policy that keeps the page on its origin.
+// GET /docs: the API reference page that `npm run docs` builds from the spec (scripts/docs.ts). The page names
+// no origin (its script takes the browser's), so it is read, gzipped and hashed once per build, and every
+// request gets the same bytes whatever its Host: revalidated by ETag, under a Content-Security-Policy that keeps
+// the page, and the requests its console sends, on this origin.
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { RequestHandler } from 'express';
+import type { ApiSpec } from '../spec.js';
 import { HttpProblem } from './problem.js';
-import { forOrigin, requestOrigin, varyByOrigin } from './served-origin.js';
 
 const gzipAsync = promisify(gzip);
-/** Pages kept ready per origin: a deployment is reached under a few names (localhost, its public host). */
-const ORIGINS_KEPT = 8;
 
 /** Where `npm run docs` writes the page (gitignored). */
 export const DOCS_PAGE = fileURLToPath(new URL('../../.docs/index.html', import.meta.url));
 
 /**
- * Nothing may be loaded from, sent to or framed by another origin. Redoc needs its inline script and styles,
- * workers and images from blob: URLs (search, downloads) and data: URLs (icons, fonts).
+ * Nothing may be loaded from, sent to or framed by another origin. Scripts run only when they are the page's
+ * own (each inline script by its hash); styles need 'unsafe-inline' (the reference sets style attributes),
+ * images and fonts data: and blob: URLs (icons, the spec's download), and the console talks to this origin only.
  */
-export const DOCS_CSP = [
-  "default-src 'none'",
-  "script-src 'self' 'unsafe-inline'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "worker-src 'self' blob:",
-  "manifest-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function docsCsp(scriptHashes: string[]): string {
+  return [
+    "default-src 'none'",
+    `script-src ${scriptHashes.map((hash) => `'sha256-${hash}'`).join(' ') || "'none'"}`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "worker-src 'self' blob:",
+    "manifest-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
-/** The page for one origin, gzipped once (it is megabytes of inlined Redoc), and its ETag for revalidation. */
+/** The SHA-256 (base64) of each inline script that runs: every <script> but JSON data blocks. */
+export function inlineScriptHashes(html: string): string[] {
+  const hashes: string[] = [];
+  for (const match of html.matchAll(/<script(\s[^>]*)?>([\s\S]*?)<\/script>/gi)) {
+    if (/\btype="application\/json"/i.test(match[1] ?? '') || /\bsrc=/i.test(match[1] ?? '')) continue;
+    hashes.push(
+      createHash('sha256')
+        .update(match[2] ?? '')
+        .digest('base64'),
+    );
+  }
+  return hashes;
+}
+
+/** The page, gzipped once (it is megabytes of inlined script), its ETag and its CSP. */
 interface Served {
   html: Buffer;
   gzipped: Buffer;
   etag: string;
+  csp: string;
 }
 
-export function docsPage(file = DOCS_PAGE, basePath = '/api/v1'): RequestHandler {
-  let built: { version: string; text: string; byOrigin: Map<string, Promise<Served>> } | undefined;
-  const load = async (origin: string | undefined): Promise<Served> => {
+export interface DocsOptions {
+  /** A key the console fills in (npm run sandbox takes any well-formed key). */
+  sandboxKey?: string;
+}
+
+const EMPTY_CONFIG = '<script type="application/json" id="dss-docs-config">{"sandboxKey":null}</script>';
+
+async function prepare(text: string, { sandboxKey }: DocsOptions): Promise<Served> {
+  const page = sandboxKey
+    ? text.replace(
+        EMPTY_CONFIG,
+        `<script type="application/json" id="dss-docs-config">${JSON.stringify({ sandboxKey }).replaceAll('<', '\\u003c')}</script>`,
+      )
+    : text;
+  const html = Buffer.from(page);
+  const etag = `"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`;
+  // Off the event loop, once per build.
+  return { html, gzipped: await gzipAsync(html), etag, csp: docsCsp(inlineScriptHashes(page)) };
+}
+
+export function docsPage(file = DOCS_PAGE, options: DocsOptions = {}): RequestHandler {
+  // The promise is kept, so concurrent first requests share one read and one compression.
+  let built: { version: string; served: Promise<Served> } | undefined;
+  const load = async (): Promise<Served> => {
     // Checked on every request (a stat): a rebuilt page shows without a restart.
     const { mtimeMs, size } = await stat(file);
     const version = `${mtimeMs}:${size}`;
-    if (built?.version !== version) built = { version, text: await readFile(file, 'utf8'), byOrigin: new Map() };
-    const key = origin ?? '';
-    let served = built.byOrigin.get(key);
-    if (!served) {
-      const html = Buffer.from(forOrigin(built.text, origin, basePath));
-      const etag = `"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`;
-      // Off the event loop; the promise is kept, so concurrent first requests share one compression.
-      served = gzipAsync(html).then((gzipped) => ({ html, gzipped, etag }));
-      built.byOrigin.set(key, served);
-      const oldest = built.byOrigin.keys().next().value;
-      if (built.byOrigin.size > ORIGINS_KEPT && oldest !== undefined) built.byOrigin.delete(oldest);
+    if (built?.version !== version) {
+      const served = readFile(file, 'utf8').then((text) => prepare(text, options));
+      built = { version, served };
+      served.catch(() => {
+        if (built?.served === served) built = undefined;
+      });
     }
-    return served;
+    return built.served;
   };
 
   return async (req, res) => {
     let page: Served;
     try {
-      page = await load(requestOrigin(req));
+      page = await load();
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       throw new HttpProblem(
@@ -75,21 +108,16 @@ export function docsPage(file = DOCS_PAGE, basePath = '/api/v1'): RequestHandler
         'The API docs have not been built on this server: run `npm run docs` (npm start does it when it can).',
       );
     }
-    varyByOrigin(req, res);
     res.vary('Accept-Encoding');
     res.set({
-      'Content-Security-Policy': DOCS_CSP,
+      'Content-Security-Policy': page.csp,
       'Cache-Control': 'no-cache',
       ETag: page.etag,
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'no-referrer',
     });
-    if (
-      req
-        .get('if-none-match')
-        ?.split(/\s*,\s*/)
-        .includes(page.etag)
-    ) {
+    const held = req.get('if-none-match')?.split(',') ?? [];
+    if (held.some((tag) => tag.trim() === page.etag)) {
       res.status(304).end();
       return;
     }
@@ -99,6 +127,22 @@ export function docsPage(file = DOCS_PAGE, basePath = '/api/v1'): RequestHandler
     } else {
       res.send(page.html);
     }
+  };
+}
+
+/**
+ * GET /: a pointer to the docs. Browsers follow the redirect; a client that does not still reads where the
+ * reference, the spec and the API are.
+ */
+export function apiIndex(spec: ApiSpec): RequestHandler {
+  const body = JSON.stringify({
+    message: 'This is the domain-space-service API. Its reference is at /docs.',
+    docs: '/docs',
+    openapi: ['/openapi.json', '/openapi.yaml'],
+    api: spec.basePath,
+  });
+  return (_req, res) => {
+    res.status(302).location('/docs').type('application/json').send(body);
   };
 }
 

@@ -1,6 +1,8 @@
 // The one error handler: it writes the problem each step raised (as application/problem+json with the
-// request id); anything else thrown is a server error, which says nothing of internals and is logged in full.
+// request id); a fault of the database is a 503 with Retry-After; anything else thrown is a server error, which
+// says nothing of internals and is logged in full.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { DatabaseUnavailable, FAULTS } from '../db/faults.js';
 import type { Logger } from '../logger.js';
 import type { ApiSpec } from '../spec.js';
 import { pathHint } from './path-hints.js';
@@ -19,12 +21,19 @@ const INTERNAL_BODY = (requestId: string) => ({
 export function problemHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, next) => {
     const ctx = context(res);
-    const problem = error instanceof HttpProblem ? error : new HttpProblem(500, 'internal', INTERNAL_DETAIL);
-    if (problem.status >= 500) {
+    const where = { request_id: ctx.requestId, method: req.method, path: req.path };
+    const problem =
+      error instanceof HttpProblem
+        ? error
+        : error instanceof DatabaseUnavailable
+          ? unavailable(error)
+          : new HttpProblem(500, 'internal', INTERNAL_DETAIL);
+    if (error instanceof DatabaseUnavailable) {
+      // The dependency's fault, not ours: the client may retry; the log says what the database said.
+      logger.warn('request failed: database unavailable', { ...where, kind: error.kind, error: error.message });
+    } else if (!(error instanceof HttpProblem) || problem.status === 500) {
       logger.error('request failed', {
-        request_id: ctx.requestId,
-        method: req.method,
-        path: req.path,
+        ...where,
         error: error instanceof Error ? (error.stack ?? error.message) : String(error),
         // The response validator's findings (tests check every response against the spec).
         details: (error as { errors?: unknown } | null)?.errors,
@@ -43,6 +52,11 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
         .send(JSON.stringify(INTERNAL_BODY(ctx.requestId)));
     }
   };
+}
+
+/** The 503 for a fault of the database: its kind is the problem's type, Retry-After says when to try again. */
+export function unavailable({ kind, retryAfterSeconds }: DatabaseUnavailable): HttpProblem {
+  return new HttpProblem(503, kind, FAULTS[kind].detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 }
 
 export function notFoundOutsideApi(spec: ApiSpec): RequestHandler {

@@ -1,6 +1,7 @@
 // Integers sent as text (path ids, page numbers, form fields): their one accepted spelling and their range,
 // judged on the text before anything turns them into numbers.
 import type { IntegerBounds } from '../spec.js';
+import { integerRuleMessage, NOT_PLAIN_INTEGER } from './field-messages.js';
 
 /** An integer as text in its one plain spelling: decimal digits, an optional minus, no leading zeros. */
 const PLAIN_INTEGER = /^-?(0|[1-9][0-9]*)$/;
@@ -9,15 +10,19 @@ const PLAIN_INTEGER = /^-?(0|[1-9][0-9]*)$/;
  * Why an integer written in plain decimal is outside its schema's range, compared as text (BigInt), never
  * as a number: 400 nines would become Infinity, and 2^53 + 1 would round to a neighbour.
  */
-function outOfRange(text: string, { minimum, maximum }: IntegerBounds): string | undefined {
+function outOfRange(text: string, bounds: IntegerBounds): string | undefined {
   const value = BigInt(text);
-  if (maximum !== undefined && value > BigInt(maximum)) return `must be <= ${maximum}`;
-  if (minimum !== undefined && value < BigInt(minimum)) return `must be >= ${minimum}`;
+  const { minimum, maximum, allowed } = bounds;
   // A schema without a maximum still cannot take what a number cannot hold exactly.
-  if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
-    return `must be between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}`;
-  }
-  return undefined;
+  const tooLarge = value > BigInt(maximum ?? Number.MAX_SAFE_INTEGER) || value > BigInt(Number.MAX_SAFE_INTEGER);
+  const tooSmall = value < BigInt(minimum ?? Number.MIN_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER);
+  const listed = !allowed || allowed.some((each) => BigInt(each) === value);
+  if (!tooLarge && !tooSmall && listed) return undefined;
+  return integerRuleMessage({
+    minimum: minimum ?? Number.MIN_SAFE_INTEGER,
+    maximum: maximum ?? Number.MAX_SAFE_INTEGER,
+    ...(allowed ? { allowed } : {}),
+  });
 }
 
 /**
@@ -25,7 +30,7 @@ function outOfRange(text: string, { minimum, maximum }: IntegerBounds): string |
  * "+1", "01", "1.0" and " 1"; an id or a page number has one spelling.
  */
 export function integerParameterProblem(text: string, bounds: IntegerBounds): string | undefined {
-  return PLAIN_INTEGER.test(text) ? outOfRange(text, bounds) : 'must be an integer written in plain decimal digits';
+  return PLAIN_INTEGER.test(text) ? outOfRange(text, bounds) : NOT_PLAIN_INTEGER;
 }
 
 /**

@@ -8,7 +8,8 @@ import type { Route } from '../spec.js';
 import { context } from './request-context.js';
 import { sentQuery } from './request-validation.js';
 
-export type OperationId = keyof operations;
+/** The operations that have handlers: a `*_head` operation is its GET served without the body (spec-model.ts). */
+export type OperationId = Exclude<keyof operations, `${string}_head`>;
 type Responses<K extends OperationId> = operations[K]['responses'];
 type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 204 | 304>;
 

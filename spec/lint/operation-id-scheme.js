@@ -1,10 +1,11 @@
 // Redocly rule: an operationId is `<resource>_<verb>`, where the resource is the path's first segment and
 // the verb is fixed by the method and by whether the path addresses one record (`/{id}`) or the collection.
-// PUT is `update` and PATCH is `patch`, so the two update operations stay distinct.
+// PUT is `update` and PATCH is `patch`, so the two update operations stay distinct; HEAD is its GET's verb
+// with `_head`.
 
 const VERBS = {
-  collection: { get: 'list', post: 'store' },
-  record: { get: 'show', put: 'update', patch: 'patch', delete: 'delete' },
+  collection: { get: 'list', head: 'list_head', post: 'store' },
+  record: { get: 'show', head: 'show_head', put: 'update', patch: 'patch', delete: 'delete' },
 };
 
 export default function OperationIdScheme() {

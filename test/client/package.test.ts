@@ -1,6 +1,7 @@
 // The packed client as a consumer gets it: `npm pack` in client/, `npm install <tarball>` into an empty project
 // outside the repository (from the npm registry), a consumer program type-checked under strict without Node
-// types, then compiled and run against a real server. Needs the npm registry (or a warm npm cache).
+// types, then compiled and run against a real server, as an ES module and from CommonJS (`require`). CI runs it
+// on Node.js 20 and on 24. Needs the npm registry (or a warm npm cache).
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,12 +48,19 @@ describe('the tarball', () => {
     const paths = packed.files.map((file) => file.path).sort();
     expect(paths).toContain('package.json');
     expect(paths).toContain('README.md');
+    expect(paths).toContain('LICENSE');
     expect(paths).toContain('dist/client/src/index.js');
     expect(paths).toContain('dist/client/src/index.d.ts');
+    // The CommonJS twin, marked as such for Node and TypeScript.
+    expect(paths).toContain('dist/cjs/client/src/index.js');
+    expect(paths).toContain('dist/cjs/client/src/index.d.ts');
+    expect(paths).toContain('dist/cjs/package.json');
     // The generated contract types travel inside the package.
     expect(paths).toContain('dist/generated/api.d.ts');
     const stray = paths.filter(
-      (path) => !['package.json', 'README.md'].includes(path) && !/^dist\/.*(\.js|\.d\.ts)$/.test(path),
+      (path) =>
+        !['package.json', 'README.md', 'LICENSE', 'dist/cjs/package.json'].includes(path) &&
+        !/^dist\/.*(\.js|\.d\.ts)$/.test(path),
     );
     expect(stray).toEqual([]);
   });
@@ -67,12 +75,20 @@ describe('the tarball', () => {
     expect(manifest.peerDependencies).toBeUndefined();
   });
 
+  test('is MIT licensed, with the license text inside', () => {
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules/domain-space-client/package.json'), 'utf8'));
+    expect(manifest.license).toBe('MIT');
+    const license = readFileSync(join(project, 'node_modules/domain-space-client/LICENSE'), 'utf8');
+    expect(license).toMatch(/^MIT License\n/);
+    expect(license).toBe(readFileSync(join(root, 'LICENSE'), 'utf8'));
+  });
+
   test('its modules never reach outside the package', () => {
     const modules = packed.files.map((file) => file.path).filter((path) => /\.(js|d\.ts)$/.test(path));
     expect(modules.length).toBeGreaterThan(0);
     for (const path of modules) {
       const text = readFileSync(join(project, 'node_modules/domain-space-client', path), 'utf8');
-      const specifiers = [...text.matchAll(/from '([^']+)'/g)].map((m) => m[1] ?? '');
+      const specifiers = [...text.matchAll(/from '([^']+)'|require\("([^"]+)"\)/g)].map((m) => m[1] ?? m[2] ?? '');
       for (const specifier of specifiers) {
         if (!specifier.startsWith('.')) {
           expect(['openapi-fetch']).toContain(specifier);
@@ -108,23 +124,27 @@ describe('a consumer project', () => {
   test.each([
     ['nodenext', { module: 'NodeNext', moduleResolution: 'NodeNext', noEmit: true }],
     ['bundler', { module: 'ESNext', moduleResolution: 'Bundler', noEmit: true }],
-  ])('type-checks under strict with moduleResolution %s', async (name, resolution) => {
-    const config = `tsconfig.${name}.json`;
-    writeFileSync(
-      join(project, config),
-      JSON.stringify({ compilerOptions: { ...compilerOptions, ...resolution }, files: ['consumer.ts'] }),
-    );
-    // The exit code too: a tsc that cannot start at all prints nothing either.
-    const result = await run(tsc, ['-p', config], { cwd: project, timeout: 60_000 }).then(
-      ({ stdout, stderr }) => ({ code: 0 as unknown, output: `${stdout}${stderr}` }),
-      (error) => ({
-        code: error.code as unknown,
-        output: `${error.stdout ?? ''}${error.stderr ?? ''}${error.message}`,
-      }),
-    );
-    expect(result.output).toBe('');
-    expect(result.code).toBe(0);
-  });
+  ])(
+    'type-checks under strict with moduleResolution %s',
+    async (name, resolution) => {
+      const config = `tsconfig.${name}.json`;
+      writeFileSync(
+        join(project, config),
+        JSON.stringify({ compilerOptions: { ...compilerOptions, ...resolution }, files: ['consumer.ts'] }),
+      );
+      // The exit code too: a tsc that cannot start at all prints nothing either.
+      const result = await run(tsc, ['-p', config], { cwd: project, timeout: 60_000 }).then(
+        ({ stdout, stderr }) => ({ code: 0 as unknown, output: `${stdout}${stderr}` }),
+        (error) => ({
+          code: error.code as unknown,
+          output: `${error.stdout ?? ''}${error.stderr ?? ''}${error.message}`,
+        }),
+      );
+      expect(result.output).toBe('');
+      expect(result.code).toBe(0);
+    },
+    90_000,
+  );
 
   test('runs against the server: lists, creates, updates and deletes domains and spaces', async () => {
     mkdirSync(join(project, 'out'), { recursive: true });
@@ -161,5 +181,76 @@ describe('a consumer project', () => {
       'deleted domain #1: get answers 404',
       'spaces left: 0',
     ]);
-  });
+  }, 90_000);
+
+  test('type-checks a CommonJS module (.cts) that imports the client', async () => {
+    writeFileSync(join(project, 'consumer-cjs.cts'), CJS_TYPED_CONSUMER);
+    writeFileSync(
+      join(project, 'tsconfig.cjs.json'),
+      JSON.stringify({
+        compilerOptions: { ...compilerOptions, module: 'NodeNext', moduleResolution: 'NodeNext', noEmit: true },
+        files: ['consumer-cjs.cts'],
+      }),
+    );
+    const result = await run(tsc, ['-p', 'tsconfig.cjs.json'], { cwd: project, timeout: 60_000 }).then(
+      ({ stdout, stderr }) => `${stdout}${stderr}`,
+      (error) => `${error.stdout ?? ''}${error.stderr ?? ''}${error.message}`,
+    );
+    expect(result).toBe('');
+  }, 90_000);
+
+  test('runs from CommonJS: require() gets the same client, and it works against the server', async () => {
+    writeFileSync(join(project, 'consumer.cjs'), CJS_CONSUMER);
+    const { key } = await server.account('consumer-cjs');
+    const { stdout } = await run('node', ['consumer.cjs'], {
+      cwd: project,
+      timeout: 60_000,
+      env: { ...process.env, DSS_API_URL: server.apiUrl, DSS_API_KEY: key },
+    });
+    expect(stdout.trimEnd().split('\n')).toEqual([
+      'require: createClient function, ApiError function, VERSION 0.1.0',
+      'created space Required color=4',
+      'listed 1 space(s)',
+      'caught ApiError 404 (request id: yes)',
+    ]);
+  }, 60_000);
 });
+
+/** A CommonJS program, as a project without "type": "module" has it. */
+const CJS_CONSUMER = `'use strict';
+const { ApiError, createClient, VERSION } = require('domain-space-client');
+
+console.log(\`require: createClient \${typeof createClient}, ApiError \${typeof ApiError}, VERSION \${VERSION}\`);
+const api = createClient({ baseUrl: process.env.DSS_API_URL, apiKey: process.env.DSS_API_KEY });
+
+(async () => {
+  const space = await api.spaces.create({ name: 'Required', color: 4 });
+  console.log(\`created space \${space.name} color=\${space.color}\`);
+  const page = await api.spaces.list();
+  console.log(\`listed \${page.meta.total} space(s)\`);
+  try {
+    await api.spaces.get(space.id + 1000);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    console.log(\`caught ApiError \${error.status} (request id: \${error.requestId ? 'yes' : 'no'})\`);
+  }
+})().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});
+`;
+
+/** The same in TypeScript compiled as CommonJS (.cts), type-checked only. */
+const CJS_TYPED_CONSUMER = `import { ApiError, createClient, type Space } from 'domain-space-client';
+
+declare const process: { env: Record<string, string | undefined> };
+const api = createClient({ baseUrl: process.env.DSS_API_URL ?? '', apiKey: process.env.DSS_API_KEY ?? '' });
+export async function main(): Promise<Space> {
+  try {
+    return await api.spaces.create({ name: 'Typed', color: 2 });
+  } catch (error) {
+    if (error instanceof ApiError) console.log(error.status, error.errors);
+    throw error;
+  }
+}
+`;

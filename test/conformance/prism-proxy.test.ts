@@ -80,6 +80,26 @@ describe('prism proxy --errors in front of our server', () => {
   }, 120_000);
 });
 
+describe('prism proxy and HEAD', () => {
+  it('forwards HEAD, which the spec declares beside each GET, instead of answering 405', async () => {
+    const prism = await startPrism({ mode: 'proxy', upstream: server.apiUrl });
+    try {
+      const response = await fetch(`${prism.url}/spaces`, {
+        method: 'HEAD',
+        headers: { Authorization: `Bearer ${first.key}` },
+      });
+      expect(response.status).not.toBe(405);
+      await expect.poll(() => prism.output()).toMatch(/Forwarding "head" request/);
+      expect(prism.output()).toMatch(/The upstream call to \/spaces has returned 200/);
+      // Prism 5.14's proxy then reads the upstream answer's body by its Content-Type (parseResponseBody), and a
+      // HEAD answer has none: it answers 500 "invalid json response body" itself. A limit of Prism's proxy,
+      // which is why head_like_get is not among the checks sent through it above.
+    } finally {
+      await prism.close();
+    }
+  }, 60_000);
+});
+
 describe('prism proxy --errors in front of a broken server', () => {
   let broken: BrokenServer;
   beforeAll(async () => {

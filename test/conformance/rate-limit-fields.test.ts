@@ -10,6 +10,8 @@ const answer = (headers: Record<string, string>): Exchange => ({
   reply: { status: 200, headers, text: '' },
 });
 const fields = (state: string, policy = POLICY) => answer({ ratelimit: state, 'ratelimit-policy': policy });
+/** An answer to a request sent at `sentAt` (ms). */
+const sent = (sentAt: number, state: string): Exchange => ({ ...fields(state), sentAt });
 
 describe('one answer', () => {
   it.each([
@@ -36,6 +38,17 @@ describe('answers in a row', () => {
       'RateLimit "api-key": r went up from 8 to 9 within one window',
     );
     expect(tracker.observe('op', fields('"api-key"; r=9; t=60'), 2_500)).toBeUndefined();
+  });
+
+  it('knows a window reset from the count going up however late the answers were read (a loaded machine)', () => {
+    const tracker = new RateLimitTracker(0);
+    // Sent at 0 with 2 s of the window left, but read only at 3 s; the next request, sent after the window
+    // ended, gets the whole quota back. Reckoned from when the answer was read, the window would end at 5 s.
+    expect(tracker.observe('op', sent(0, '"api-key"; r=2; t=2'), 3_000)).toBeUndefined();
+    expect(tracker.observe('op', sent(3_100, '"api-key"; r=9; t=60'), 3_200)).toBeUndefined();
+    // Within that new window, going up is still caught.
+    expect(tracker.observe('op', sent(3_300, '"api-key"; r=7; t=60'), 3_400)).toBeUndefined();
+    expect(tracker.observe('op', sent(3_500, '"api-key"; r=9; t=60'), 3_600)).toMatch(/went up from 7 to 9/);
   });
 
   it('allows answers in flight together to arrive out of order, by the concurrency', () => {

@@ -1,41 +1,61 @@
-// The docs build's own guards, without running Redocly: what it strips or refuses so that the page never
-// leaves its origin, and how npm start's docs build tells a stale page from a fresh one.
+// The docs build without a browser: the page it renders keeps everything on its origin and carries its
+// scripts and the spec so that no text in them can break out of their elements; and how npm start's docs build
+// tells a stale page from a fresh one.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { docsAreFresh, docsSourceHash, keepOnOrigin } from '../../scripts/docs.js';
+import { docsAreFresh, docsSourceHash, inlineScript, renderDocsPage, scriptJson } from '../../scripts/docs.js';
+import { inlineScriptHashes } from '../../server/http/docs.js';
+import { spec } from '../support/contract.js';
 
-const LOGO = 'https://cdn.redoc.ly/redoc/logo-mini-full.svg';
-const LOGO_MINI = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
-/** The parts of a Redoc page the guards look at: the badge's logo URLs and the telemetry option. */
-const page = (extra = '', options = '{"disableTelemetry":true}') =>
-  `<html><head>${extra}</head><body><script type="module">const logos = [\`${LOGO}\`, \`${LOGO_MINI}\`];
-  const __redoc_options = ${options};</script></body></html>`;
+describe('renderDocsPage', () => {
+  const page = renderDocsPage(spec.document as Record<string, unknown>, '0'.repeat(64));
+  const markup = page.replace(/<script[^>]*>[\s\S]*?<\/script>/g, '<script></script>');
 
-describe('keepOnOrigin', () => {
-  it('inlines the logos Redoc would load from its CDN', () => {
-    const kept = keepOnOrigin(page());
-    expect(kept).not.toContain('cdn.redoc.ly');
-    expect(kept.match(/data:image\/svg\+xml,/g)).toHaveLength(2);
+  it('loads nothing from another origin: no src, href or url() in its own markup that leaves it', () => {
+    expect(markup).not.toMatch(/\s(src|href)="(?:[a-z]+:)?\/\//i);
+    expect(markup).not.toMatch(/<script[^>]*\ssrc=/);
+    expect(markup).not.toMatch(/url\(/);
+    expect(page).toContain('<link rel="icon" href="data:," />');
   });
 
+  it('names no origin: the page is the same for every host', () => {
+    expect(markup).not.toMatch(/https?:\/\//);
+    expect(page).toContain('"servers":[{"url":"/api/v1"');
+  });
+
+  it('carries the spec as JSON that reads back as the spec', () => {
+    const json = /<script type="application\/json" id="dss-spec">([\s\S]*?)<\/script>/.exec(page)?.[1] ?? '';
+    expect(JSON.parse(json)).toEqual(spec.document);
+  });
+
+  it("runs two scripts (Scalar's bundle and the page's start), and turns off Scalar's fonts and telemetry", () => {
+    expect(inlineScriptHashes(page)).toHaveLength(2);
+    expect(page).toContain('withDefaultFonts: false');
+    expect(page).toContain('telemetry: false');
+  });
+});
+
+describe('text inside script elements', () => {
   it.each([
-    ['a script from another origin', '<script src="https://cdn.example/redoc.js"></script>'],
-    ['a protocol-relative image', '<img src="//cdn.example/logo.png">'],
-    ['a web font stylesheet', '<link rel="stylesheet" href="https://fonts.googleapis.com/css?family=Roboto">'],
-    ['a preload from a CDN', '<link rel="modulepreload" href="https://cdn.redocly.com/redoc/v3/redoc.js">'],
-    ['a stylesheet import', '<style>@import url("https://fonts.googleapis.com/css2?family=Inter");</style>'],
-  ])('refuses a page with %s', (_what, extra) => {
-    expect(() => keepOnOrigin(page(extra))).toThrow(/off its origin/);
+    ['a closing tag', '</script><img src=x>', '<\\/script><img src=x>'],
+    ['an upper-case closing tag', '"</SCRIPT>"', '"<\\/SCRIPT>"'],
+    ['a comment opener', "'<!--'", "'<\\!--'"],
+  ])('escapes %s in a script', (_what, source, expected) => {
+    expect(inlineScript(source)).toBe(expected);
   });
 
-  it('refuses a page with Redoc telemetry on', () => {
-    expect(() => keepOnOrigin(page('', '{"disableTelemetry":false}'))).toThrow(/telemetry/);
+  it('reads the same in JavaScript once escaped', () => {
+    const source = "const a = '</script>'; const b = `<!--`; const c = /<!--|-->/.test('<!--');";
+    // biome-ignore lint/security/noGlobalEval: the point is to run the escaped text as a script would be run
+    expect(eval(`${inlineScript(source)}; [a, b, c]`)).toEqual(['</script>', '<!--', true]);
   });
 
-  it('fails when Redoc no longer references the logos it replaces (a changed Redoc needs a look)', () => {
-    expect(() => keepOnOrigin('<html><body>no badge</body></html>')).toThrow(/expected Redoc to reference/);
+  it('escapes < in JSON, which stays the same value', () => {
+    const value = { text: '</script><!-- <b>' };
+    expect(scriptJson(value)).not.toContain('<');
+    expect(JSON.parse(scriptJson(value))).toEqual(value);
   });
 });
 
@@ -45,7 +65,7 @@ describe('docsAreFresh', () => {
   const built = (hash: string) => `<!DOCTYPE html><html><head><meta name="dss-docs-source" content="${hash}" />`;
 
   it.each([
-    ['fresh', 'built from the current spec, config, template and Redocly', () => built(docsSourceHash()), true],
+    ['fresh', 'built from the current spec, template, scripts and Scalar', () => built(docsSourceHash()), true],
     ['stale', 'built from other inputs', () => built('0'.repeat(64)), false],
     ['stale', 'without a source hash', () => '<!DOCTYPE html><html><head><title>old</title>', false],
   ])('a page is %s when %s', (_state, _when, html, fresh) => {

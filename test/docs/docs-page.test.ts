@@ -1,39 +1,46 @@
 // /docs in a real browser: Debian's Chromium, driven by playwright-core, against the running service and the
-// page `npm run docs` builds. Every operation of the spec renders, the store samples show the form body, and
-// the page logs no errors and sends no request off its origin. Saves test-results/docs.png for CI.
-// Without Chromium (a contributor's laptop) the tests are skipped with a message; under CI they fail instead.
+// page `npm run docs` builds. The guide and every operation of the spec render, the console sends a create to
+// this service with the key typed into it (and a fresh Idempotency-Key each time), the samples show this origin,
+// and the page logs no errors (a CSP violation is one) and sends no request off its origin. Saves screenshots at
+// 1280 and 390 px to test-results/. Without Chromium (a contributor's laptop) the tests are skipped with a
+// message; under CI they fail instead.
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDocs } from '../../scripts/docs.js';
-import { startServer, type TestServer } from '../support/server.js';
+import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 import { operations, type SpecOperation } from '../support/spec-operations.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = new URL('../../', import.meta.url).pathname;
-const SCREENSHOT = join(ROOT, 'test-results', 'docs.png');
+const RESULTS = join(ROOT, 'test-results');
 
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium && !process.env.CI) {
   console.warn(`docs-page.test.ts: skipped, no Chromium at ${CHROMIUM} (install Debian's chromium to run it).`);
 }
 
+/** Scalar's route to an operation: #tag/<tag>/<METHOD><path>. */
+const routeOf = ({ tag, method, template }: SpecOperation) => `#tag/${tag.toLowerCase()}/${method}${template}`;
+
 describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
   let dir: string | undefined;
   const consoleErrors: string[] = [];
   const requests: string[] = [];
+  const apiRequests: Array<{ method: string; url: string; headers: Record<string, string>; body: string | null }> = [];
   let server: TestServer;
+  let account: TestAccount;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
 
-  /** Opens the page at an operation (Redoc routes by hash: #/<tag>/<operationId>) and returns its section. */
-  async function openOperation({ tag, operationId }: SpecOperation) {
-    await page.goto(`${server.origin}/docs#/${tag.toLowerCase()}/${operationId}`);
-    const section = page.locator(`[id="${tag.toLowerCase()}/${operationId}"]`);
-    await section.locator('h2').first().waitFor({ state: 'visible' });
+  /** Opens the page at an operation and returns its section once its heading shows. */
+  async function openOperation(operation: SpecOperation) {
+    await page.goto(`${server.origin}/docs${routeOf(operation)}`);
+    const section = page.locator(`section[id$="${routeOf(operation).slice(1)}"]`);
+    await section.getByRole('heading', { name: operation.summary, exact: true }).waitFor({ state: 'visible' });
     return section;
   }
 
@@ -45,6 +52,7 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
     const docsFile = join(dir, 'index.html');
     buildDocs(docsFile);
     server = await startServer({ docsFile });
+    account = await server.account('docs-console');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
@@ -58,14 +66,23 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
         '--disable-sync',
       ],
     });
-    context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     // On the context, not the page: requests of workers and of any page the docs open count too.
     context.on('request', (request) => {
       requests.push(request.url());
+      if (new URL(request.url()).pathname.startsWith('/api/')) {
+        apiRequests.push({
+          method: request.method(),
+          url: request.url(),
+          headers: request.headers(),
+          body: request.postData(),
+        });
+      }
     });
     page = await context.newPage();
-    // Below vitest's own test timeout, so that a wait that fails says what it waited for.
-    page.setDefaultTimeout(10_000);
+    // Below the tests' own timeout, so that a wait that fails says what it waited for. The page is megabytes of
+    // script: on a loaded machine a navigation takes seconds.
+    page.setDefaultTimeout(30_000);
     page.on('console', (message) => {
       if (message.type() === 'error') consoleErrors.push(`console: ${message.text()}`);
     });
@@ -81,12 +98,22 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('shows the guide of the spec description', async () => {
-    const sidebar = await page.locator('.menu-content').innerText();
-    for (const section of ['Getting started', 'Lists and pagination', 'Errors', 'Limits', 'Versioning']) {
-      expect(sidebar).toContain(section);
+  it('shows the guide of the spec description, and this deployment as the server', async () => {
+    for (const section of [
+      'Getting started',
+      'Lists and pagination',
+      'Errors',
+      'Limits',
+      'Versioning and deprecation',
+    ]) {
+      await page.getByRole('heading', { name: section, exact: true }).first().waitFor({ state: 'attached' });
     }
-  });
+    const intro = await page.locator('.introduction-description').first().innerText();
+    expect(intro).toContain(`curl -s ${server.origin}/api/v1/domains`);
+    expect(intro).not.toContain('http://127.0.0.1:3000');
+    expect(await page.getByText(`${server.origin}/api/v1`, { exact: true }).count()).toBeGreaterThan(0);
+    expect(await page.getByText('domain-space-service.dev').count()).toBe(0);
+  }, 60_000);
 
   it('reads all twelve operations from the spec: six per resource', () => {
     expect(operations.map(({ operationId }) => operationId).sort()).toEqual(
@@ -96,42 +123,100 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
     );
   });
 
-  it.each(operations)('shows $operationId ("$summary") with its curl sample', async (operation) => {
-    const section = await openOperation(operation);
-    expect(await section.locator('h2').first().innerText()).toBe(operation.summary);
-    expect(await section.locator('pre').first().innerText()).toMatch(/^curl -s /);
-  });
+  it.each(operations)(
+    'shows $operationId ("$summary") with a curl sample for this origin',
+    async (operation) => {
+      const section = await openOperation(operation);
+      const sample = section.locator('.scalar-code-block code').first();
+      await expect.poll(() => sample.innerText()).toMatch(/^curl /);
+      const curl = await sample.innerText();
+      expect(curl).toContain(`${server.origin}/api/v1/${operation.resource}`);
+      if (operation.method !== 'GET') expect(curl).toContain(`--request ${operation.method}`);
+    },
+    60_000,
+  );
 
-  it('shows the form body in the curl sample of a store operation, and the TypeScript sample next to it', async () => {
-    const store = operations.find(({ operationId }) => operationId === 'domains_store');
-    if (!store) throw new Error('domains_store is not in the spec');
+  it('sends a create from the console to this service: 201, the key typed in, a fresh Idempotency-Key each time', async () => {
+    const store = operations.find(({ operationId }) => operationId === 'spaces_store');
+    if (!store) throw new Error('spaces_store is not in the spec');
     const section = await openOperation(store);
-    const sample = section.locator('pre').first();
-    expect(await sample.isVisible()).toBe(true);
-    const curl = await sample.innerText();
-    // The origin the page is served from, not the one the spec's samples are written for.
-    expect(curl).toContain(`curl -s ${server.origin}/api/v1/domains`);
-    expect(curl).toContain("--data-urlencode 'name=shop.example.com'");
-    expect(curl).toContain("--data-urlencode 'index_page=https://shop.example.com/welcome.html'");
+    await section.getByRole('button', { name: /Test Request/ }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByPlaceholder('Token').fill(account.key);
+    const sent = apiRequests.length;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const [response] = await Promise.all([
+        page.waitForResponse((answer) => answer.url() === `${server.apiUrl}/spaces`),
+        dialog.getByRole('button', { name: /^Send/ }).first().click(),
+      ]);
+      expect(response.status()).toBe(201);
+    }
+    const creates = apiRequests.slice(sent).filter((request) => request.method === 'POST');
+    expect(creates).toHaveLength(2);
+    for (const create of creates) {
+      expect(create.headers.authorization).toBe(`Bearer ${account.key}`);
+      expect(create.headers['idempotency-key']).toMatch(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+      );
+      // Only the required field: an optional one left blank is not sent.
+      expect(create.body).toBe('name=Marketing');
+    }
+    expect(creates[0]?.headers['idempotency-key']).not.toBe(creates[1]?.headers['idempotency-key']);
+    await expect.poll(() => dialog.innerText()).toContain('"name": "Marketing"');
+    const { data } = await account.client.GET('/spaces', { params: { query: { search: 'Marketing' } } });
+    expect(data?.meta.total).toBe(2);
+    mkdirSync(RESULTS, { recursive: true });
+    await page.screenshot({ path: join(RESULTS, 'docs-console-1280.png') });
+    await page.keyboard.press('Escape');
+  }, 90_000);
 
-    await section.getByRole('button', { name: 'curl', exact: true }).click();
-    await page.getByRole('menuitem', { name: 'TypeScript', exact: true }).click();
-    await expect.poll(() => sample.innerText()).toContain("from 'domain-space-client'");
-    expect(await sample.innerText()).toContain("name: 'shop.example.com'");
+  it('opens a problem type at its row of the guide (/problems/<kind> leads there)', async () => {
+    await page.goto(`${server.origin}/problems/validation`, { waitUntil: 'commit' });
+    await expect.poll(() => page.url()).toBe(`${server.origin}/docs#problem-validation`);
+    const anchor = page.locator('[id="problem-validation"]');
+    await anchor.waitFor({ state: 'attached' });
+    // Scrolled into the window (its top may sit right at the window's top).
+    await expect.poll(async () => (await anchor.boundingBox())?.y ?? -100).toBeGreaterThan(-10);
+    await expect.poll(async () => (await anchor.boundingBox())?.y ?? 10_000).toBeLessThan(900);
+  }, 60_000);
 
-    // Back to curl (the language choice is remembered) for the screenshot CI keeps.
-    await section.getByRole('button', { name: 'TypeScript', exact: true }).click();
-    await page.getByRole('menuitem', { name: 'curl', exact: true }).click();
-    await expect.poll(() => sample.innerText()).toContain('--data-urlencode');
-    // A tall viewport rather than fullPage: Redoc renders operations lazily around a sticky sidebar, so a
-    // full-page capture is mostly blank; this shows the sidebar, the operation, its sample and responses.
-    mkdirSync(join(ROOT, 'test-results'), { recursive: true });
-    await page.setViewportSize({ width: 1440, height: 1600 });
-    await section.locator('h2').first().scrollIntoViewIfNeeded();
-    await page.screenshot({ path: SCREENSHOT });
-  });
+  it.each([1280, 390])(
+    'fits a %i px wide window: the title wraps between words, samples wrap',
+    async (width) => {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${server.origin}/docs`, { waitUntil: 'networkidle' });
+      const title = page.getByRole('heading', { level: 1 }).first();
+      await title.waitFor({ state: 'visible' });
+      const wordsFit = await title.evaluate((heading) => {
+        // Each word of the title lies on one line: its box is one line high.
+        const walker = document.createTreeWalker(heading, NodeFilter.SHOW_TEXT);
+        const range = document.createRange();
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          for (const word of (node.textContent ?? '').matchAll(/\S+/g)) {
+            range.setStart(node, word.index);
+            range.setEnd(node, word.index + word[0].length);
+            if (range.getClientRects().length !== 1) return false;
+          }
+        }
+        return true;
+      });
+      expect(wordsFit).toBe(true);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+      mkdirSync(RESULTS, { recursive: true });
+      await page.screenshot({ path: join(RESULTS, `docs-${width}.png`) });
+      const store = operations.find(({ operationId }) => operationId === 'domains_store');
+      if (!store) throw new Error('domains_store is not in the spec');
+      const section = await openOperation(store);
+      const block = section.locator('.scalar-code-block').first();
+      // No line of the sample runs past its card: nothing is hidden behind the edge or the copy button.
+      expect(await block.evaluate((element) => element.scrollWidth <= element.clientWidth + 1)).toBe(true);
+      await page.screenshot({ path: join(RESULTS, `docs-store-${width}.png`) });
+      await page.setViewportSize({ width: 1280, height: 900 });
+    },
+    90_000,
+  );
 
-  it('logs no console errors', () => {
+  it('logs no console errors (a Content-Security-Policy violation would be one)', () => {
     expect(consoleErrors).toEqual([]);
   });
 

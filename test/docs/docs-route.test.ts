@@ -1,6 +1,7 @@
 // GET /docs serves the page `npm run docs` builds, without a key, under a CSP that keeps it on its origin, and
-// answers a clear 503 problem while the page is not built. A small stand-in page keeps these tests fast; the
+// answers a clear 503 problem while the page is not built; GET / points to it. A small stand-in page keeps these tests fast; the
 // real page is checked in a browser by docs-page.test.ts.
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,20 +10,23 @@ import { startServer, type TestServer } from '../support/server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dss-docs-'));
 const builtPage = join(dir, 'index.html');
-const PAGE = '<!DOCTYPE html><html><head><title>API reference</title></head><body>reference</body></html>';
+const START = "document.title = 'reference';";
+const PAGE = `<!DOCTYPE html><html><head><title>API reference</title></head><body>reference<script type="application/json" id="dss-docs-config">{"sandboxKey":null}</script><script>${START}</script></body></html>`;
 
 let built: TestServer;
 let unbuilt: TestServer;
+let sandbox: TestServer;
 
 beforeAll(async () => {
   writeFileSync(builtPage, PAGE);
-  [built, unbuilt] = await Promise.all([
+  [built, unbuilt, sandbox] = await Promise.all([
     startServer({ docsFile: builtPage }),
     startServer({ docsFile: join(dir, 'missing', 'index.html') }),
+    startServer({ docsFile: builtPage, docsSandboxKey: 'dss_sandbox_console' }),
   ]);
 });
 afterAll(async () => {
-  await Promise.all([built.close(), unbuilt.close()]);
+  await Promise.all([built.close(), unbuilt.close(), sandbox.close()]);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -74,16 +78,29 @@ describe('GET /docs', () => {
     expect(response.headers.get('www-authenticate')).toBeNull();
   });
 
-  it('allows no source outside its own origin, except inline, data: and blob:', async () => {
+  it("allows no source outside its own origin: the page's own scripts by hash, data: and blob:", async () => {
     const csp = directives(await built.fetch('/docs'));
     expect(csp.get('default-src')).toEqual(["'none'"]);
     expect(csp.get('connect-src')).toEqual(["'self'"]);
     expect(csp.get('frame-ancestors')).toEqual(["'none'"]);
+    // The one script that runs; the JSON data block is not a script.
+    expect(csp.get('script-src')).toEqual([`'sha256-${createHash('sha256').update(START).digest('base64')}'`]);
     for (const [name, sources] of csp) {
       for (const source of sources) {
-        expect(source, `${name} ${source}`).toMatch(/^('self'|'none'|'unsafe-inline'|data:|blob:)$/);
+        expect(source, `${name} ${source}`).toMatch(
+          /^('self'|'none'|'unsafe-inline'|'sha256-[A-Za-z0-9+/]+=*'|data:|blob:)$/,
+        );
       }
     }
+    expect(csp.get('script-src')?.join(' ')).not.toContain('unsafe');
+  });
+
+  it("fills in the sandbox's key for the console under npm run sandbox, and nothing otherwise", async () => {
+    expect(await (await built.fetch('/docs')).text()).toContain('{"sandboxKey":null}');
+    const page = await (await sandbox.fetch('/docs')).text();
+    expect(page).toContain(
+      '<script type="application/json" id="dss-docs-config">{"sandboxKey":"dss_sandbox_console"}</script>',
+    );
   });
 
   it('shows a page rebuilt while the service runs', async () => {
@@ -108,6 +125,15 @@ describe('GET /docs', () => {
       request_id: response.headers.get('x-request-id'),
     });
     expect(problem.detail).toContain('npm run docs');
+  });
+});
+
+describe('GET /', () => {
+  it('points to /docs: a redirect for browsers, a body that says where things are for the rest', async () => {
+    const response = await built.fetch('/', { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    expect(response.headers.get('location')).toBe('/docs');
+    expect(await response.json()).toMatchObject({ docs: '/docs', api: '/api/v1' });
   });
 });
 

@@ -1,0 +1,124 @@
+// The words of a 422: what each field error tells the client, in our own terms and naming what is allowed
+// ("must be one of 10, 25, 50, 100", "must not be empty"), whichever check found it (the validator's schema
+// keywords, a custom format, our integer checks). Kept apart from the validation pipeline so that either can
+// change without the other.
+import type { FieldFormat } from '../formats.js';
+import { PATTERN_MESSAGES } from '../formats.js';
+
+/** The rules of an integer field as the spec states them. */
+export interface IntegerRule {
+  minimum?: number;
+  maximum?: number;
+  /** The spec's `enum`, when only some values of the range are allowed. */
+  allowed?: number[];
+}
+
+/** What is wrong with an integer outside its rule (the value itself is not repeated). */
+export function integerRuleMessage({ minimum, maximum, allowed }: IntegerRule): string {
+  if (allowed?.length) return `must be one of ${allowed.join(', ')}`;
+  if (minimum !== undefined && maximum !== undefined) return `must be an integer from ${minimum} to ${maximum}`;
+  if (minimum !== undefined) return `must be an integer of at least ${minimum}`;
+  if (maximum !== undefined) return `must be an integer of at most ${maximum}`;
+  return `must be an integer from ${Number.MIN_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`;
+}
+
+/** A query parameter the operation does not have. */
+export const unknownParameterMessage = (known: string[]) =>
+  known.length
+    ? `is not a parameter of this operation; known: ${known.join(', ')}`
+    : 'is not a parameter of this operation, which takes none';
+
+export const NOT_PLAIN_INTEGER = 'must be an integer written in plain decimal digits';
+
+/** One finding of the validator about one field: the schema keyword that failed and the validator's text. */
+export interface Finding {
+  field: string;
+  keyword: string;
+  /** The validator's own message, read for the numbers and names it carries. */
+  raw: string;
+  /** The value as the client sent it, when known. */
+  value?: unknown;
+}
+
+export interface MessageContext {
+  formats: Record<string, FieldFormat>;
+  /** The fields a body accepts, and the operation's specific words for fields it refuses (x-rejected-fields). */
+  acceptedFields?: string[];
+  rejectedFields?: Record<string, string>;
+  /** The integer rule of the field, when it is an integer. */
+  integerRule?: (field: string) => IntegerRule | undefined;
+}
+
+const article = (type: string) =>
+  type === 'integer' || type === 'object' || type === 'array' ? `an ${type}` : type === 'null' ? 'null' : `a ${type}`;
+
+const numberIn = (raw: string) => Number(/(-?\d+(?:\.\d+)?)/.exec(raw)?.[1]);
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** Our message for one finding. */
+export function messageFor(finding: Finding, context: MessageContext): string {
+  const { keyword, raw, field, value } = finding;
+  switch (keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties': {
+      // Own entries only: a field named "constructor" or "__proto__" must not find Object's.
+      const rejected = context.rejectedFields ?? {};
+      const specific = Object.hasOwn(rejected, field) ? rejected[field] : undefined;
+      return specific ?? `is not a field of this operation; accepted: ${(context.acceptedFields ?? []).join(', ')}`;
+    }
+    case 'format': {
+      const name = /format "([^"]+)"/.exec(raw)?.[1] ?? '';
+      const format = context.formats[name];
+      return (typeof value === 'string' ? format?.hint?.(value) : undefined) ?? format?.message ?? raw;
+    }
+    case 'pattern': {
+      const pattern = /pattern "(.*)"$/.exec(raw)?.[1] ?? '';
+      return PATTERN_MESSAGES[pattern] ?? `must match the pattern ${pattern}`;
+    }
+    case 'type': {
+      const types = raw.replace(/^must be /, '').split(',');
+      return `must be ${types.map(article).join(' or ')}`;
+    }
+    case 'enum': {
+      const allowed = /allowed values: (.*)$/.exec(raw)?.[1];
+      if (!allowed) return 'must be one of the values the spec lists';
+      return allowed.includes(', ') ? `must be one of ${allowed}` : `must be ${allowed} (the only value allowed)`;
+    }
+    case 'minLength': {
+      const least = numberIn(raw);
+      return value === '' ? 'must not be empty' : `must be at least ${plural(least, 'character')}`;
+    }
+    case 'maxLength':
+      return `must be at most ${plural(numberIn(raw), 'character')}`;
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum': {
+      const rule = context.integerRule?.(field);
+      if (rule) return integerRuleMessage(rule);
+      return keyword.toLowerCase().includes('min')
+        ? `must be at least ${numberIn(raw)}`
+        : `must be at most ${numberIn(raw)}`;
+    }
+    default:
+      return raw;
+  }
+}
+
+/**
+ * Our messages for all findings about one field, most telling first. A format states the whole rule, so the
+ * length limits and patterns that only restate part of it (for tools that do not know the format) are left
+ * out when it failed too; an empty value that is not allowed to be says only that.
+ */
+export function fieldMessage(findings: Finding[], context: MessageContext): string {
+  const keywords = new Set(findings.map((finding) => finding.keyword));
+  const empty = findings.some((finding) => finding.value === '') && keywords.has('minLength');
+  const kept = findings.filter(({ keyword }) => {
+    if (empty) return keyword === 'minLength';
+    if (keywords.has('format')) return !['pattern', 'minLength', 'maxLength'].includes(keyword);
+    return true;
+  });
+  return [...new Set(kept.map((finding) => messageFor(finding, context)))].join('; ');
+}
