@@ -1,5 +1,5 @@
 // The first start's API key, kept out of the log stream: on a terminal it is shown there once; otherwise
-// (stdout piped to a log collector, a container, systemd) it goes to a file only this user can read, and
+// (output piped to a log collector, a container, systemd) it goes to a file only this user can read, and
 // the banner and the log carry the file's path, never the key.
 import { chmodSync, closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -9,11 +9,19 @@ import type { Logger } from './logger.js';
 
 const ACCOUNT = 'demo';
 
-/** FIRST_KEY_FILE's default: next to a SQLite database file, else data/first-api-key. */
+/**
+ * FIRST_KEY_FILE's default, named after its database, so that a start on one database never replaces another's
+ * key: `first-api-key` in a SQLite database's folder; for PostgreSQL, a name of its server and database in data/.
+ */
 export function defaultFirstKeyFile(databaseUrl: string): string {
   const target = parseDatabaseUrl(databaseUrl);
-  const beside = 'kind' in target && target.kind === 'sqlite' && target.path !== ':memory:';
-  return join(beside ? dirname(target.path) : 'data', 'first-api-key');
+  if ('error' in target || (target.kind === 'sqlite' && target.path === ':memory:'))
+    return join('data', 'first-api-key');
+  if (target.kind === 'sqlite') return join(dirname(target.path), 'first-api-key');
+  const { hostname, port, pathname, username } = new URL(target.url);
+  const database = decodeURIComponent(pathname.slice(1)) || decodeURIComponent(username) || 'postgres';
+  const name = `pg-${hostname || 'localhost'}-${port || '5432'}-${database}`.replace(/[^\w.-]+/g, '_');
+  return join('data', `first-api-key.${name}`);
 }
 
 const shellQuote = (text: string) => (/^[\w./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`);
@@ -26,7 +34,8 @@ export async function firstKeyLines(
   db: Database,
   options: { apiUrl: string; file: string; logger: Logger; terminal?: boolean },
 ): Promise<string[]> {
-  const { apiUrl, file, logger, terminal = process.stdout.isTTY === true } = options;
+  // The banner goes to stderr (stdout carries only the JSON log): the key is shown when that is a terminal.
+  const { apiUrl, file, logger, terminal = process.stderr.isTTY === true } = options;
   if ((await countKeys(db)) > 0) {
     return [
       `  Call it with an API key: curl -s -H 'Authorization: Bearer <key>' ${apiUrl}/domains`,

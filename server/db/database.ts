@@ -2,18 +2,39 @@
 // between the engines behind it (SQLite embedded, PostgreSQL for deployments that outgrow one machine).
 // Nothing outside this file knows which engine it talks to.
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import type { ColumnDefinitionBuilder } from 'kysely';
-import type PG from 'pg';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from './kysely.js';
+import { createLogger, type Logger } from '../logger.js';
+import { guardedDialect } from './fault-guard.js';
+import { DatabaseHealth } from './health.js';
+import { Kysely, PostgresAdapter, sql } from './kysely.js';
+import { postgresDialect, postgresStorageProbe } from './postgres-dialect.js';
 import type { DB } from './schema.js';
-import { sqliteDriver } from './sqlite-driver.js';
+import { sqliteDialect, sqliteStorageProbe } from './sqlite-dialect.js';
 
 export type Database = Kysely<DB>;
 
 export type DatabaseTarget = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+
+/** How long the database may take, so that a fault is an error in time (a 503), never a hang. */
+export interface DatabaseLimits {
+  /** PostgreSQL's statement_timeout: the longest a statement may run, lock waits included. */
+  statementTimeoutMs: number;
+  /** The longest wait for a lock: PostgreSQL's lock_timeout; on SQLite, a write's wait for the write lock. */
+  lockTimeoutMs: number;
+  /** PostgreSQL: the longest wait for a connection of the pool, opening one included. */
+  poolTimeoutMs: number;
+}
+
+export const DEFAULT_DATABASE_LIMITS: DatabaseLimits = {
+  statementTimeoutMs: 5_000,
+  lockTimeoutMs: 2_000,
+  poolTimeoutMs: 2_000,
+};
+
+/** For migrations at start: building an index on a big table may take minutes; a lock wait still ends. */
+export const MIGRATION_LIMITS: DatabaseLimits = { statementTimeoutMs: 0, lockTimeoutMs: 60_000, poolTimeoutMs: 30_000 };
 
 /** Parses a DATABASE_URL; returns an error message for one that cannot be opened. */
 export function parseDatabaseUrl(url: string): DatabaseTarget | { error: string } {
@@ -39,58 +60,89 @@ export function redact(url: string): string {
   return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
 }
 
-export function openDatabase(url: string): Database {
-  const target = parseDatabaseUrl(url);
-  if ('error' in target) throw new Error(target.error);
-  if (target.kind === 'postgres') {
-    // Loaded only for PostgreSQL: an embedded start does not pay for it.
-    const pg = createRequire(import.meta.url)('pg') as typeof PG;
-    // bigint (ids, counts) arrives as text by default; every value this schema holds is below 2^53.
-    const types = {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format as 'text')) as never,
-    };
-    const pool = new pg.Pool({ connectionString: target.url, max: 10, types });
-    // An idle connection that drops is replaced on next use; /readyz reports whether the database answers.
-    pool.on('error', () => {});
-    return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  }
-  if (target.path !== ':memory:') mkdirSync(dirname(resolve(target.path)), { recursive: true });
-  const Driver = sqliteDriver();
-  const sqlite = new Driver(target.path);
-  // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so an acknowledged write
-  // survives a crash or power loss.
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = FULL');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
-  return new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+const healths = new WeakMap<Database, DatabaseHealth>();
+
+/** Whether the database serves (for /readyz); every database openDatabase opened has one. */
+export function healthOf(db: Database): DatabaseHealth {
+  const health = healths.get(db);
+  if (!health) throw new Error('healthOf: a database that openDatabase did not open');
+  return health;
 }
 
-const STATEMENT_CACHE_SIZE = 200;
+export function openDatabase(
+  url: string,
+  {
+    limits = DEFAULT_DATABASE_LIMITS,
+    logger = createLogger('silent'),
+  }: { limits?: DatabaseLimits; logger?: Logger } = {},
+): Database {
+  const target = parseDatabaseUrl(url);
+  if ('error' in target) throw new Error(target.error);
+  let health: DatabaseHealth;
+  let dialect: ReturnType<typeof sqliteDialect>;
+  if (target.kind === 'postgres') {
+    health = new DatabaseHealth(postgresStorageProbe(target.url, limits.poolTimeoutMs));
+    dialect = postgresDialect({ url: target.url, ...limits, logger });
+  } else {
+    if (target.path !== ':memory:') mkdirSync(dirname(resolve(target.path)), { recursive: true });
+    health = new DatabaseHealth(sqliteStorageProbe(target.path));
+    dialect = sqliteDialect({ path: target.path, lockTimeoutMs: limits.lockTimeoutMs, configure: configureSqlite });
+  }
+  const db = new Kysely<DB>({ dialect: guardedDialect(dialect, health) });
+  health.attach(db);
+  healths.set(db, health);
+  return db;
+}
+
+/** The pragmas of each SQLite connection the service opens (a writer, and a reader beside it). */
+function configureSqlite(connection: SQLite.Database, role: 'writer' | 'reader'): void {
+  // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so an acknowledged write
+  // survives a crash or power loss.
+  if (role === 'writer') connection.pragma('journal_mode = WAL');
+  connection.pragma('synchronous = FULL');
+  connection.pragma('foreign_keys = ON');
+  // Never wait inside SQLite, which would block the event loop: sqlite-dialect.ts retries on a timer instead.
+  connection.pragma('busy_timeout = 0');
+}
 
 /**
- * better-sqlite3 as kysely's SQLite driver sees it, but preparing each distinct SQL text once: kysely asks for
- * a new statement on every query, and preparing costs more than running the small queries of this API.
- * Bounded: the oldest statement goes when a new one would pass the limit (the API's SQL texts are a few dozen).
- * Transactions begin IMMEDIATE: they take the write lock up front, waiting for it as long as busy_timeout.
+ * What to tell an operator when the database cannot be used at start, in a sentence that says what to do;
+ * undefined for an error that needs no explaining.
  */
-function withStatementCache(sqlite: SQLite.Database) {
-  const statements = new Map<string, SQLite.Statement>();
-  return {
-    close: () => sqlite.close(),
-    prepare(source: string): SQLite.Statement {
-      let statement = statements.get(source);
-      if (statement === undefined) {
-        // kysely opens transactions with a deferred BEGIN; with several processes (WORKERS), one that read
-        // first and then writes would fail at once with SQLITE_BUSY instead of waiting out busy_timeout.
-        statement = sqlite.prepare(source === 'begin' ? 'begin immediate' : source);
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value as string);
-        statements.set(source, statement);
-      }
-      return statement;
-    },
-  };
+export function describeStartupError(error: unknown, url: string): string | undefined {
+  const target = parseDatabaseUrl(url);
+  if ('error' in target || target.kind !== 'postgres') return undefined;
+  const at = new URL(target.url);
+  const database = decodeURIComponent(at.pathname.slice(1)) || decodeURIComponent(at.username) || 'postgres';
+  const user = decodeURIComponent(at.username) || 'the current user';
+  const server = `${at.hostname || 'localhost'}:${at.port || '5432'}`;
+  // The driver's own error, under ours (faults.ts) when it is one of the database's faults.
+  let cause = error;
+  while (cause instanceof Error && cause.cause !== undefined && (cause as { code?: unknown }).code === undefined) {
+    cause = cause.cause;
+  }
+  const code = (cause as { code?: unknown } | null)?.code;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  if (code === '3D000') {
+    return (
+      `PostgreSQL database "${database}" does not exist on ${server}. Create it, then start again: ` +
+      `createdb -h ${at.hostname || 'localhost'} -p ${at.port || '5432'}${at.username ? ` -U ${user}` : ''} ${database} ` +
+      `(or, in psql as a user allowed to: CREATE DATABASE "${database}";). The service creates the tables itself.`
+    );
+  }
+  if (typeof code === 'string' && code.startsWith('28')) {
+    return `PostgreSQL on ${server} refused user "${user}" for database "${database}" (${message}): check the user and password in DATABASE_URL.`;
+  }
+  if (
+    code === 'ECONNREFUSED' ||
+    code === 'ENOTFOUND' ||
+    code === 'EAI_AGAIN' ||
+    code === 'ETIMEDOUT' ||
+    /timeout/i.test(message)
+  ) {
+    return `PostgreSQL at ${server} cannot be reached (${message}): is it running, and does DATABASE_URL name the right host and port?`;
+  }
+  return undefined;
 }
 
 // kysely does not export the type of addColumn's data type argument; this is it.

@@ -6,6 +6,19 @@ import type * as K from 'kysely';
 
 const kysely = createRequire(import.meta.url)('kysely') as typeof K;
 
-export const { Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql } = kysely;
+export const {
+  DEFAULT_MIGRATION_TABLE,
+  DeleteQueryNode,
+  InsertQueryNode,
+  Migrator,
+  PostgresAdapter,
+  PostgresDialect,
+  SelectQueryNode,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  sql,
+  UpdateQueryNode,
+} = kysely;
 export const Kysely = kysely.Kysely;
 export type Kysely<DB> = K.Kysely<DB>;

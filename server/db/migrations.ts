@@ -3,7 +3,7 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { addCountsAndSearch } from './counts-and-search.js';
 import { columnTypes } from './database.js';
-import { type Kysely, Migrator, sql } from './kysely.js';
+import { DEFAULT_MIGRATION_TABLE, type Kysely, Migrator, sql } from './kysely.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': {
@@ -93,12 +93,44 @@ const migrations: Record<string, Migration> = {
 
 export const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-/** Applies every pending migration; throws with the failing migration's error. */
+/**
+ * Applies every pending migration; throws with the failing migration's error. A database that a newer version
+ * has migrated further (every migration this version knows is applied, and more) is left as it is and this
+ * version runs on it, as Flyway ignores future migrations: so an instance of the previous version that restarts
+ * during a rolling upgrade, or a rollback of the application, still starts. That holds because a release's
+ * migrations only add to what the previous release reads (README "Upgrades"). Returns the migrations this
+ * version does not know.
+ */
 // biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema; kysely's Migrator takes Kysely<any>.
-export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+export async function migrateToLatest(db: Kysely<any>): Promise<{ newer: string[] }> {
+  const known = Object.keys(migrations);
+  const applied = await appliedMigrations(db);
+  const newer = applied.filter((name) => !known.includes(name));
+  if (newer.length > 0) {
+    const missing = known.filter((name) => !applied.includes(name));
+    if (missing.length === 0) return { newer };
+    throw new Error(
+      `The database has migrations this version does not know (${newer.join(', ')}) and lacks some it does ` +
+        `(${missing.join(', ')}): it was migrated by a version that is neither older nor newer than this one.`,
+    );
+  }
   const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
   if (error) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new Error(`Database migration ${failed} failed: ${error instanceof Error ? error.message : error}`);
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    // No migration ran: the database could not be used at all (missing, unreachable); its own error says why.
+    if (failed === undefined) throw error;
+    throw new Error(`Database migration ${failed} failed: ${error instanceof Error ? error.message : error}`, {
+      cause: error,
+    });
   }
+  return { newer: [] };
+}
+
+/** The names of the migrations applied to the database; none when it has no migration table yet. */
+// biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest.
+async function appliedMigrations(db: Kysely<any>): Promise<string[]> {
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+  if (!tables.some((table) => table.name === DEFAULT_MIGRATION_TABLE)) return [];
+  const rows = await db.selectFrom(DEFAULT_MIGRATION_TABLE).select('name').execute();
+  return rows.map((row: { name: string }) => row.name);
 }

@@ -1,12 +1,14 @@
 // Prometheus metrics by prom-client: request counts and latency per operation and status, and the process's
 // default metrics (CPU, memory, event loop lag, GC). Served on a port of their own (METRICS_PORT) or on the
-// service's port at /metrics behind a bearer token (METRICS_TOKEN); never in the open by default.
+// service's port at /metrics behind a bearer token (METRICS_TOKEN); never in the open by default. With
+// WORKERS > 1 both show every worker's requests, summed by prom-client's AggregatorRegistry in the primary: the
+// primary serves METRICS_PORT itself, and a worker asked on the service's port gets the sum from the primary.
+import cluster from 'node:cluster';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { RequestHandler } from 'express';
 import type PromClient from 'prom-client';
-import type { Registry } from 'prom-client';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
@@ -15,16 +17,24 @@ import { context } from './request-context.js';
 const OWN_PATHS = new Set(['/healthz', '/readyz', '/openapi.json', '/openapi.yaml', '/docs', '/metrics']);
 
 export interface Metrics {
-  registry: Registry;
   /** Counts and times every request once it is answered. */
   observe: RequestHandler;
+  /** The Prometheus text: this process's metrics, or every worker's with WORKERS > 1. */
+  collect(): Promise<string>;
+  contentType: string;
 }
 
+/** How long a worker waits for the primary's sum (prom-client's own wait for the workers is 5 s). */
+const CLUSTER_WAIT_MS = 6_000;
+const SUM_REQUEST = 'dss:metrics-sum-request';
+const SUM = 'dss:metrics-sum';
+
+// Loaded only when metrics are asked for (METRICS_PORT or METRICS_TOKEN).
+const promClient = () => createRequire(import.meta.url)('prom-client') as typeof PromClient;
+
+/** The metrics of a process that serves requests: on its own, or as a worker of the primary's sum. */
 export function createMetrics(): Metrics {
-  // Loaded only when metrics are asked for (METRICS_PORT or METRICS_TOKEN).
-  const { Counter, collectDefaultMetrics, Histogram, Registry } = createRequire(import.meta.url)(
-    'prom-client',
-  ) as typeof PromClient;
+  const { AggregatorRegistry, Counter, collectDefaultMetrics, Histogram, Registry } = promClient();
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const labelNames = ['operation_id', 'status'] as const;
@@ -55,7 +65,53 @@ export function createMetrics(): Metrics {
     });
     next();
   };
-  return { registry, observe };
+  if (!cluster.isWorker) return { observe, collect: () => registry.metrics(), contentType: registry.contentType };
+  // The primary asks each worker for this registry (prom-client's listener, started by an AggregatorRegistry).
+  AggregatorRegistry.setRegistries(registry);
+  new AggregatorRegistry();
+  return { observe, collect: askPrimary, contentType: registry.contentType };
+}
+
+/**
+ * The primary's side with WORKERS > 1: the sum of every worker's metrics (METRICS_PORT), also handed to a worker
+ * that is asked for them on the service's port (METRICS_TOKEN). The primary answers no requests of its own.
+ */
+export function createClusterMetrics(): Pick<Metrics, 'collect' | 'contentType'> {
+  const aggregator = new (promClient().AggregatorRegistry)();
+  cluster.on('message', (worker, message: { type?: string; id?: number } | null) => {
+    if (message?.type !== SUM_REQUEST) return;
+    aggregator.clusterMetrics().then(
+      (text) => worker.send({ type: SUM, id: message.id, text }),
+      (error: unknown) => worker.send({ type: SUM, id: message.id, error: String(error) }),
+    );
+  });
+  return { collect: () => aggregator.clusterMetrics(), contentType: aggregator.contentType };
+}
+
+let asked = 0;
+let listening = false;
+const waiting = new Map<number, (answer: { text?: string; error?: string }) => void>();
+
+/** A worker's /metrics: the primary's sum over all workers. */
+function askPrimary(): Promise<string> {
+  if (!listening) {
+    listening = true;
+    process.on('message', (message: { type?: string; id?: number; text?: string; error?: string } | null) => {
+      if (message?.type === SUM && message.id !== undefined) waiting.get(message.id)?.(message);
+    });
+  }
+  const id = ++asked;
+  return new Promise<string>((resolve, reject) => {
+    const settle = ({ text, error }: { text?: string; error?: string }) => {
+      waiting.delete(id);
+      clearTimeout(timer);
+      if (error === undefined) resolve(text ?? '');
+      else reject(new Error(error));
+    };
+    const timer = setTimeout(() => settle({ error: 'the primary did not send the metrics in time' }), CLUSTER_WAIT_MS);
+    waiting.set(id, settle);
+    process.send?.({ type: SUM_REQUEST, id });
+  });
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
@@ -72,21 +128,25 @@ export function metricsEndpoint(metrics: Metrics, token: string): RequestHandler
     }
     res
       .set('Cache-Control', 'no-store')
-      .type(metrics.registry.contentType)
-      .send(await metrics.registry.metrics());
+      .type(metrics.contentType)
+      .send(await metrics.collect());
   };
 }
 
 /** A server of its own for the metrics (METRICS_PORT): GET /metrics, 404 for anything else. */
-export async function listenForMetrics(metrics: Metrics, port: number, host: string): Promise<Server> {
+export async function listenForMetrics(
+  metrics: Pick<Metrics, 'collect' | 'contentType'>,
+  port: number,
+  host: string,
+): Promise<Server> {
   const server = createServer(async (req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Metrics are at GET /metrics.\n');
       return;
     }
     try {
-      const body = await metrics.registry.metrics();
-      res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(body);
+      const body = await metrics.collect();
+      res.writeHead(200, { 'Content-Type': metrics.contentType }).end(body);
     } catch {
       res.writeHead(500, { 'Content-Type': 'text/plain' }).end('The metrics could not be collected.\n');
     }

@@ -86,7 +86,8 @@ describe('the first key', () => {
   it.each([
     { url: 'sqlite:data/domain-space.sqlite', file: 'data/first-api-key' },
     { url: 'sqlite:/var/lib/dss/db.sqlite', file: '/var/lib/dss/first-api-key' },
-    { url: 'postgres://dss@db:5432/dss', file: 'data/first-api-key' },
+    { url: 'postgres://dss@db:5432/dss', file: 'data/first-api-key.pg-db-5432-dss' },
+    { url: 'postgres://dss:secret@127.0.0.1/app%20one', file: 'data/first-api-key.pg-127.0.0.1-5432-app_one' },
   ])('defaults to $file for $url', ({ url, file }) => {
     expect(defaultFirstKeyFile(url)).toBe(file);
   });

@@ -1,0 +1,255 @@
+// kysely's SQLite dialect with a driver of ours, so that a lock held by another process never stops the event
+// loop. better-sqlite3 is synchronous: with a busy timeout, a write waiting for the lock blocks the whole
+// process, and kysely's own SqliteDriver runs every query, reads too, through one connection in turn. Here:
+//   - busy_timeout is 0, so a statement never waits inside SQLite; a write that finds the lock taken is tried
+//     again on a timer (backing off to a few milliseconds) until its budget, lockTimeoutMs, runs out, then it
+//     fails with DatabaseUnavailable('database-busy');
+//   - writes (and transactions, which take the lock up front with BEGIN IMMEDIATE) go through one writer
+//     connection, one at a time, in the order they came; a queued write's budget counts from when it came;
+//   - reads outside a transaction go through a second connection, which WAL lets read the last committed state
+//     while another process (or this one) writes, so a read never queues behind a write waiting for the lock.
+// Replaces kysely's SqliteDriver whole (its adapter, compiler and introspector are kysely's own), through
+// kysely's documented Dialect and Driver interfaces.
+import { statfsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type SQLite from 'better-sqlite3';
+import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult } from 'kysely';
+import { DatabaseUnavailable } from './faults.js';
+import type { StorageProbe } from './health.js';
+import { SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql } from './kysely.js';
+import { sqliteDriver } from './sqlite-driver.js';
+
+export interface SqliteOptions {
+  /** The database file, or ':memory:' (one connection then: another connection would see another database). */
+  path: string;
+  /** How long a write may wait for the write lock, from when it is asked for. */
+  lockTimeoutMs: number;
+  /** Pragmas of each connection, run once it is open (database.ts). */
+  configure(connection: SQLite.Database, role: 'writer' | 'reader'): void;
+}
+
+const STATEMENT_CACHE_SIZE = 200;
+/** Free space below this counts as full even when the probe's one page still fits (the next write may not). */
+const MIN_FREE_BYTES = 1024 * 1024;
+/** The longest pause between two tries of a write that found the lock taken. */
+const MAX_RETRY_PAUSE_MS = 16;
+
+export function sqliteDialect(options: SqliteOptions): Dialect {
+  return {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new SqliteDriver(options),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  };
+}
+
+/**
+ * Whether writes go through again after a storage fault: a real write through the WAL that changes nothing
+ * (the header's user_version, set to itself), and room for more than that one page.
+ */
+export function sqliteStorageProbe(path: string): StorageProbe {
+  return async (db) => {
+    if (path !== ':memory:') {
+      const { bavail, bsize } = statfsSync(dirname(resolve(path)));
+      if (bavail * bsize < MIN_FREE_BYTES) {
+        throw new DatabaseUnavailable('storage-full', 'less than 1 MiB free beside the database');
+      }
+    }
+    await db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ user_version: number }>`pragma user_version`.execute(trx);
+      await sql.raw(`pragma user_version = ${Number(rows[0]?.user_version ?? 0)}`).execute(trx);
+    });
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const isBusy = (error: unknown) => /^SQLITE_BUSY/.test(String((error as { code?: unknown } | null)?.code));
+
+/**
+ * Runs `statement` now; while SQLite answers SQLITE_BUSY (another connection has the lock), again after a pause
+ * that doubles up to MAX_RETRY_PAUSE_MS, until `deadline`.
+ */
+async function whenUnlocked<T>(statement: () => T, deadline: number): Promise<T> {
+  for (let pause = 1; ; pause = Math.min(pause * 2, MAX_RETRY_PAUSE_MS)) {
+    try {
+      return statement();
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+      if (Date.now() + pause > deadline) {
+        throw new DatabaseUnavailable('database-busy', 'the SQLite database is locked by another connection', {
+          cause: error,
+        });
+      }
+      await sleep(pause);
+    }
+  }
+}
+
+/** One better-sqlite3 connection, preparing each distinct SQL text once (bounded; the oldest goes first). */
+class Connection {
+  private readonly statements = new Map<string, SQLite.Statement>();
+
+  constructor(readonly sqlite: SQLite.Database) {}
+
+  run<R>({ sql, parameters }: { sql: string; parameters: readonly unknown[] }): QueryResult<R> {
+    const statement = this.prepare(sql);
+    if (statement.reader) return { rows: statement.all(parameters) as R[] };
+    const { changes, lastInsertRowid } = statement.run(parameters);
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+  }
+
+  prepare(sql: string): SQLite.Statement {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.sqlite.prepare(sql);
+      if (this.statements.size >= STATEMENT_CACHE_SIZE)
+        this.statements.delete(this.statements.keys().next().value as string);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+/** The writer's turn, one holder at a time, in order; a waiter whose deadline passes leaves the queue. */
+class WriterQueue {
+  private held = false;
+  private readonly waiting: { grant: () => void; timer: NodeJS.Timeout }[] = [];
+
+  acquire(deadline: number): Promise<void> {
+    if (!this.held) {
+      this.held = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        grant: () => {
+          clearTimeout(waiter.timer);
+          resolve();
+        },
+        timer: setTimeout(
+          () => {
+            this.waiting.splice(this.waiting.indexOf(waiter), 1);
+            reject(new DatabaseUnavailable('database-busy', 'too many writes waiting for the SQLite write lock'));
+          },
+          Math.max(0, deadline - Date.now()),
+        ),
+      };
+      this.waiting.push(waiter);
+    });
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next.grant();
+    else this.held = false;
+  }
+}
+
+/** What kysely calls a connection: one caller's use of the driver, with its transaction if it began one. */
+class Session implements DatabaseConnection {
+  inTransaction = false;
+
+  constructor(private readonly driver: SqliteDriver) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return this.driver.execute<R>(query, this.inTransaction);
+  }
+
+  async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    // Not used by this service; the whole result, as one chunk.
+    yield await this.executeQuery<R>(query);
+  }
+}
+
+class SqliteDriver implements Driver {
+  private writer?: Connection;
+  /** Reads outside transactions; undefined for ':memory:', where everything goes through the writer. */
+  private reader?: Connection;
+  private readonly queue = new WriterQueue();
+
+  constructor(private readonly options: SqliteOptions) {}
+
+  async init(): Promise<void> {
+    const Driver = sqliteDriver();
+    const { path, configure } = this.options;
+    const writer = new Driver(path);
+    configure(writer, 'writer');
+    this.writer = new Connection(writer);
+    if (path !== ':memory:') {
+      const reader = new Driver(path);
+      configure(reader, 'reader');
+      this.reader = new Connection(reader);
+    }
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new Session(this);
+  }
+
+  /** A query outside a transaction: a read on the reader, anything else as a write of its own. */
+  async execute<R>(query: CompiledQuery, inTransaction: boolean): Promise<QueryResult<R>> {
+    const deadline = Date.now() + this.options.lockTimeoutMs;
+    const writer = this.writer as Connection;
+    // In a transaction the writer's turn is held already, and BEGIN IMMEDIATE took the lock.
+    if (inTransaction) return whenUnlocked(() => writer.run<R>(query), deadline);
+    const reader = this.reader;
+    if (reader && SelectQueryNode.is(query.query)) return whenUnlocked(() => reader.run<R>(query), deadline);
+    await this.queue.acquire(deadline);
+    try {
+      return await whenUnlocked(() => writer.run<R>(query), deadline);
+    } finally {
+      this.queue.release();
+    }
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    const deadline = Date.now() + this.options.lockTimeoutMs;
+    await this.queue.acquire(deadline);
+    try {
+      // IMMEDIATE: the write lock up front, so no statement inside can find it taken (a deferred transaction
+      // that read first would fail at its first write when another process wrote meanwhile).
+      await whenUnlocked(() => this.writer?.prepare('begin immediate').run(), deadline);
+    } catch (error) {
+      this.queue.release();
+      throw error;
+    }
+    (connection as Session).inTransaction = true;
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      this.writer?.prepare('commit').run();
+    } catch (error) {
+      // SQLite may roll the transaction back itself (a full disk); otherwise kysely calls rollbackTransaction.
+      if (!this.writer?.sqlite.inTransaction) this.end(connection as Session);
+      throw error;
+    }
+    this.end(connection as Session);
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    const session = connection as Session;
+    if (!session.inTransaction) return;
+    try {
+      if (this.writer?.sqlite.inTransaction) this.writer.prepare('rollback').run();
+    } finally {
+      this.end(session);
+    }
+  }
+
+  private end(session: Session): void {
+    if (!session.inTransaction) return;
+    session.inTransaction = false;
+    this.queue.release();
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    // A transaction kysely left open (it never does) must not keep the writer's turn.
+    await this.rollbackTransaction(connection);
+  }
+
+  async destroy(): Promise<void> {
+    this.reader?.sqlite.close();
+    this.writer?.sqlite.close();
+  }
+}
