@@ -1,0 +1,61 @@
+// `npm run backup -- <file>` and `npm run restore -- <file>`: the SQLite database DATABASE_URL names, copied
+// online into a new file (the service keeps serving and writing meanwhile), and made again from such a copy.
+// PostgreSQL has pg_dump and pg_restore for that (README "Backups").
+import { parseArgs } from 'node:util';
+import { ConfigError, readConfig } from '../config.js';
+import { parseDatabaseUrl, redact } from '../db/database.js';
+import { BackupError, backupSqlite, restoreSqlite, type Snapshot } from '../db/sqlite-backup.js';
+
+const USAGE = `Usage: npm run backup -- <file>     Copy the database into <file>, a new file, while the service runs.
+       npm run restore -- <file>    Make the database from the backup <file>; only where none exists yet
+                                    (stop the service and move the old database away first).
+
+The database is the SQLite file DATABASE_URL names (default sqlite:data/domain-space.sqlite). For PostgreSQL,
+use pg_dump --format=custom and pg_restore (README "Backups").`;
+
+class UsageError extends Error {}
+
+const describe = ({ bytes, rows }: Snapshot) =>
+  `${(bytes / 1_048_576).toFixed(1)} MB, integrity ok: ${rows.accounts} accounts, ${rows.api_keys} keys, ` +
+  `${rows.domains} domains, ${rows.spaces} spaces, ${rows.idempotency_keys} idempotency keys`;
+
+async function run(argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { restore: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const [file, ...extra] = positionals;
+  if (!file || extra.length > 0)
+    throw new UsageError(file ? `One file only (got ${positionals.length}).` : 'Name the file.');
+  const { databaseUrl } = readConfig(process.env);
+  const target = parseDatabaseUrl(databaseUrl);
+  if (!('kind' in target) || target.kind !== 'sqlite' || target.path === ':memory:') {
+    throw new UsageError(`DATABASE_URL is ${redact(databaseUrl)}: this command copies a SQLite file.`);
+  }
+  const started = Date.now();
+  if (values.restore) {
+    const snapshot = await restoreSqlite(file, target.path);
+    console.log(`Restored ${file} into ${target.path} (${describe(snapshot)}). Start the service on it.`);
+  } else {
+    const snapshot = await backupSqlite(target.path, file);
+    console.log(`Backed up ${target.path} into ${file} in ${Date.now() - started} ms (${describe(snapshot)}).`);
+  }
+}
+
+run(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    process.exitCode = 2;
+  } else if (error instanceof ConfigError || error instanceof BackupError) {
+    console.error(error.message);
+    process.exitCode = 1;
+  } else {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exitCode = 1;
+  }
+});
