@@ -143,6 +143,7 @@ async function startService(root: string, databaseUrl: string): Promise<{ base: 
       LOG_LEVEL: 'silent',
       RATE_LIMIT: UNREACHABLE_QUOTA,
       DSS_BUILD_DOCS: '0',
+      DRAIN_DELAY_S: '0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -7,19 +7,18 @@
 import express, { type Express } from 'express';
 import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';
-import { sql } from './db/kysely.js';
 import { domains } from './domains/index.js';
 import type { FieldFormat } from './formats.js';
 import { type KeyCheck, requireApiKey } from './http/auth.js';
 import { readBody } from './http/body.js';
 import { type CorsOrigins, cors } from './http/cors.js';
 import { cursorFormats } from './http/cursor.js';
-import { DOCS_PAGE, docsPage, docsSlash } from './http/docs.js';
+import { apiIndex, DOCS_PAGE, docsPage, docsSlash } from './http/docs.js';
 import { notFoundOutsideApi, problemHandler } from './http/errors.js';
+import { healthz, readyz } from './http/health.js';
 import { type Metrics, metricsEndpoint } from './http/metrics.js';
 import { dispatch } from './http/operations.js';
 import { pipeline } from './http/pipeline.js';
-import { HttpProblem } from './http/problem.js';
 import { problemTypePage } from './http/problem-types.js';
 import { type RateLimitSettings, rateLimits, type TrustProxy } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
@@ -28,7 +27,7 @@ import { readRequestTarget } from './http/request-target.js';
 import { createRequestValidation } from './http/request-validation.js';
 import { requireJsonAcceptable, routeToOperation } from './http/routing.js';
 import { securityHeaders } from './http/security-headers.js';
-import { specDocument } from './http/served-origin.js';
+import { specDocument } from './http/spec-documents.js';
 import { idempotentCreates } from './idempotency/runner.js';
 import { createLogger, type Logger } from './logger.js';
 import { formatsOf, registerResources } from './resource.js';
@@ -51,6 +50,8 @@ export interface AppDeps {
   corsOrigins?: CorsOrigins;
   /** The API reference page that `npm run docs` builds, served at /docs. */
   docsFile?: string;
+  /** A key the /docs console fills in (the sandbox's: any well-formed key is an account there). */
+  docsSandboxKey?: string;
   /** Whether the service is draining (server/lifecycle.ts): /readyz then answers 503. */
   isDraining?: () => boolean;
   /** Strict-Transport-Security max-age; 0 (the default) sends none. */
@@ -74,6 +75,7 @@ export async function createApp({
   validateResponses = false,
   corsOrigins = '*',
   docsFile = DOCS_PAGE,
+  docsSandboxKey,
   isDraining = () => false,
   hstsMaxAgeSeconds = 0,
   rateLimit = {},
@@ -120,21 +122,12 @@ export async function createApp({
       dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)),
     ]),
   );
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    if (isDraining()) throw new HttpProblem(503, 'draining', 'The service is shutting down.');
-    try {
-      await sql`select 1`.execute(db);
-    } catch {
-      throw new HttpProblem(503, 'not-ready', 'The database cannot be reached.');
-    }
-    res.json({ status: 'ready' });
-  });
+  app.get('/healthz', healthz);
+  app.get('/readyz', readyz(db, isDraining, logger));
   app.get('/openapi.json', specDocument(spec, 'json'));
   app.get('/openapi.yaml', specDocument(spec, 'yaml'));
-  app.get('/docs', docsPage(docsFile, spec.basePath));
+  app.get('/', apiIndex(spec));
+  app.get('/docs', docsPage(docsFile, docsSandboxKey ? { sandboxKey: docsSandboxKey } : {}));
   app.get('/docs/', docsSlash);
   if (metrics && metricsToken) app.get('/metrics', metricsEndpoint(metrics, metricsToken));
   app.get('/problems/:kind', problemTypePage(spec));

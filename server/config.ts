@@ -1,6 +1,6 @@
 // Configuration from the environment, checked as a whole: every problem is reported at once.
 import { parseWorkers } from './cluster.js';
-import { parseDatabaseUrl } from './db/database.js';
+import { type DatabaseLimits, DEFAULT_DATABASE_LIMITS, parseDatabaseUrl } from './db/database.js';
 import { defaultFirstKeyFile } from './first-key.js';
 import { type CorsOrigins, parseCorsOrigins } from './http/cors.js';
 import { parseQuota, parseTrustProxy, type Quota, type TrustProxy } from './http/rate-limit.js';
@@ -11,6 +11,8 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string;
+  /** Statement, lock and pool-wait limits of the database (server/db/database.ts), in milliseconds. */
+  databaseLimits: DatabaseLimits;
   logLevel: LogLevel;
   corsOrigins: CorsOrigins;
   /** Connection limits and the drain on SIGTERM/SIGINT (server/lifecycle.ts), in milliseconds. */
@@ -46,6 +48,9 @@ export const DEFAULTS = {
   REQUEST_TIMEOUT_S: '30',
   IDLE_TIMEOUT_S: '5',
   SHUTDOWN_GRACE_S: '10',
+  // Covers HAProxy's default health checks (3 failures 2 s apart) and still leaves a drain within Docker's
+  // default 10 s stop timeout.
+  DRAIN_DELAY_S: '8',
   HSTS_MAX_AGE_S: '0',
   RATE_LIMIT: '600/60',
   AUTH_FAILURE_LIMIT: '20/60',
@@ -53,6 +58,9 @@ export const DEFAULTS = {
   REDIS_PREFIX: 'dss:rl:',
   TRUST_PROXY: 'off',
   WORKERS: '1',
+  DATABASE_STATEMENT_TIMEOUT_S: String(DEFAULT_DATABASE_LIMITS.statementTimeoutMs / 1000),
+  DATABASE_LOCK_TIMEOUT_S: String(DEFAULT_DATABASE_LIMITS.lockTimeoutMs / 1000),
+  DATABASE_POOL_TIMEOUT_S: String(DEFAULT_DATABASE_LIMITS.poolTimeoutMs / 1000),
 } as const;
 
 export class ConfigError extends Error {
@@ -96,12 +104,18 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     requestTimeoutMs: seconds('REQUEST_TIMEOUT_S') * 1000,
     idleTimeoutMs: seconds('IDLE_TIMEOUT_S') * 1000,
     shutdownGraceMs: seconds('SHUTDOWN_GRACE_S') * 1000,
+    drainDelayMs: seconds('DRAIN_DELAY_S', { zero: true, max: 600 }) * 1000,
   };
   // Node refuses a headers limit above the whole-request limit.
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     problems.push('HEADERS_TIMEOUT_S must not be above REQUEST_TIMEOUT_S');
   }
   const hstsMaxAgeSeconds = seconds('HSTS_MAX_AGE_S', { zero: true, max: 63_072_000 });
+  const databaseLimits: DatabaseLimits = {
+    statementTimeoutMs: Math.round(seconds('DATABASE_STATEMENT_TIMEOUT_S', { max: 3600 }) * 1000),
+    lockTimeoutMs: Math.round(seconds('DATABASE_LOCK_TIMEOUT_S', { max: 3600 }) * 1000),
+    poolTimeoutMs: Math.round(seconds('DATABASE_POOL_TIMEOUT_S', { max: 3600 }) * 1000),
+  };
 
   const quota = (name: 'RATE_LIMIT' | 'AUTH_FAILURE_LIMIT') => {
     const parsed = parseQuota(name, value(name));
@@ -135,6 +149,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     port,
     host,
     databaseUrl,
+    databaseLimits,
     logLevel,
     corsOrigins: corsOrigins as CorsOrigins,
     limits,

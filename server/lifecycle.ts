@@ -1,5 +1,5 @@
 // The HTTP server around the app: every connection bounded in time, Node's own errors answered as
-// problem+json, and a draining shutdown on SIGTERM/SIGINT that no client notices.
+// problem+json, and a draining shutdown on SIGTERM/SIGINT that no client notices, behind a load balancer too.
 import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import net, { type Socket } from 'node:net';
 import { answerClientErrors, IDLE_TIMEOUT } from './http/client-errors.js';
@@ -14,7 +14,18 @@ export interface ConnectionLimits {
   idleTimeoutMs: number;
   /** How long a drain waits for the requests in flight before it cuts them. */
   shutdownGraceMs: number;
+  /**
+   * On SIGTERM, how long the service keeps accepting and serving while /readyz answers 503, before it stops
+   * accepting: the time a load balancer's health checks need to notice and route elsewhere.
+   */
+  drainDelayMs: number;
 }
+
+/**
+ * Ctrl-C at a terminal: nobody balances load onto a process stopped that way, so it drains at once (and a
+ * Ctrl-C during the delay of a SIGTERM ends the delay).
+ */
+const INTERACTIVE_SIGNAL = 'SIGINT';
 
 /**
  * During a drain, a connection with no request under way is closed once it has been idle this long. Not at
@@ -34,6 +45,8 @@ interface Connection {
 
 export class Lifecycle {
   private draining = false;
+  /** Ends the delay before the drain early; set while it runs. */
+  private endDelay?: () => void;
   private cut = 0;
   private readonly connections = new Map<Socket, Connection>();
   /** Each response not yet finished, with its request line as it arrived (Express rewrites req.url later). */
@@ -45,7 +58,7 @@ export class Lifecycle {
     private readonly logger: Logger,
   ) {}
 
-  /** For /readyz: true from the first signal on, so a load balancer stops routing here at once. */
+  /** For /readyz: true from the first signal on, so that a load balancer stops routing here. */
   readonly isDraining = (): boolean => this.draining;
 
   /** An HTTP server for the app with the limits applied, listening on port and host. */
@@ -103,17 +116,23 @@ export class Lifecycle {
   }
 
   /**
-   * On the first of these signals: drain, run `onStopped` (close the database), and exit 0 once the last
-   * request is answered, or 1 when the grace period ran out and requests were cut.
+   * On the first of these signals: drain (after the delay, for SIGTERM), run `onStopped` (close the database),
+   * and exit 0 once the last request is answered, or 1 when the grace period ran out and requests were cut.
    */
   drainOn(signals: NodeJS.Signals[], onStopped: () => Promise<void>): void {
     for (const signal of signals) {
       process.on(signal, () => {
         if (this.draining) {
-          this.logger.info('already draining', { signal });
+          if (signal === INTERACTIVE_SIGNAL && this.endDelay) {
+            this.logger.info('drain delay cut short', { signal });
+            this.endDelay();
+          } else {
+            this.logger.info('already draining', { signal });
+          }
           return;
         }
-        this.drain(signal).then(
+        const delayMs = signal === INTERACTIVE_SIGNAL ? 0 : this.limits.drainDelayMs;
+        this.drain(signal, delayMs).then(
           async (code) => {
             await onStopped();
             this.logger.info('stopped', { exit_code: code });
@@ -128,14 +147,18 @@ export class Lifecycle {
     }
   }
 
-  /** Stops accepting, lets the requests in flight finish, closes idle connections; resolves with the exit code. */
-  drain(signal: string): Promise<number> {
+  /**
+   * Says it is draining (/readyz 503, `Connection: close` on every answer) while it keeps serving for `delayMs`,
+   * then stops accepting, lets the requests in flight finish and closes idle connections; resolves with the exit
+   * code.
+   */
+  async drain(signal: string, delayMs = 0): Promise<number> {
     const server = this.server;
-    if (!server) return Promise.resolve(0);
+    if (!server) return 0;
     this.draining = true;
-    const started = Date.now();
     this.logger.info('draining', {
       signal,
+      delay_s: delayMs / 1000,
       requests_in_flight: this.inFlight.size,
       connections: this.connections.size,
       grace_s: this.limits.shutdownGraceMs / 1000,
@@ -143,11 +166,28 @@ export class Lifecycle {
     for (const res of this.inFlight.keys()) {
       if (!res.headersSent) res.setHeader('Connection', 'close');
     }
+    if (delayMs > 0) {
+      // Still accepting: until its health checks see the 503, a balancer keeps sending requests here, and a
+      // refused connection would fail them.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delayMs);
+        this.endDelay = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.endDelay = undefined;
+    }
+    const started = Date.now();
+    this.logger.info('stopped accepting', {
+      requests_in_flight: this.inFlight.size,
+      connections: this.connections.size,
+    });
     return new Promise<number>((resolve) => {
       const sweep = setInterval(() => this.closeIdle(), DRAIN_SWEEP_MS);
       const grace = setTimeout(() => this.cutInFlight(), this.limits.shutdownGraceMs);
       // net's close, not http's: http's also drops idle keep-alive connections at once, racing a request a
-      // client may just have sent on one. At once, before any answer says Connection: close: a client that
+      // client may just have sent on one. Before any further answer says Connection: close: a client that
       // reconnects then is refused rather than queued by the kernel and reset. The callback runs when the last
       // connection has closed.
       net.Server.prototype.close.call(server, () => {

@@ -1,17 +1,25 @@
 // Entry point: read configuration, open and migrate the database, make sure someone can call the API,
-// listen, and shut down cleanly on SIGTERM/SIGINT.
+// listen, and shut down cleanly on SIGTERM/SIGINT. stdout carries only the JSON log lines; the banner, for
+// whoever started the service, goes to stderr.
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { forkWorkers, isWorker } from './cluster.js';
 import { type Config, ConfigError, readConfig } from './config.js';
-import { type Database, openDatabase, redact } from './db/database.js';
+import {
+  type Database,
+  describeStartupError,
+  MIGRATION_LIMITS,
+  openDatabase,
+  parseDatabaseUrl,
+  redact,
+} from './db/database.js';
 import { migrateToLatest } from './db/migrations.js';
 import { buildDocsInBackground, docsBuildRequested } from './docs-build.js';
 import { firstKeyLines } from './first-key.js';
 import type { KeyCheck } from './http/auth.js';
 import { DOCS_PAGE } from './http/docs.js';
-import { createMetrics, listenForMetrics, type Metrics } from './http/metrics.js';
+import { createClusterMetrics, createMetrics, listenForMetrics, type Metrics } from './http/metrics.js';
 import { Lifecycle } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
 import { requireTestedNode } from './node-version.js';
@@ -24,16 +32,23 @@ async function main(): Promise<void> {
   const sandbox = process.argv.includes('--sandbox');
   const config = readConfig(sandbox ? { ...process.env, DATABASE_URL: SANDBOX_DATABASE_URL } : process.env);
   const logger = createLogger(config.logLevel);
-  const db = openDatabase(config.databaseUrl);
-  if (!isWorker) await migrateToLatest(db);
+  const db = openDatabase(config.databaseUrl, { limits: config.databaseLimits, logger });
+  if (!isWorker) {
+    const { newer } = await migrate(config.databaseUrl, db);
+    if (newer.length > 0) {
+      logger.warn('the database was migrated by a newer version; running on it as it is', { migrations: newer });
+    }
+  }
   const { metricsPort, metricsToken } = config;
-  // Per process: with WORKERS > 1, /metrics behind METRICS_TOKEN shows the worker that answered it.
-  const metrics = metricsPort !== undefined || metricsToken ? createMetrics() : undefined;
+  const metricsOn = metricsPort !== undefined || metricsToken !== undefined;
+  const primary = config.workers > 1 && !isWorker;
+  // With WORKERS > 1 the primary sums the workers' metrics (it answers no requests itself).
+  const metrics = metricsOn && !primary ? createMetrics() : undefined;
+  const exposed = metricsOn && primary ? createClusterMetrics() : metrics;
   const keyCheck = sandbox ? sandboxAccounts(db) : undefined;
-  const server =
-    config.workers > 1 && !isWorker
-      ? superviseWorkers(config.workers, db, logger)
-      : await serve(config, db, logger, { metrics, keyCheck });
+  const server = primary
+    ? superviseWorkers(config.workers, db, logger)
+    : await serve(config, db, logger, { metrics, keyCheck });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -48,18 +63,41 @@ async function main(): Promise<void> {
     `  API docs: ${base}/docs${existsSync(DOCS_PAGE) ? '' : docsPending()}`,
     `  OpenAPI spec: ${base}/openapi.yaml`,
   ];
-  if (metrics && metricsPort !== undefined) {
-    const { port: at } = (await listenForMetrics(metrics, metricsPort, config.host)).address() as AddressInfo;
-    lines.push(`  Metrics: ${base.replace(/:\d+$/, `:${at}`)}/metrics`);
+  let metricsUrl: string | undefined;
+  if (exposed && metricsPort !== undefined) {
+    const { port: at } = (await listenForMetrics(exposed, metricsPort, config.host)).address() as AddressInfo;
+    metricsUrl = `${base.replace(/:\d+$/, `:${at}`)}/metrics`;
+    lines.push(`  Metrics: ${metricsUrl}`);
   }
   if (metricsToken) lines.push(`  Metrics: ${base}/metrics (with Authorization: Bearer $METRICS_TOKEN)`);
+  logger.info('listening', {
+    url: base,
+    database: redact(config.databaseUrl),
+    workers: config.workers,
+    ...(metricsUrl ? { metrics_url: metricsUrl } : {}),
+  });
   // Only once listening: a key issued before a failed start would be stored but never shown.
   const apiUrl = `${base}/api/v1`;
   lines.push(
     ...(sandbox ? sandboxLines(apiUrl) : await firstKeyLines(db, { apiUrl, file: config.firstKeyFile, logger })),
   );
-  console.log(lines.join('\n'));
+  process.stderr.write(`${lines.join('\n')}\n`);
   if (docsBuildRequested()) buildDocsInBackground();
+}
+
+/**
+ * Applies the migrations, without the serving limits: building an index on a big table may take minutes. On a
+ * connection of its own, except for an in-memory database, which another connection would not see.
+ */
+async function migrate(url: string, db: Database): Promise<{ newer: string[] }> {
+  const target = parseDatabaseUrl(url);
+  if ('path' in target && target.path === ':memory:') return migrateToLatest(db);
+  const migrating = openDatabase(url, { limits: MIGRATION_LIMITS });
+  try {
+    return await migrateToLatest(migrating);
+  } finally {
+    await migrating.destroy();
+  }
 }
 
 /** Why the docs page is missing: npm start is building it (docs-build.ts), or nobody built it yet. */
@@ -91,7 +129,8 @@ async function serve(
     trustProxy: config.trustProxy,
     metrics: extra.metrics,
     metricsToken: config.metricsToken,
-    ...(extra.keyCheck ? { keyCheck: extra.keyCheck } : {}),
+    // The sandbox takes any well-formed key, so the /docs console comes with one filled in.
+    ...(extra.keyCheck ? { keyCheck: extra.keyCheck, docsSandboxKey: 'dss_sandbox_console' } : {}),
   });
   const listening = lifecycle.listen(app, config.port, config.host);
   // Installed before the banner is printed: whoever reads it may stop the service at once.
@@ -125,7 +164,10 @@ main().catch((error: unknown) => {
   if (error instanceof ConfigError) {
     console.error(error.message);
   } else {
-    console.error(`domain-space-service could not start: ${error instanceof Error ? error.message : String(error)}`);
+    const database = process.env.DATABASE_URL;
+    const why =
+      (database && describeStartupError(error, database)) ?? (error instanceof Error ? error.message : String(error));
+    console.error(`domain-space-service could not start: ${why}`);
   }
   process.exit(1);
 });

@@ -20,7 +20,30 @@ const ENGINE_INDEPENDENT = [
   // proxy, so what it tests (the conformance runner's findings) does not depend on the engine behind it.
   'test/service/sandbox.test.ts',
   'test/conformance/broken-server.test.ts',
+  // The faults of SQLite and of the service's supervisor, on their own SQLite files whatever the engine.
+  'test/faults/classify.test.ts',
+  'test/db/limits.test.ts',
+  'test/faults/sqlite-lock.test.ts',
+  'test/faults/disk-full.test.ts',
+  'test/faults/supervisor.test.ts',
 ];
+
+// The deployment's proof (a production install, three instances behind HAProxy on PostgreSQL, backups on both
+// engines): each picks its own engines and runs the service under the Node.js at hand, and it is heavy, so it
+// runs in one leg only, `npm test` (SQLite, Node 20), not again on PostgreSQL or Node 24.
+const ONE_LEG_ONLY = ['test/deploy/**'];
+
+// PostgreSQL's faults (connections terminated, a lock held, a failover): run once, in the PostgreSQL leg.
+const POSTGRES_ONLY = ['test/faults/postgres-*.test.ts'];
+
+// What a supervisor's signal does to `npm start` does not depend on the Node.js major: run once, on Node 20.
+const NODE_20_ONLY = ['test/faults/supervisor.test.ts'];
+
+function excluded(): string[] {
+  if (process.env.DSS_TEST_DATABASE === 'postgres') return [...ENGINE_INDEPENDENT, ...ONE_LEG_ONLY];
+  const leg = process.env.DSS_TEST_LEG ? ONE_LEG_ONLY : [];
+  return [...POSTGRES_ONLY, ...leg, ...(process.env.DSS_TEST_LEG === 'node24' ? NODE_20_ONLY : [])];
+}
 
 export default defineConfig({
   test: {
@@ -28,7 +51,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // On PostgreSQL, only the suites whose outcome can depend on the engine: the others (the browser, the
     // packed client, the docs page, the spec tooling, Prism's mock) ran unchanged in the SQLite run.
-    exclude: process.env.DSS_TEST_DATABASE === 'postgres' ? ENGINE_INDEPENDENT : [],
+    exclude: excluded(),
     testTimeout: 20_000,
     // One module cache for all files (each file still starts its own app on its own database): on this 2-core
     // machine the suite is CPU-bound, and re-importing the server for every file cost a sixth of its time.

@@ -42,7 +42,7 @@ export function startService(databaseFile: string, env: Record<string, string> =
   return start(
     'service',
     () => [`${root}scripts/start.mjs`],
-    { DATABASE_URL: `sqlite:${databaseFile}`, HOST: '127.0.0.1', DSS_BUILD_DOCS: '0', ...env },
+    { DATABASE_URL: `sqlite:${databaseFile}`, HOST: '127.0.0.1', DSS_BUILD_DOCS: '0', DRAIN_DELAY_S: '0', ...env },
     (origin) => ({ url: `${origin}/healthz`, status: 200 }),
     '/api/v1',
   );

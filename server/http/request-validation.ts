@@ -7,8 +7,9 @@ import { parse } from 'node:querystring';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { Request, RequestHandler } from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
-import { type FieldFormat, PATTERN_MESSAGES } from '../formats.js';
+import type { FieldFormat } from '../formats.js';
 import type { ApiSpec, Route } from '../spec.js';
+import { type Finding, fieldMessage, type MessageContext, unknownParameterMessage } from './field-messages.js';
 import { integerParameterProblem, readFormInteger } from './integers.js';
 import { FORM, JSON_TYPE } from './media-types.js';
 import { type FieldError, HttpProblem, validationProblem } from './problem.js';
@@ -153,9 +154,7 @@ function unknownQueryParameters(route: Route, sent: Record<string, unknown>): Fi
     .map((name) => ({
       location: 'query',
       field: name,
-      message: known.length
-        ? `is not a parameter of this operation; known: ${known.join(', ')}`
-        : 'is not a parameter of this operation, which takes none',
+      message: unknownParameterMessage(known),
     }));
 }
 
@@ -175,12 +174,14 @@ function integerParameters(
 
 /**
  * Form values are text and the validator checks form bodies without coercion (so that JSON {"color": "3"} is
- * a type error): the spec's integer fields become numbers here, in place.
+ * a type error): the spec's integer fields become numbers here, in place. An empty one is a field left blank
+ * (what HTML forms and API consoles send), which the spec says counts as not sent.
  */
 function formIntegers(route: Route, body: Record<string, unknown>): FieldError[] {
   return route.formIntegerFields.flatMap(({ name, bounds }) => {
     const value = body[name];
-    if (typeof value !== 'string') return [];
+    if (value === '') delete body[name];
+    if (typeof value !== 'string' || value === '') return [];
     const read = readFormInteger(value, bounds);
     if ('value' in read) body[name] = read.value;
     return 'problem' in read && read.problem ? [{ location: 'body' as const, field: name, message: read.problem }] : [];
@@ -223,10 +224,7 @@ const LOCATIONS: Record<string, FieldError['location']> = {
   headers: 'header',
 };
 
-const article = (type: string) =>
-  type === 'integer' || type === 'object' || type === 'array' ? `an ${type}` : type === 'null' ? 'null' : `a ${type}`;
-
-/** Turns the validator's findings into one field error per bad field, with messages a person can act on. */
+/** Turns the validator's findings into one field error per bad field, in our words (field-messages.ts). */
 function fieldErrorsOf(
   error: ValidatorError,
   route: Route | undefined,
@@ -238,65 +236,35 @@ function fieldErrorsOf(
     const values = sent[location];
     return typeof values === 'object' && values !== null ? (values as Record<string, unknown>)[field] : undefined;
   };
-  const findings = error.errors.map((item) => {
+  const byField = new Map<string, { location: FieldError['location']; field: string; findings: Finding[] }>();
+  for (const item of error.errors) {
     const [, where = '', ...rest] = item.path.split('/');
     const location = LOCATIONS[where];
-    // Anything else is about the request line itself (e.g. a malformed percent-escape in the path).
-    if (!location) return { location: 'path' as const, field: '(path)', keyword: '', raw: item.message };
-    let field = rest.map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')).join('.') || `(${where})`;
+    let field = location
+      ? rest.map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')).join('.') || `(${where})`
+      : '(path)';
     // Header names arrive in lowercase; the spec's spelling (Idempotency-Key) is the one a client knows.
     if (location === 'header') field = route?.parameters.find((p) => p.name.toLowerCase() === field)?.name ?? field;
-    return { location, field, keyword: item.errorCode?.split('.')[0] ?? '', raw: item.message };
-  });
-  const key = (f: { location: string; field: string }) => `${f.location}\u0000${f.field}`;
-  // A pattern in the spec only restates part of a format (for tools that do not know the format): when the
-  // format failed too, its message says it all.
-  const formatFailed = new Set(findings.filter((f) => f.keyword === 'format').map(key));
-  const byField = new Map<string, FieldError>();
-  for (const finding of findings) {
-    if (finding.keyword === 'pattern' && formatFailed.has(key(finding))) continue;
-    const value = sentValue(finding.location, finding.field);
-    const message = messageFor(finding.keyword, finding.raw, finding.field, route, formats, value);
-    const entry = byField.get(key(finding));
-    if (entry) entry.message = `${entry.message}; ${message}`;
-    else byField.set(key(finding), { location: finding.location, field: finding.field, message });
+    // Anything else is about the request line itself (e.g. a malformed percent-escape in the path).
+    const at = location ?? 'path';
+    const keyword = location ? (item.errorCode?.split('.')[0] ?? '') : '';
+    const key = `${at}\u0000${field}`;
+    const entry = byField.get(key) ?? { location: at, field, findings: [] };
+    entry.findings.push({ field, keyword, raw: item.message, value: sentValue(at, field) });
+    byField.set(key, entry);
   }
-  return [...byField.values()];
-}
-
-function messageFor(
-  keyword: string,
-  raw: string,
-  field: string,
-  route: Route | undefined,
-  formats: Record<string, FieldFormat>,
-  value: unknown,
-): string {
-  switch (keyword) {
-    case 'required':
-      return 'is required';
-    case 'additionalProperties': {
-      const schema = route?.jsonBody;
-      const rejected = (schema?.['x-rejected-fields'] ?? {}) as Record<string, string>;
-      // Own entries only: a field named "constructor" or "__proto__" must not find Object's.
-      const specific = Object.hasOwn(rejected, field) ? rejected[field] : undefined;
-      const accepted = Object.keys(schema?.properties ?? {});
-      return specific ?? `is not a field of this operation; accepted: ${accepted.join(', ')}`;
-    }
-    case 'format': {
-      const name = /format "([^"]+)"/.exec(raw)?.[1] ?? '';
-      const format = formats[name];
-      return (typeof value === 'string' ? format?.hint?.(value) : undefined) ?? format?.message ?? raw;
-    }
-    case 'pattern': {
-      const pattern = /pattern "(.*)"$/.exec(raw)?.[1] ?? '';
-      return PATTERN_MESSAGES[pattern] ?? raw;
-    }
-    case 'type': {
-      const types = raw.replace(/^must be /, '').split(',');
-      return `must be ${types.map(article).join(' or ')}`;
-    }
-    default:
-      return raw;
-  }
+  const schema = route?.jsonBody;
+  const context: MessageContext = {
+    formats,
+    acceptedFields: Object.keys(schema?.properties ?? {}),
+    rejectedFields: (schema?.['x-rejected-fields'] ?? {}) as Record<string, string>,
+    integerRule: (field) =>
+      route?.parameters.find((p) => p.name === field && p.integer)?.bounds ??
+      route?.formIntegerFields.find((f) => f.name === field)?.bounds,
+  };
+  return [...byField.values()].map(({ location, field, findings }) => ({
+    location,
+    field,
+    message: fieldMessage(findings, context),
+  }));
 }

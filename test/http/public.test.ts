@@ -24,7 +24,7 @@ describe('/openapi.json', () => {
     };
     expect(document.openapi).toMatch(/^3\.1\.\d+$/);
     expect(Object.keys(document.paths).sort()).toEqual(API_PATHS);
-    // This deployment's origin (test/docs/served-origin.test.ts covers other hosts).
+    // This deployment's origin (test/docs/host-independence.test.ts covers other hosts).
     expect(document.servers[0]?.url).toBe(`${server.origin}/api/v1`);
   });
 });

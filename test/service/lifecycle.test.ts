@@ -1,6 +1,8 @@
 // The service as a process under hostile connections and through a shutdown: silent and slow connections
 // are closed at their limits while other clients are served, and SIGTERM drains keep-alive clients without
 // cutting a request, exiting 0; only a request still running when the grace period ends is cut, and logged.
+// Before the drain, SIGTERM's delay keeps the service accepting while /readyz says 503 (a balancer's checks
+// notice it); Ctrl-C (SIGINT) skips or ends that delay.
 import http from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -209,5 +211,94 @@ describe('draining shutdown', SLOW, () => {
       request_id: 'slow-upload-1',
     });
     expect(socket.destroyed || socket.readableEnded || closed(socket)).toBe(true);
+  });
+});
+
+/** The service's JSON log lines. */
+const logOf = (stdout: string) =>
+  stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { msg?: string; time?: string; delay_s?: number; requests_cut?: number });
+const loggedAt = (stdout: string, msg: string) => Date.parse(logOf(stdout).find((e) => e.msg === msg)?.time ?? '');
+
+type Answer = { status?: number; connection?: string; error?: string };
+
+/** One request on a new connection: its status and Connection header, or the error's code. */
+function fresh(url: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve) => {
+    const req = http.get(`${url}${path}`, { agent: false, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection }));
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+  });
+}
+
+describe('drain delay', SLOW, () => {
+  it('keeps accepting and serving on SIGTERM while /readyz says 503 for DRAIN_DELAY_S, then drains and exits 0', async () => {
+    const { server, url, key } = await start({ DRAIN_DELAY_S: '3', SHUTDOWN_GRACE_S: '20' });
+    expect((await fresh(url, '/readyz')).status).toBe(200);
+    server.child.kill('SIGTERM');
+    await server.waitForOutput(/"msg":"draining"/, 10_000);
+
+    // New connections, as a balancer opens them until its checks mark the instance down: every one is served
+    // (with Connection: close), and /readyz tells the balancer to stop. The loop ends at the batch that meets
+    // the closing listener: refused, or reset when the kernel had queued the connection as the listener closed
+    // (a balancer that has seen the 503 sends none by then).
+    const during: Answer[] = [];
+    const deadline = Date.now() + 60_000;
+    let closedAt = 0;
+    for (let closed = false; !closed && Date.now() < deadline; ) {
+      const answers = await Promise.all([
+        fresh(url, '/api/v1/spaces', { Authorization: `Bearer ${key}` }),
+        fresh(url, '/readyz'),
+        fresh(url, '/healthz'),
+      ]);
+      closed = answers.some((answer) => answer.error === 'ECONNREFUSED' || answer.error === 'ECONNRESET');
+      if (closed) closedAt = Date.now();
+      else during.push(...answers);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const exit = await server.exited;
+    expect(exit.code).toBe(0);
+
+    const drainingAt = loggedAt(exit.stdout, 'draining');
+    const stoppedAcceptingAt = loggedAt(exit.stdout, 'stopped accepting');
+    // A lower bound only: a timer never fires early, however busy the machine.
+    expect(stoppedAcceptingAt - drainingAt).toBeGreaterThanOrEqual(3000);
+    // No connection was refused or reset before the listener closed.
+    expect(closedAt).toBeGreaterThanOrEqual(stoppedAcceptingAt);
+    expect(logOf(exit.stdout).find((e) => e.msg === 'draining')?.delay_s).toBe(3);
+    expect(during.length).toBeGreaterThanOrEqual(6);
+    expect(during.filter((answer) => answer.error)).toEqual([]);
+    const statuses = new Set(during.map((answer) => answer.status));
+    expect([...statuses].sort()).toEqual([200, 503]);
+    expect(during.filter((answer) => answer.connection !== 'close')).toEqual([]);
+    expect(logOf(exit.stdout).find((e) => e.msg === 'drained')?.requests_cut).toBe(0);
+  });
+
+  it('drains at once on SIGINT (Ctrl-C), whatever DRAIN_DELAY_S says', async () => {
+    const { server } = await start({ DRAIN_DELAY_S: '60' });
+    const signalledAt = Date.now();
+    const exit = await server.stop('SIGINT', 30_000);
+    expect(exit.code).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(20_000);
+    expect(logOf(exit.stdout).find((e) => e.msg === 'draining')?.delay_s).toBe(0);
+  });
+
+  it('ends the delay of a SIGTERM at a SIGINT, and ignores a second SIGTERM', async () => {
+    const { server } = await start({ DRAIN_DELAY_S: '60' });
+    server.child.kill('SIGTERM');
+    await server.waitForOutput(/"msg":"draining"/, 10_000);
+    server.child.kill('SIGTERM');
+    await server.waitForOutput(/"msg":"already draining"/, 10_000);
+    const signalledAt = Date.now();
+    const exit = await server.stop('SIGINT', 30_000);
+    expect(exit.code).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(20_000);
+    expect(logOf(exit.stdout).map((e) => e.msg)).toEqual(
+      expect.arrayContaining(['draining', 'already draining', 'drain delay cut short', 'stopped accepting', 'drained']),
+    );
   });
 });

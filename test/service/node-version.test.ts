@@ -47,17 +47,26 @@ describe('server/main.ts on an untested Node.js', () => {
     const fake = `data:text/javascript,Object.defineProperty(process,"version",{value:"${version}"})`;
     const child = spawn(process.execPath, ['--import', fake, '--import', 'tsx', 'server/main.ts'], {
       cwd: ROOT,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database.url, LOG_LEVEL: 'silent', ...env },
+      env: {
+        ...process.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATABASE_URL: database.url,
+        LOG_LEVEL: 'silent',
+        DRAIN_DELAY_S: '0',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
+    // The banner is on stderr, the JSON log on stdout.
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
-      if (until.test(stdout)) child.kill('SIGTERM');
     });
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
+      if (until.test(stderr)) child.kill('SIGTERM');
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
     try {
@@ -73,12 +82,13 @@ describe('server/main.ts on an untested Node.js', () => {
     const exit = await startAs('v26.1.0', {}, /listening on/);
     expect(exit.code).toBe(1);
     expect(exit.stderr).toContain('domain-space-service is tested on Node.js 20.x and 24.x, not v26.1.0.');
-    expect(exit.stdout).not.toContain('listening on');
+    expect(exit.stderr).not.toContain('listening on');
+    expect(exit.stdout).toBe('');
   });
 
   it('starts with a warning when DSS_ALLOW_UNTESTED_NODE=1', SLOW, async () => {
     const exit = await startAs('v26.1.0', { DSS_ALLOW_UNTESTED_NODE: '1' }, /listening on http/);
     expect(exit.stderr).toContain('warning: Node.js v26.1.0 is untested (tested: 20.x and 24.x); starting anyway');
-    expect(exit.stdout).toContain('domain-space-service listening on http://127.0.0.1:');
+    expect(exit.stderr).toContain('domain-space-service listening on http://127.0.0.1:');
   });
 });

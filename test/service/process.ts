@@ -24,13 +24,16 @@ export interface Running {
   child: ChildProcess;
   stdout(): string;
   stderr(): string;
-  /** Resolves with the match once stdout matches; rejects on timeout or when the process ends first. */
+  /**
+   * Resolves with the match once the output (stdout and stderr, as they arrived: the banner is on stderr, the JSON
+   * log on stdout) matches; rejects on timeout or when the process ends first.
+   */
   waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
   /** Resolves when the process has ended and its output is complete. */
   exited: Promise<Exit>;
   /** Sends the signal and waits for the exit. */
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<Exit>;
-  /** The key a first start issued: from its output on a terminal, else from FIRST_KEY_FILE (its stdout is a pipe). */
+  /** The key a first start issued: from its output on a terminal, else from FIRST_KEY_FILE (its output is a pipe). */
   firstKey(): string | undefined;
 }
 
@@ -55,16 +58,20 @@ export function runScript(script: string, args: string[], env: Record<string, st
   const child = spawn(process.execPath, [...loader, script, ...args], {
     cwd: ROOT,
     // npm start's docs build would compete with the tests for the CPU; a test that wants it sets DSS_BUILD_DOCS=1.
-    env: { ...process.env, FIRST_KEY_FILE: keyFile, DSS_BUILD_DOCS: '0', ...env },
+    // No load balancer waits on a test's SIGTERM: the drain starts at once unless a test sets DRAIN_DELAY_S.
+    env: { ...process.env, FIRST_KEY_FILE: keyFile, DSS_BUILD_DOCS: '0', DRAIN_DELAY_S: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
+  let output = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk;
+    output += chunk;
   });
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
+    output += chunk;
   });
   const exited = new Promise<Exit>((resolve, reject) => {
     child.once('error', reject);
@@ -73,7 +80,7 @@ export function runScript(script: string, args: string[], env: Record<string, st
 
   const run: Running = {
     firstKey: () =>
-      stdout.match(KEY_PATTERN)?.[0] ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined),
+      output.match(KEY_PATTERN)?.[0] ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined),
     child,
     stdout: () => stdout,
     stderr: () => stderr,
@@ -81,12 +88,14 @@ export function runScript(script: string, args: string[], env: Record<string, st
     waitForOutput(pattern, timeoutMs = DEFAULT_TIMEOUT_MS) {
       const found = new Promise<RegExpExecArray>((resolve, reject) => {
         const check = () => {
-          const match = new RegExp(pattern.source, pattern.flags.replace('g', '')).exec(stdout);
+          const match = new RegExp(pattern.source, pattern.flags.replace('g', '')).exec(output);
           if (!match) return;
           child.stdout?.off('data', check);
+          child.stderr?.off('data', check);
           resolve(match);
         };
         child.stdout?.on('data', check);
+        child.stderr?.on('data', check);
         exited.then(
           (exit) =>
             reject(new Error(`process ended (code ${exit.code}) before printing ${pattern}\n${stdout}\n${stderr}`)),

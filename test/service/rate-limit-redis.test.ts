@@ -101,6 +101,6 @@ describe('a REDIS_URL with no Redis behind it', SLOW, () => {
     );
     expect(exit.code).toBe(1);
     expect(exit.stderr).toContain('REDIS_URL: cannot connect to Redis');
-    expect(exit.stdout).not.toContain('listening on');
+    expect(exit.stderr).not.toContain('listening on');
   });
 });

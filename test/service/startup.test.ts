@@ -61,6 +61,10 @@ async function start(databaseUrl: string, env: Record<string, string> = {}): Pro
   return { server, url, banner, key };
 }
 
+/** Whether the output is the banner alone (the match starts at "listening on", after the service's name). */
+const bannerOnly = (output: string, banner: string) =>
+  output.startsWith('domain-space-service listening on') && output.trim().endsWith(banner.trim());
+
 describe('first start', SLOW, () => {
   it('writes a demo key to a file only its user can read, and prints its path and a curl line, not the key', async () => {
     const database = await newDatabase();
@@ -148,10 +152,11 @@ describe('second start on the same database', SLOW, () => {
 
 describe('shutdown', SLOW, () => {
   it('exits with code 0 on SIGTERM', async () => {
-    const { server } = await start(await newDatabase());
+    const { server, banner } = await start(await newDatabase());
     const exit = await server.stop('SIGTERM');
     expect(exit.code).toBe(0);
-    expect(exit.stderr).toBe('');
+    // stderr has the banner and nothing else: no warning, no error.
+    expect(bannerOnly(exit.stderr, banner)).toBe(true);
   });
 
   it('keeps data written before SIGTERM across a restart', async () => {
@@ -177,8 +182,9 @@ describe('shutdown', SLOW, () => {
 });
 
 describe('logs', SLOW, () => {
-  it('are JSON lines that never carry an API key, valid or not', async () => {
+  it('are JSON lines that never carry an API key, valid or not, and are all stdout carries', async () => {
     const { server, banner, url, key } = await start(await newDatabase(), { LOG_LEVEL: 'debug' });
+    expect(bannerOnly(server.stderr(), banner)).toBe(true);
     const wrong = `${key.slice(0, -4)}AAAA`;
     for (const token of [key, wrong, 'not-a-key']) {
       await fetch(`${url}/api/v1/domains?search=x`, { headers: { Authorization: `Bearer ${token}` } });
@@ -187,12 +193,9 @@ describe('logs', SLOW, () => {
     await server.waitForOutput(/"statusCode":422/);
     await server.stop('SIGTERM');
 
-    const stdout = server.stdout();
-    const logs = stdout
-      .slice(stdout.indexOf(banner) + banner.length)
-      .trim()
-      .split('\n');
+    const logs = server.stdout().trim().split('\n');
     expect(logs.filter((line) => line.includes('"msg":"request"'))).toHaveLength(4);
+    expect(JSON.parse(logs.find((line) => line.includes('"msg":"listening"')) as string)).toMatchObject({ url });
     for (const line of logs) {
       expect(() => JSON.parse(line)).not.toThrow();
       expect(line).not.toContain(key.split('_').slice(2).join('_'));
@@ -271,7 +274,7 @@ describe('invalid configuration', SLOW, () => {
     expect(exit.code).not.toBeNull();
     expect(exit.stderr).toContain(variable);
     expect(exit.stderr).toContain(value);
-    expect(exit.stdout).not.toContain('listening on');
+    expect(exit.stderr).not.toContain('listening on');
   });
 
   it('exits non-zero naming METRICS_TOKEN when it is too short, without echoing the token', async () => {

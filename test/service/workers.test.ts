@@ -16,6 +16,9 @@ let database: TestDatabase;
 let db: Database;
 let server: Running;
 let api: string;
+let serviceOrigin: string;
+let metricsUrl: string;
+const METRICS_TOKEN = 'workers-metrics-token-0123456789';
 
 beforeAll(async () => {
   database = await freshDatabase();
@@ -25,9 +28,16 @@ beforeAll(async () => {
     DATABASE_URL: database.url,
     LOG_LEVEL: 'error',
     WORKERS: '2',
+    METRICS_PORT: '0',
+    METRICS_TOKEN,
   });
-  const [, origin] = await server.waitForOutput(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 120_000);
+  const [, origin, metricsAt] = await server.waitForOutput(
+    /listening on (http:\/\/127\.0\.0\.1:\d+)[\s\S]*Metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)\n/,
+    120_000,
+  );
   api = `${origin}/api/v1`;
+  serviceOrigin = origin as string;
+  metricsUrl = metricsAt as string;
   db = openDatabase(database.url);
 }, 150_000);
 
@@ -100,6 +110,24 @@ describe('WORKERS=2', SLOW, () => {
     expect(await all(4, () => call(key, 'POST', '/spaces', { name: 'x', color: '9' }))).toEqual(Array(4).fill(422));
     expect(await all(4, () => call('not-a-key', 'GET', '/spaces'))).toEqual(Array(4).fill(401));
     expect(await all(4, () => call(key, 'POST', '/spaces/1'))).toEqual(Array(4).fill(405));
+  });
+
+  it("counts every worker's requests in /metrics, on METRICS_PORT and on the service's port", async () => {
+    const healthzCount = (text: string) =>
+      Number(/^http_requests_total\{operation_id="\/healthz",status="200"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    const before = healthzCount(await (await fetch(metricsUrl)).text());
+    // On fresh connections each, so that both workers answer some.
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, async () => (await fetch(`${serviceOrigin}/healthz`, { keepalive: false })).status),
+    );
+    expect(statuses).toEqual(Array(20).fill(200));
+    expect(healthzCount(await (await fetch(metricsUrl)).text()) - before).toBe(20);
+    // The service's port: whichever worker answers gives the sum over both.
+    const fromWorker = await fetch(`${serviceOrigin}/metrics`, {
+      headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    expect(fromWorker.status).toBe(200);
+    expect(healthzCount(await fromWorker.text()) - before).toBe(20);
   });
 
   it('shuts a revoked key out of every worker within the key cache lifetime', async () => {

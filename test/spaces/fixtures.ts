@@ -35,7 +35,8 @@ export const REJECTED_NAMES = [
  * Colour values as sent in a form, i.e. as text, that are not an integer from 1 to 6. Only the plain decimal
  * spelling is read as an integer: '03', '+3' and ' 3' are refused like 'abc'.
  */
-export const REJECTED_FORM_COLORS = ['0', '7', '-1', '2.5', 'abc', '', '03', '+3', ' 3', '3e0'];
+// Not '': a form field left blank counts as not sent (test/http/field-messages.test.ts).
+export const REJECTED_FORM_COLORS = ['0', '7', '-1', '2.5', 'abc', '03', '+3', ' 3', '3e0'];
 
 /** Colour values in JSON that are not an integer from 1 to 6; JSON is taken as typed, so "3" is wrong too. */
 export const REJECTED_JSON_COLORS: unknown[] = [0, 7, -1, 2.5, '3', '', 'abc', null, true];

@@ -16,7 +16,7 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
   try {
@@ -26,19 +26,26 @@ async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-export async function freshDatabase(): Promise<TestDatabase> {
-  if (engine === 'sqlite') {
+/** A fresh database of the engine under test, or of `kind` for a test that always runs on one engine. */
+export async function freshDatabase(kind: 'sqlite' | 'postgres' = engine): Promise<TestDatabase> {
+  if (kind === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'dss-test-'));
     return {
       url: `sqlite:${join(dir, 'test.sqlite')}`,
       drop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
+  return freshPostgresDatabase();
+}
+
+/** A new PostgreSQL database whatever the suite's engine (the PostgreSQL fault tests), dropped by `drop`. */
+export async function freshPostgresDatabase(): Promise<TestDatabase & { name: string }> {
   const name = `dss_test_${process.pid}_${Date.now()}_${++created}`;
   await admin((client) => client.query(`create database ${name}`));
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   return {
+    name,
     url: url.toString(),
     drop: () => admin((client) => client.query(`drop database if exists ${name} with (force)`)).then(() => {}),
   };

@@ -64,7 +64,15 @@ export async function startServer(
   options: Partial<
     Pick<
       AppDeps,
-      'spec' | 'corsOrigins' | 'docsFile' | 'logger' | 'metrics' | 'metricsToken' | 'rateLimit' | 'trustProxy'
+      | 'spec'
+      | 'corsOrigins'
+      | 'docsFile'
+      | 'docsSandboxKey'
+      | 'logger'
+      | 'metrics'
+      | 'metricsToken'
+      | 'rateLimit'
+      | 'trustProxy'
     >
   > = {},
 ): Promise<TestServer> {
