@@ -38,14 +38,18 @@ export function routeToOperation(spec: ApiSpec): RequestHandler {
   };
 }
 
-/** 406 when the Accept header rules out JSON (every answer of the API is JSON). */
+/**
+ * 406 only when the Accept header rules out both of the API's types (RFC 9110 §12.5.1, wildcards and q-values
+ * by Express's own negotiation): a client that asks for application/problem+json alone, as a spec-driven tool
+ * does for an operation whose only documented body is a problem, is served.
+ */
 export const requireJsonAcceptable: RequestHandler = (req, _res, next) => {
   const accept = req.get('accept');
-  if (accept && accept.trim() !== '' && !req.accepts('application/json')) {
+  if (accept && accept.trim() !== '' && !req.accepts(['application/json', 'application/problem+json'])) {
     throw new HttpProblem(
       406,
       'not-acceptable',
-      `This API answers only application/json; the Accept header "${accept}" rules it out.`,
+      `This API answers application/json and application/problem+json; the Accept header "${accept}" rules out both.`,
     );
   }
   next();

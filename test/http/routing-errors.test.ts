@@ -39,8 +39,22 @@ describe('methods a path lacks (405)', () => {
 });
 
 describe('Accept (406)', () => {
-  const REFUSED = ['text/html', 'application/xml', 'text/plain, image/png'];
-  const ACCEPTED = ['application/json', '*/*', 'application/*', 'text/html, application/json;q=0.5'];
+  const REFUSED = [
+    'text/html',
+    'application/xml',
+    'text/plain, image/png',
+    'application/json;q=0, application/problem+json;q=0, text/html',
+    'application/*;q=0, */*',
+  ];
+  const ACCEPTED = [
+    'application/json',
+    '*/*',
+    'application/*',
+    'text/html, application/json;q=0.5',
+    'application/problem+json',
+    'text/html, application/problem+json;q=0.1',
+    'application/json;q=0, application/problem+json',
+  ];
   const reads = operations
     .filter((op) => op.method === 'GET')
     .map((operation) => ({ operation, operationId: operation.operationId }));
@@ -70,6 +84,23 @@ describe('Accept (406)', () => {
   it.each(reads)('$operationId answers 200 without an Accept header', async ({ operation }) => {
     const response = await rawRequest(server.origin, 'GET', pathOf(operation, recordIdOf(operation)), auth());
     expect(response.status).toBe(200);
+  });
+
+  // What a spec-driven tool sends for an operation whose only documented body is a problem (RFC 9110 §12.5.1).
+  it('serves a DELETE whose Accept admits only application/problem+json', async () => {
+    const created = await server.fetch('/api/v1/spaces', {
+      method: 'POST',
+      headers: { ...auth(), 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'name=accept-problem&color=2',
+    });
+    expect(created.status).toBe(201);
+    const { data } = (await created.json()) as { data: { id: number } };
+    const accept = { ...auth(), Accept: 'application/problem+json' };
+    const deleted = await server.fetch(`/api/v1/spaces/${data.id}`, { method: 'DELETE', headers: accept });
+    expect(deleted.status).toBe(204);
+    const again = await server.fetch(`/api/v1/spaces/${data.id}`, { method: 'DELETE', headers: accept });
+    const problem = await expectProblem(again, 404);
+    expect(problem.type).toBe(`${PROBLEM_TYPE_BASE}not-found`);
   });
 
   it('answers 406 before looking at the query', async () => {
