@@ -1,16 +1,16 @@
-// Rate limits of /api/v1 with the IETF RateLimit fields (draft 8), counted in express-rate-limit's stores: a
-// quota per API key (RATE_LIMIT), and a quota of failed authentications per client address (AUTH_FAILURE_LIMIT),
-// the guard against guessing keys. Counters live in this process, or in Redis (REDIS_URL) to share them between
-// processes.
+// Rate limits of /api/v1, both express-rate-limit used as documented, with its IETF RateLimit fields (draft 8):
+// a quota per API key (RATE_LIMIT), and a quota of failed authentications per client address
+// (AUTH_FAILURE_LIMIT), the guard against guessing keys. Counters live in the limiter's MemoryStore, or in Redis
+// (REDIS_URL, rate-limit-redis's RedisStore) to share them between processes.
 
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator, MemoryStore, type Options, rateLimit, type Store } from 'express-rate-limit';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import { type Options, rateLimit, type Store } from 'express-rate-limit';
+import { RedisStore } from 'rate-limit-redis';
 import type { Logger } from '../logger.js';
-import type { RedisClient } from '../redis.js';
+import { type RedisClient, sendCommandWithin } from '../redis.js';
 import { HttpProblem } from './problem.js';
-import { redisStore } from './rate-limit-store.js';
 import { context } from './request-context.js';
 
 /** `limit` requests per `windowSeconds`, counted in fixed windows that start with the first request. */
@@ -34,21 +34,21 @@ export const PER_KEY_POLICY = 'api-key';
 export const FAILED_AUTH_POLICY = 'failed-auth';
 
 /**
- * The two steps around the key check: an error handler that counts each 401 against the client's address and
- * turns it into a 429 once the address is over its quota (a valid key is never refused for its address: clients
- * behind one NAT are not locked out by another's guesses), and the per-key limiter, after the key check.
- * Answers given before the key check (401, unknown path, 405) carry the address's failed-auth state.
+ * The two steps around the key check: the failed-authentication guard, an error handler that runs its limiter
+ * on every answer given before a key was accepted (401, unknown path, 405: each carries the address's state),
+ * keeps only the 401s counted, and turns a 401 into a 429 once the address is over its quota (a valid key is
+ * never refused for its address: clients behind one NAT are not locked out by another's guesses); and the
+ * per-key limiter after the key check, where every request counts, whatever its answer (a 304 too: it read the
+ * database like any show).
  */
 export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [ErrorRequestHandler, RequestHandler] {
-  const store = (name: string): Store | undefined => {
-    const { redis } = settings;
-    if (!redis) return undefined;
-    return redisStore(redis, `${settings.redisPrefix ?? 'dss:rl:'}${name}:`);
-  };
+  const { perKey, authFailures, redis } = settings;
+  const store = (name: string): Store | undefined =>
+    redis ? redisStore(redis, `${settings.redisPrefix ?? 'dss:rl:'}${name}:`) : undefined;
   // A store that fails (Redis down or slow) lets the request through: an outage of the counters must not become
   // an outage of the API. Logged once per outage by the Redis client, and here at debug level.
   const common = {
-    standardHeaders: 'draft-8' as const,
+    standardHeaders: 'draft-8',
     legacyHeaders: false,
     passOnStoreError: true,
     logger: {
@@ -56,14 +56,29 @@ export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [E
       error: (error: unknown, message?: string) => logger.debug(message ?? 'rate limiter', { error: String(error) }),
     },
     // X-Forwarded-For is read only when TRUST_PROXY says so; a client sending it otherwise is no misconfiguration.
-    // Each limiter counts a request once by construction (one step per policy), so the check that it did, a map
-    // per request, is left out.
-    validate: { xForwardedForHeader: false, singleCount: false },
-  };
+    validate: { xForwardedForHeader: false },
+  } satisfies Partial<Options>;
 
-  const { perKey, authFailures } = settings;
   const perKeyLimiter: RequestHandler = perKey
-    ? limitPerKey(perKey, store(PER_KEY_POLICY) ?? new MemoryStore(), logger)
+    ? rateLimit({
+        ...common,
+        store: store(PER_KEY_POLICY),
+        limit: perKey.limit,
+        windowMs: perKey.windowSeconds * 1000,
+        identifier: PER_KEY_POLICY,
+        // Placed after the key check; a request it did not accept never gets here, and is not counted if it does.
+        skip: (_req, res) => context(res).account === undefined,
+        keyGenerator: (_req, res) => quotaKey(context(res).account),
+        handler: (req, _res, next) => {
+          next(
+            new HttpProblem(
+              429,
+              'rate-limited',
+              `This API key may send ${perKey.limit} requests per ${perKey.windowSeconds} seconds; ${retryIn(req)}.`,
+            ),
+          );
+        },
+      })
     : (_req, _res, next) => next();
 
   if (!authFailures) return [(error, _req, _res, next) => next(error), perKeyLimiter];
@@ -74,6 +89,10 @@ export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [E
     limit: authFailures.limit,
     windowMs: authFailures.windowSeconds * 1000,
     identifier: FAILED_AUTH_POLICY,
+    // Every answer before the key check shows the address's state; only a missing or wrong key (401, or the
+    // 429 that replaced one) stays counted.
+    skipSuccessfulRequests: true,
+    requestWasSuccessful: (_req, res) => res.statusCode !== 401 && res.statusCode !== 429,
     handler: (req, _res, next) => {
       next(
         new HttpProblem(
@@ -86,80 +105,20 @@ export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [E
     },
   });
   const failedAuthGuard: ErrorRequestHandler = (error, req, res, next) => {
-    if (error instanceof HttpProblem && error.status === 401) {
-      // Counted only here, once the key was refused.
-      guard(req, res, (failure?: unknown) => next(failure ?? error));
-      return;
-    }
-    showAddressState(guard.getKey, authFailures, req, res).then(
-      () => next(error),
-      () => next(error),
-    );
+    if (!(error instanceof HttpProblem) || res.headersSent) return next(error);
+    // Only a 401 may become a 429: an unknown path or a 405 keeps its answer (the request may carry a valid key).
+    const refusable = error.status === 401;
+    guard(req, res, (failure?: unknown) => {
+      if (!refusable) res.removeHeader('Retry-After');
+      next(failure && refusable ? failure : error);
+    });
   };
   return [failedAuthGuard, perKeyLimiter];
 }
 
-/**
- * The per-key quota on every request: express-rate-limit's store (in memory, or Redis) and its draft-8 fields,
- * without its per-request machinery (six awaits, a promise per answer, the key hashed for the policy field on
- * every request), which cost a tenth of a show request. A 304 is given back, as GitHub does: revalidating what
- * a client holds costs nothing. A store that fails lets the request through (see `common` above).
- */
-function limitPerKey(quota: Quota, store: Store, logger: Logger): RequestHandler {
-  const windowMs = quota.windowSeconds * 1000;
-  store.init?.({ windowMs } as Options);
-  const policies = new Map<string, string>();
-  const policyOf = (key: string) => {
-    let policy = policies.get(key);
-    if (policy === undefined) {
-      if (policies.size >= POLICY_CACHE_SIZE) policies.clear();
-      policy = `"${PER_KEY_POLICY}"; q=${quota.limit}; w=${quota.windowSeconds}; pk=:${partitionKey(key)}:`;
-      policies.set(key, policy);
-    }
-    return policy;
-  };
-  return async (_req, res, next) => {
-    const key = `key:${keyId(res)}`;
-    let hits: { totalHits: number; resetTime?: Date | undefined };
-    try {
-      hits = await store.increment(key);
-    } catch (error) {
-      logger.debug('rate limiter', { error: String(error) });
-      return next();
-    }
-    const now = Date.now();
-    const reset = hits.resetTime
-      ? Math.max(0, Math.ceil((hits.resetTime.getTime() - now) / 1000))
-      : quota.windowSeconds;
-    res.append('RateLimit', `"${PER_KEY_POLICY}"; r=${Math.max(quota.limit - hits.totalHits, 0)}; t=${reset}`);
-    res.append('RateLimit-Policy', policyOf(key));
-    if (hits.totalHits > quota.limit) {
-      res.setHeader('Retry-After', String(reset));
-      throw new HttpProblem(
-        429,
-        'rate-limited',
-        `This API key may send ${quota.limit} requests per ${quota.windowSeconds} seconds; retry in ${reset} seconds.`,
-      );
-    }
-    res.once('finish', () => {
-      if (res.statusCode === 304) Promise.resolve(store.decrement(key)).catch(() => {});
-    });
-    next();
-  };
-}
-
-const POLICY_CACHE_SIZE = 10_000;
-
-/** The draft-8 partition key of a quota's key, as express-rate-limit writes it (pk, in RateLimit-Policy). */
-function partitionKey(key: string): string {
-  return Buffer.from(createHash('sha256').update(key).digest('hex').slice(0, 12)).toString('base64');
-}
-
-/** The 12-hex-digit public id of the key that authenticated the request (`dss_<id>_<secret>`). */
-function keyId(res: Response): string {
-  const { account } = context(res);
-  const header = res.req.get('authorization') ?? '';
-  return /dss_([0-9a-f]{12})_/.exec(header)?.[1] ?? `account-${account?.id}`;
+/** The counter of the key that authenticated the request: its public id, or its account where keys have none. */
+function quotaKey(account: { id: number; keyId?: string } | undefined): string {
+  return account?.keyId ? `key:${account.keyId}` : `account:${account?.id}`;
 }
 
 function retryIn(req: Request): string {
@@ -167,22 +126,28 @@ function retryIn(req: Request): string {
   return retryAfter ? `retry in ${retryAfter} seconds` : 'retry later';
 }
 
-/** An answer before the key check that counts nothing (unknown path, 405) still tells the address where it stands. */
-async function showAddressState(
-  getKey: (key: string) => Promise<{ totalHits: number; resetTime: Date | undefined } | undefined> | unknown,
-  quota: Quota,
-  req: Request,
-  res: Response,
-): Promise<void> {
-  if (res.headersSent || res.get('RateLimit')) return;
-  const address = ipKeyGenerator(req.ip ?? '');
-  const info = (await getKey(address)) as { totalHits: number; resetTime?: Date } | undefined;
-  const now = Date.now();
-  const inWindow = info?.resetTime && info.resetTime.getTime() > now ? info : undefined;
-  const remaining = Math.max(quota.limit - (inWindow?.totalHits ?? 0), 0);
-  const reset = inWindow?.resetTime ? Math.ceil((inWindow.resetTime.getTime() - now) / 1000) : quota.windowSeconds;
-  res.append('RateLimit', `"${FAILED_AUTH_POLICY}"; r=${remaining}; t=${reset}`);
-  res.append('RateLimit-Policy', `"${FAILED_AUTH_POLICY}"; q=${quota.limit}; w=${quota.windowSeconds}`);
+// Loading a script happens once per store and may meet a busy Redis; counting happens on every request.
+const SCRIPT_LOAD_TIMEOUT_MS = 5_000;
+
+/**
+ * rate-limit-redis's store, constructed as its README shows, every command bounded in time. A `SCRIPT LOAD` that
+ * fails answers the script's SHA-1 (the name Redis gives it), because the store keeps a failed load for good: the
+ * next EVALSHA then meets NOSCRIPT, and the store loads the script again itself once Redis is back.
+ */
+function redisStore(redis: RedisClient, prefix: string): Store {
+  return new RedisStore({
+    prefix,
+    sendCommand: async (...args: string[]) => {
+      if (args[0] !== 'SCRIPT' || args[1] !== 'LOAD') return sendCommandWithin(redis, args);
+      try {
+        return await sendCommandWithin(redis, args, SCRIPT_LOAD_TIMEOUT_MS);
+      } catch {
+        return createHash('sha1')
+          .update(args[2] ?? '')
+          .digest('hex');
+      }
+    },
+  });
 }
 
 /** Reads `RATE_LIMIT`-style values: `<requests>/<seconds>`, or `off`. */
