@@ -378,7 +378,8 @@ export interface components {
         };
         /**
          * @description The request cannot be read: a body that does not parse (malformed JSON, a form with a bad %-escape), a
-         *     query string with a bad %-escape, or more than one `Authorization` header.
+         *     query string with a bad %-escape, more than one `Authorization` header, or more than one `Idempotency-Key`
+         *     header.
          */
         "bad-request": {
             headers: {
@@ -406,7 +407,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
-        /** @description The Accept header rules out JSON. */
+        /** @description The Accept header rules out both application/json and application/problem+json. */
         "not-acceptable": {
             headers: {
                 "X-Request-Id": components["headers"]["request-id"];
@@ -706,7 +707,7 @@ export interface components {
          *     first request's status and body are saved for 24 hours; a repeat with the same key and the same payload gets
          *     them again, with `Idempotent-Replayed: true`, and creates nothing. The same key with another payload answers
          *     `422`; a repeat while the first is still running answers `409`. Keys belong to the account; a request that
-         *     fails validation does not use its key up.
+         *     fails validation does not use its key up. Send it once: two `Idempotency-Key` headers answer `400`.
          */
         "idempotency-key": string;
         /**
@@ -948,7 +949,7 @@ export interface operations {
                  *     first request's status and body are saved for 24 hours; a repeat with the same key and the same payload gets
                  *     them again, with `Idempotent-Replayed: true`, and creates nothing. The same key with another payload answers
                  *     `422`; a repeat while the first is still running answers `409`. Keys belong to the account; a request that
-                 *     fails validation does not use its key up.
+                 *     fails validation does not use its key up. Send it once: two `Idempotency-Key` headers answer `400`.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency-key"];
             };
@@ -1369,7 +1370,7 @@ export interface operations {
                  *     first request's status and body are saved for 24 hours; a repeat with the same key and the same payload gets
                  *     them again, with `Idempotent-Replayed: true`, and creates nothing. The same key with another payload answers
                  *     `422`; a repeat while the first is still running answers `409`. Keys belong to the account; a request that
-                 *     fails validation does not use its key up.
+                 *     fails validation does not use its key up. Send it once: two `Idempotency-Key` headers answer `400`.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency-key"];
             };

@@ -1,4 +1,5 @@
-// Bearer authentication for every /api/v1 request, before any detail of the request is looked at.
+// Bearer authentication for every /api/v1 request, before any detail of the request is looked at; first, the
+// headers that must come once (Authorization, Idempotency-Key) are refused when repeated.
 import type { RequestHandler } from 'express';
 import type { Account } from '../accounts/keys.js';
 import { HttpProblem } from './problem.js';
@@ -28,6 +29,15 @@ export function requireApiKey(authenticate: KeyCheck): RequestHandler {
       throw new HttpProblem(400, 'ambiguous-credentials', `Send one Authorization header; this request has ${sent}.`, {
         headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_request"` },
       });
+    }
+    // Node joins several Idempotency-Key headers into one ("a, b"): a key no client sent.
+    const idempotencyKeys = req.headersDistinct['idempotency-key']?.length ?? 0;
+    if (idempotencyKeys > 1) {
+      throw new HttpProblem(
+        400,
+        'ambiguous-idempotency-key',
+        `Send one Idempotency-Key header; this request has ${idempotencyKeys}.`,
+      );
     }
     const header = req.get('authorization');
     if (header === undefined || header.trim() === '') {
