@@ -24,13 +24,27 @@ import { Lifecycle } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
 import { requireTestedNode } from './node-version.js';
 import { connectRedis } from './redis.js';
-import { SANDBOX_DATABASE_URL, sandboxAccounts, sandboxLines } from './sandbox.js';
+import {
+  SANDBOX_DATABASE_URL,
+  sandboxAccounts,
+  sandboxLines,
+  sandboxMaxAccounts,
+  sandboxWorkersProblem,
+} from './sandbox.js';
 
 async function main(): Promise<void> {
   requireTestedNode();
   // `npm run sandbox`: the same service on a throw-away database, any well-formed key an account (sandbox.ts).
   const sandbox = process.argv.includes('--sandbox');
   const config = readConfig(sandbox ? { ...process.env, DATABASE_URL: SANDBOX_DATABASE_URL } : process.env);
+  const maxAccounts = sandboxMaxAccounts(process.env.SANDBOX_MAX_ACCOUNTS);
+  if (sandbox) {
+    const problems = [
+      sandboxWorkersProblem(config.workers),
+      typeof maxAccounts === 'object' ? maxAccounts.error : undefined,
+    ];
+    if (problems.some(Boolean)) throw new ConfigError(problems.filter((problem) => problem !== undefined));
+  }
   const logger = createLogger(config.logLevel);
   const db = openDatabase(config.databaseUrl, { limits: config.databaseLimits, logger });
   if (!isWorker) {
@@ -45,7 +59,7 @@ async function main(): Promise<void> {
   // With WORKERS > 1 the primary sums the workers' metrics (it answers no requests itself).
   const metrics = metricsOn && !primary ? createMetrics() : undefined;
   const exposed = metricsOn && primary ? createClusterMetrics() : metrics;
-  const keyCheck = sandbox ? sandboxAccounts(db) : undefined;
+  const keyCheck = sandbox && typeof maxAccounts === 'number' ? sandboxAccounts(db, maxAccounts) : undefined;
   const server = primary
     ? superviseWorkers(config.workers, db, logger)
     : await serve(config, db, logger, { metrics, keyCheck });

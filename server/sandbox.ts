@@ -48,20 +48,97 @@ async function createAccount(db: Database, tokenHash: string): Promise<Account> 
   return { id: Number(account.id), name };
 }
 
-/** Authentication for the sandbox: a well-formed key is its account, created (and seeded) on first use. */
-export function sandboxAccounts(db: Database): KeyCheck {
-  // One creation per token, even when its first requests arrive together.
-  const accounts = new Map<string, Promise<Account>>();
-  const check: KeyCheck = async (token) => {
+/** How many accounts the sandbox keeps at most, by default (SANDBOX_MAX_ACCOUNTS). */
+export const SANDBOX_MAX_ACCOUNTS = 1000;
+
+/** Reads SANDBOX_MAX_ACCOUNTS: an integer from 1 to 1,000,000; the problem's sentence when it is not one. */
+export function sandboxMaxAccounts(value: string | undefined): number | { error: string } {
+  if (value === undefined || value.trim() === '') return SANDBOX_MAX_ACCOUNTS;
+  const count = Number(value.trim());
+  if (!/^\d{1,7}$/.test(value.trim()) || count < 1 || count > 1_000_000) {
+    return { error: `SANDBOX_MAX_ACCOUNTS must be an integer from 1 to 1000000 (got "${value}")` };
+  }
+  return count;
+}
+
+/** Why `WORKERS` > 1 cannot run the sandbox, or undefined when it can. */
+export function sandboxWorkersProblem(workers: number): string | undefined {
+  return workers > 1
+    ? `WORKERS=${workers} cannot run the sandbox: its database is in the memory of one process, so each worker ` +
+        'would have its own (an account made by one worker unknown to the next); run it with WORKERS=1.'
+    : undefined;
+}
+
+// Answers that refuse a request before a handler ran (unreadable, not acceptable, invalid, over quota): such a
+// request does not make an account, nor does one that got no answer at all.
+const REFUSED = new Set([400, 406, 413, 415, 422, 429]);
+
+interface SandboxAccount {
+  account: Promise<Account>;
+  /** Whether a request of this key has been served; until then a refusal takes the account away again. */
+  kept: boolean;
+  inFlight: number;
+}
+
+/**
+ * Authentication for the sandbox: a well-formed key is its account, created (and seeded) on first use and kept
+ * only when that request passes validation. At most `maxAccounts` are kept: making one more deletes the least
+ * recently used with its records, so that the sandbox's memory is bounded whatever keys it is sent.
+ */
+export function sandboxAccounts(db: Database, maxAccounts = SANDBOX_MAX_ACCOUNTS): KeyCheck {
+  // In order of last use: the first entry is the least recently used. One creation per token, even when its
+  // first requests arrive together.
+  const accounts = new Map<string, SandboxAccount>();
+  // Deletions under way, so that a token used again waits for its old account to be gone before it is made anew.
+  const deleting = new Map<string, Promise<void>>();
+
+  const forget = (hash: string, entry: SandboxAccount) => {
+    if (accounts.get(hash) === entry) accounts.delete(hash);
+    const deleted = entry.account
+      .then((account) => db.deleteFrom('accounts').where('id', '=', account.id).execute())
+      .then(
+        () => undefined,
+        () => undefined,
+      );
+    deleting.set(hash, deleted);
+    deleted.then(() => {
+      if (deleting.get(hash) === deleted) deleting.delete(hash);
+    });
+  };
+
+  const check: KeyCheck = async (token, res) => {
     if (!SANDBOX_KEY.test(token)) return undefined;
     const hash = createHash('sha256').update(token).digest('hex');
-    let account = accounts.get(hash);
-    if (!account) {
-      account = createAccount(db, hash);
-      accounts.set(hash, account);
-      account.catch(() => accounts.delete(hash));
+    let entry = accounts.get(hash);
+    if (entry) {
+      accounts.delete(hash);
+      accounts.set(hash, entry);
+    } else {
+      const created: SandboxAccount = {
+        account: (deleting.get(hash) ?? Promise.resolve()).then(() => createAccount(db, hash)),
+        kept: false,
+        inFlight: 0,
+      };
+      entry = created;
+      accounts.set(hash, created);
+      created.account.catch(() => {
+        if (accounts.get(hash) === created) accounts.delete(hash);
+      });
+      for (const [oldest, old] of accounts) {
+        if (accounts.size <= maxAccounts) break;
+        forget(oldest, old);
+      }
     }
-    return account;
+    if (!entry.kept && res) {
+      const pending = entry;
+      pending.inFlight++;
+      res.once('close', () => {
+        pending.inFlight--;
+        if (res.writableFinished && !REFUSED.has(res.statusCode) && res.statusCode < 500) pending.kept = true;
+        else if (!pending.kept && pending.inFlight === 0) forget(hash, pending);
+      });
+    }
+    return entry.account;
   };
   check.invalidDetail = `The sandbox takes any key of the form ${SANDBOX_KEY_RULE}, as "Authorization: Bearer dss_sandbox_alice"; each is an account of its own.`;
   return check;

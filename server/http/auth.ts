@@ -1,6 +1,6 @@
 // Bearer authentication for every /api/v1 request, before any detail of the request is looked at; first, the
 // headers that must come once (Authorization, Idempotency-Key) are refused when repeated.
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import type { Account } from '../accounts/keys.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
@@ -16,7 +16,8 @@ function unauthorized(detail: string, invalidToken: boolean): HttpProblem {
 
 /** How a bearer token becomes an account (the API keys by default; the sandbox's own in sandbox.ts). */
 export interface KeyCheck {
-  (token: string): Promise<Account | undefined>;
+  /** `res` is the request's response, for a check that depends on how the request is answered (the sandbox's). */
+  (token: string, res?: Response): Promise<Account | undefined>;
   /** The 401's detail for a token it refuses, when it has more to say than the default. */
   invalidDetail?: string;
 }
@@ -45,7 +46,7 @@ export function requireApiKey(authenticate: KeyCheck): RequestHandler {
     }
     const token = BEARER.exec(header)?.[1];
     if (!token) throw unauthorized('The Authorization header must be "Bearer <key>".', true);
-    const account = await authenticate(token);
+    const account = await authenticate(token, res);
     if (!account) {
       throw unauthorized(
         authenticate.invalidDetail ?? 'The API key is not valid: it is malformed, unknown or revoked.',

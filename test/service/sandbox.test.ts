@@ -93,6 +93,19 @@ describe('sandbox', SLOW, () => {
     expect(((await response.json()) as { detail: string }).detail).toContain('dss_');
   });
 
+  it('refuses to start with WORKERS > 1, saying why (one in-memory database per process)', async () => {
+    const exit = await runToExit(SERVICE, ['--sandbox'], {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      DATABASE_URL,
+      WORKERS: '2',
+    });
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toContain('WORKERS=2 cannot run the sandbox');
+    expect(exit.stderr).toContain('run it with WORKERS=1');
+  });
+
   it('starts over after a restart', async () => {
     const first = await sandbox();
     const alice = apiClient(first.url, 'dss_sandbox_alice');
