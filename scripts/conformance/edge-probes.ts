@@ -70,7 +70,7 @@ async function probeQueryValues(
 }
 
 /** A request through node:http(s), which sends the target and the headers exactly as given. */
-function sendRaw(
+export function sendRaw(
   request: SentRequest & { target: string; rawHeaders: string[] },
   timeoutMs = 15_000,
 ): Promise<Exchange> {
@@ -111,7 +111,7 @@ function sendRaw(
     );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', failed);
-    req.end();
+    req.end(request.body);
   });
 }
 

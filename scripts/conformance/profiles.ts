@@ -22,6 +22,9 @@ const MOCK_LIMITATIONS: Record<string, string> = {
   duplicate_credentials: 'a mock cannot know which keys exist: Prism accepts any well-formed bearer token',
   head_like_get:
     'Prism answers HEAD without the Content-Type its GET has (and flags its own answer as a violation of the spec)',
+  problem_accept:
+    'Prism negotiates Accept against the success response alone: it answers 406 to application/problem+json where the success is application/json',
+  duplicate_idempotency_key: 'a mock keeps no idempotency keys: Prism answers a create with two of them as any create',
   rate_limit_headers:
     'a mock counts no requests: Prism sends the example RateLimit fields on some answers and none on its own errors',
 };

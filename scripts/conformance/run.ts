@@ -16,6 +16,7 @@ import {
   probeHead,
   probeHugeIntegers,
 } from './edge-probes.js';
+import { probeDuplicateIdempotencyKeys, probeLongPaths, probeProblemAccept } from './generic-probes.js';
 import type { Exchange, Secret } from './http.js';
 import { checkIdempotency } from './idempotency.js';
 import { runInvalidCases } from './invalid-cases.js';
@@ -144,6 +145,9 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     await phase('absolute-form target', ['absolute_form_target'], () => probeAbsoluteForm(ctx));
     await phase('duplicate credentials', ['duplicate_credentials'], () => probeDuplicateCredentials(ctx));
     await phase('HEAD', ['head_like_get'], () => probeHead(ctx));
+    await phase('long paths', ['long_path'], () => probeLongPaths(ctx));
+    await phase('Accept: application/problem+json', ['problem_accept'], () => probeProblemAccept(ctx));
+    await phase('two Idempotency-Keys', ['duplicate_idempotency_key'], () => probeDuplicateIdempotencyKeys(ctx));
     await phase('duplicates', ['duplicate_conflict'], () => checkDuplicates(ctx));
     await phase('scenarios', ['stateful_scenario'], () => runScenarios(ctx));
     await phase('idempotency', ['idempotent_replay', 'idempotency_key_reuse'], () => checkIdempotency(ctx));
