@@ -1,6 +1,7 @@
 // Probes any deployment can be held to, whatever its spec: an over-long path gets a 4xx problem about as fast as
 // a short one (never a 5xx), `Accept: application/problem+json` (what a spec-driven tool sends for an operation
 // whose only body is a problem) is never refused with 406, and two Idempotency-Key headers are refused with 400.
+import { randomUUID } from 'node:crypto';
 import type { Operation } from '../../server/spec-model.js';
 import { call, credentialOf, urlOf } from './calls.js';
 import type { Context } from './context.js';
@@ -117,14 +118,20 @@ export async function probeDuplicateIdempotencyKeys(ctx: Context): Promise<void>
     const url = urlOf(ctx, operation, {});
     const target = new URL(url);
     const credential = credentialOf(operation, ctx.primary);
+    // Keys of their own: joined by a server that reads them as one ("a, b"), they must not meet an earlier use.
+    const [first, second] = [`${ctx.plan.tag}-${randomUUID()}`, `${ctx.plan.tag}-${randomUUID()}`];
     const exchange: Exchange = await sendRaw({
       method: operation.method,
       url,
       target: `${target.pathname}${target.search}`,
-      headers: { Authorization: credential, 'Idempotency-Key': `${ctx.plan.tag}-a, ${ctx.plan.tag}-b` },
+      headers: {
+        Authorization: credential,
+        'Idempotency-Key': `${first}, ${second}`,
+        ...(body?.contentType ? { 'Content-Type': body.contentType } : {}),
+      },
       rawHeaders: [
         ...(operation.security.length > 0 ? ['Authorization', credential] : []),
-        ...['Idempotency-Key', `${ctx.plan.tag}-a`, 'Idempotency-Key', `${ctx.plan.tag}-b`],
+        ...['Idempotency-Key', first, 'Idempotency-Key', second],
         ...(body?.contentType ? ['Content-Type', body.contentType] : []),
       ],
       ...(body ? { body: body.text } : {}),

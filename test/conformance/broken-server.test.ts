@@ -141,6 +141,18 @@ const PLANTED: Array<{ fault: Fault; subject: string; check: CheckName; message:
     message: /^the same key with another payload answered 201, not 422 \(a record was created\)$/,
   },
   {
+    fault: 'repeated-headers-joined',
+    subject: 'spaces_store',
+    check: 'duplicate_idempotency_key',
+    message: /^two Idempotency-Key headers answered 201, not 400$/,
+  },
+  {
+    fault: 'problem-accept-refused',
+    subject: 'domains_delete',
+    check: 'problem_accept',
+    message: /^Accept: application\/problem\+json answered 406$/,
+  },
+  {
     fault: 'conditional-headers-ignored',
     subject: 'domains_show',
     check: 'not_modified',

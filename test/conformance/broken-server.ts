@@ -1,6 +1,6 @@
 // A deliberately broken deployment for the conformance runner's own tests: a proxy in front of the real app
 // that plants one fault at a time (switched per test), so each must show up in the runner's report.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export const FAULTS = [
@@ -20,6 +20,8 @@ export const FAULTS = [
   'idempotency-key-ignored',
   'conditional-headers-ignored',
   'head-answers-405',
+  'repeated-headers-joined',
+  'problem-accept-refused',
 ] as const;
 
 /** The real server's body limit (spec: 16 KiB); the body-limit-ignored fault squeezes bigger JSON bodies under it. */
@@ -61,7 +63,7 @@ export async function startBrokenServer(origin: string, leakKey: string): Promis
     const url = (req.url ?? '/').replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
     const path = url.split('?')[0] ?? '';
     const headers: Record<string, string> = {};
-    // Every value of a repeated header (two Authorization headers too), joined as fetch can send them.
+    // Every value of a repeated header joined, to read and plant faults in; forwarded as sent (below).
     for (const [name, values] of Object.entries(req.headersDistinct)) {
       if (values && !HOP_BY_HOP.has(name) && name !== 'host') headers[name] = values.join(', ');
     }
@@ -90,19 +92,64 @@ export async function startBrokenServer(origin: string, leakKey: string): Promis
       return;
     }
 
+    if (fault === 'problem-accept-refused' && headers.accept === 'application/problem+json') {
+      res.writeHead(406, { 'content-type': 'application/problem+json', 'x-request-id': 'planted-fault' });
+      res.end(
+        JSON.stringify({
+          type: '/problems/not-acceptable',
+          title: 'Not Acceptable',
+          status: 406,
+          detail: 'planted',
+          request_id: 'planted-fault',
+        }),
+      );
+      return;
+    }
+
     if (fault === 'head-answers-405' && method === 'HEAD') {
       res.writeHead(405, { allow: 'GET, POST', 'x-request-id': 'planted-fault' });
       res.end();
       return;
     }
 
-    const forward = (extra: Record<string, string> = {}) =>
-      fetch(`${origin}${url}`, {
-        method,
-        headers: { ...headers, ...extra },
-        ...(forwarded.length && method !== 'GET' && method !== 'HEAD' ? { body: new Uint8Array(forwarded) } : {}),
-        redirect: 'manual',
+    // Sent with node:http, each header as the client sent it: fetch would join a repeated one (two
+    // Idempotency-Key headers) into a single value the API never saw.
+    const forward = (extra: Record<string, string> = {}) => {
+      // Given as an array, the headers go exactly so: Host too.
+      const raw: string[] = ['host', new URL(origin).host];
+      if (fault === 'repeated-headers-joined') {
+        for (const [name, value] of Object.entries(headers)) if (!(name in extra)) raw.push(name, value);
+      } else {
+        for (let i = 0; i < req.rawHeaders.length; i += 2) {
+          const name = (req.rawHeaders[i] as string).toLowerCase();
+          if (name in headers && !(name in extra)) raw.push(name, req.rawHeaders[i + 1] as string);
+        }
+      }
+      for (const [name, value] of Object.entries(extra)) raw.push(name, value);
+      const sendsBody = forwarded.length > 0 && method !== 'GET' && method !== 'HEAD';
+      // A body (even an empty one) goes with its length, as the client framed it; none goes without one.
+      const framed = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+      if (sendsBody || framed) raw.push('content-length', String(sendsBody ? forwarded.length : 0));
+      return new Promise<Response>((resolve, reject) => {
+        const out = httpRequest(`${origin}${url}`, { method, headers: raw }, (answer) => {
+          const chunks: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+          answer.on('error', reject);
+          answer.on('end', () => {
+            const answered = new Headers();
+            for (let i = 0; i < answer.rawHeaders.length; i += 2) {
+              answered.append(answer.rawHeaders[i] as string, answer.rawHeaders[i + 1] as string);
+            }
+            const status = answer.statusCode ?? 502;
+            const text = Buffer.concat(chunks);
+            const empty = status === 204 || status === 304 || text.length === 0;
+            resolve(new Response(empty ? null : text, { status, headers: answered }));
+          });
+        });
+        out.on('error', reject);
+        out.end(sendsBody ? forwarded : undefined);
       });
+    };
     let upstream = await forward();
     if (fault === 'show-ignores-account' && isShow && upstream.status === 404) {
       upstream = await forward({ authorization: `Bearer ${leakKey}` });
