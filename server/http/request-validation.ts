@@ -100,7 +100,7 @@ async function buildRequestValidation(
   await run(loaded, { app: { param: () => undefined } });
   const matches = new Map<Route, ValidatorMatch>();
   for (const route of spec.operations) {
-    const url = `${spec.basePath}${route.template.replace(/\{[^}]+\}/g, '1')}`;
+    const url = `${spec.basePath}${route.template.replace(/\{[^{}]+\}/g, '1')}`;
     const probe = { method: route.method, path: url, baseUrl: '', originalUrl: url, url, app: { enabled: () => true } };
     await run(matcher, probe);
     const match = (probe as { openapi?: ValidatorMatch }).openapi;
