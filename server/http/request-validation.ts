@@ -7,7 +7,7 @@ import { parse } from 'node:querystring';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { Request, RequestHandler } from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
-import type { FieldFormat } from '../formats.js';
+import { type FieldFormat, MAX_FORMAT_INPUT } from '../formats.js';
 import type { ApiSpec, Route } from '../spec.js';
 import { type Finding, fieldMessage, type MessageContext, unknownParameterMessage } from './field-messages.js';
 import { integerParameterProblem, readFormInteger } from './integers.js';
@@ -80,7 +80,10 @@ async function buildRequestValidation(
     validateResponses: validateResponses ? { allErrors: true } : false,
     validateSecurity: false,
     formats: Object.fromEntries(
-      Object.entries(formats).map(([name, format]) => [name, { type: 'string', validate: format.validate }]),
+      Object.entries(formats).map(([name, format]) => [
+        name,
+        { type: 'string', validate: (value: string) => value.length <= MAX_FORMAT_INPUT && format.validate(value) },
+      ]),
     ),
   }) as RequestHandler[];
   // The validator's steps by name. Its own routing steps (path parameters, metadata) are run once per operation
