@@ -406,7 +406,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
-        /** @description The Accept header rules out JSON. */
+        /** @description The Accept header rules out both application/json and application/problem+json. */
         "not-acceptable": {
             headers: {
                 "X-Request-Id": components["headers"]["request-id"];
