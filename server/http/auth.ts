@@ -2,6 +2,7 @@
 // headers that must come once (Authorization, Idempotency-Key) are refused when repeated.
 import type { RequestHandler, Response } from 'express';
 import type { Account } from '../accounts/keys.js';
+import { MAX_AUTHORIZATION } from './input-limits.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
@@ -43,6 +44,10 @@ export function requireApiKey(authenticate: KeyCheck): RequestHandler {
     const header = req.get('authorization');
     if (header === undefined || header.trim() === '') {
       throw unauthorized('Send an API key as "Authorization: Bearer <key>".', false);
+    }
+    // Bounded before the pattern reads it: no key is anywhere near this long.
+    if (header.length > MAX_AUTHORIZATION) {
+      throw unauthorized(`The Authorization header is over ${MAX_AUTHORIZATION} characters; no API key is.`, true);
     }
     const token = BEARER.exec(header)?.[1];
     if (!token) throw unauthorized('The Authorization header must be "Bearer <key>".', true);
