@@ -2,11 +2,13 @@
 // and it is compared in constant time. Keys are issued by the `keys` command, never through the API.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type Database, toIso } from '../db/database.js';
+import { sql } from '../db/kysely.js';
 import { noteKeyUse } from './last-used.js';
 
 const KEY_PATTERN = /^dss_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 // Compared against when no key has the public id, so that an unknown id costs the same as a wrong secret.
 const DUMMY_HASH = Buffer.alloc(32);
+const DUMMY_HEX = DUMMY_HASH.toString('hex');
 
 export interface Account {
   id: number;
@@ -46,20 +48,26 @@ interface KeyRow {
   revoked: boolean;
 }
 
+/**
+ * The key's row, read so that a known and an unknown public id cost the same: the id is the one row a query
+ * always returns, left-joined to the key and its account (nulls for an unknown id), so both take the same index
+ * probes and materialise the same columns.
+ */
 async function findKey(db: Database, publicId: string): Promise<KeyRow | undefined> {
   const row = await db
-    .selectFrom('api_keys')
-    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .selectFrom(sql<{ wanted: string }>`(select cast(${publicId} as text) as wanted)`.as('q'))
+    .leftJoin('api_keys', 'api_keys.public_id', 'q.wanted')
+    .leftJoin('accounts', 'accounts.id', 'api_keys.account_id')
     .select(['accounts.id as account_id', 'accounts.name as account_name', 'secret_hash', 'revoked_at'])
-    .where('public_id', '=', publicId)
     .executeTakeFirst();
-  return (
-    row && {
-      account: { id: row.account_id, name: row.account_name, keyId: publicId },
-      secretHash: Buffer.from(row.secret_hash, 'hex'),
-      revoked: row.revoked_at !== null,
-    }
-  );
+  const secretHash = Buffer.from(row?.secret_hash ?? DUMMY_HEX, 'hex');
+  return row?.account_id != null && row.account_name != null && row.secret_hash != null
+    ? {
+        account: { id: row.account_id, name: row.account_name, keyId: publicId },
+        secretHash,
+        revoked: row.revoked_at !== null,
+      }
+    : undefined;
 }
 
 function verify(row: KeyRow | undefined, secret: string): Account | undefined {
