@@ -140,10 +140,16 @@ export async function listPage(
   // the page is read among them instead of searching the index a second time. Past FEW_MATCHES the matches are
   // not all counted (that costs in proportion to them: 90 ms for 125k at 1M): the total is a lower bound.
   const sqlite = engineOf(db) === 'sqlite';
+  // PostgreSQL: `account_id + 0` leaves the trigram index the only one the planner can use for the matches.
+  // Without statistics (before autovacuum's first ANALYZE) it ANDed in the account's whole index instead:
+  // 95 ms for no match at 1M records against 0.8 ms.
+  const byTrigrams = db
+    .selectFrom(table)
+    .where(sql<SqlBool>`account_id + 0 = ${accountId}`)
+    .where(matching(query.search));
   const ids = sqlite
     ? (await indexedIdsQuery(table, accountId, query.search, FEW_MATCHES + 1).execute(db)).rows
-    : await owned
-        .where(matching(query.search))
+    : await byTrigrams
         .select('id')
         .limit(FEW_MATCHES + 1)
         .execute();
@@ -151,10 +157,11 @@ export async function listPage(
   const all = owned.where(matching(query.search));
   if (ids.length > FEW_MATCHES) return rowsOf(all, query, FEW_MATCHES + 1, false);
   const total = ids.length;
+  if (!sqlite) return rowsOf(byTrigrams, query, total);
   // Many matches are read by walking the account in the page's order and testing each name, which finds a page
   // sooner than reading every match; few among the ids found. The walk wins when matches² > depth × size.
   const depth = (query.after === undefined ? (query.page - 1) * query.perPage : 0) + query.perPage;
-  if (!sqlite || total * total > depth * size) return rowsOf(all, query, total);
+  if (total * total > depth * size) return rowsOf(all, query, total);
   const among = amongIdsQuery(
     db,
     table,
