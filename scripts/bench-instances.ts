@@ -2,10 +2,10 @@
 // against SQLite. 1, 2 and 3 instances of the service (as npm start runs them) on one PostgreSQL database and
 // one Redis, behind HAProxy with the recommended configuration (scripts/deploy/haproxy.cfg); then one instance
 // alone on PostgreSQL and on SQLite. Each scenario (`show` a space, `store` one) runs autocannon in its own
-// process for --duration seconds after a 1 s warm-up. Reports req/s, p50, p99 and the CPU time per request of
-// the instances, of PostgreSQL's backends, of HAProxy and of the load generator, and the share of the machine's
-// CPU that other work took meanwhile (on a shared machine, read the numbers with it). JSON goes to
-// bench-results/. Every child is stopped by PID at the end, on failure and on Ctrl-C.
+// process for --duration seconds, from cold as production meets it (no warm-up). Reports req/s, p50, p99 and
+// the CPU time per request of the instances, of PostgreSQL's backends, of HAProxy and of the load generator,
+// and the share of the machine's CPU that other work took meanwhile (on a shared machine, read the numbers with
+// it). JSON goes to bench-results/. Every child is stopped by PID at the end, on failure and on Ctrl-C.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -148,7 +148,7 @@ async function seed(port: number, databaseUrl: string): Promise<{ key: string; i
 
 const SCENARIOS = ['show', 'store'] as const;
 
-/** Both scenarios against `port`, each after a 1 s warm-up, with the CPU time of every part. */
+/** Both scenarios against `port`, each from cold (no warm-up), with the CPU time of every part. */
 async function run(
   setup: string,
   port: number,
@@ -169,7 +169,6 @@ async function run(
       ...(scenario === 'store' ? { body: 'name=Benchmark&color=3' } : {}),
       connections,
     };
-    await measure({ ...request, duration: 1 });
     const cpu = async (pids: number[]) =>
       (await Promise.all(pids.map(cpuMs))).reduce<number>((a, b) => a + (b ?? 0), 0);
     const postgresBefore = parts.database ? await backends(parts.database) : [];

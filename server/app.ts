@@ -1,5 +1,6 @@
 // Builds the Express app without listening. One request path, in the order of the steps below:
-//   request id -> its log line and metrics (written once answered) -> security headers -> request target (400)
+//   request id -> its log line and metrics (written once answered) -> security headers -> input lengths (414/431)
+//   -> request target (400)
 //   -> /api/v1, one sequence of steps: CORS -> route, once (404/405) -> API key (401, or 429 for an address with too
 //   many of them) -> rate limit per key (429) -> Accept (406) -> body (415/413/400)
 //   -> validation (422: express-openapi-validator, given the route, and our own checks, in one problem)
@@ -16,6 +17,7 @@ import { cursorFormats } from './http/cursor.js';
 import { apiIndex, DOCS_PAGE, docsPage, docsSlash } from './http/docs.js';
 import { notFoundOutsideApi, problemHandler } from './http/errors.js';
 import { healthz, readyz } from './http/health.js';
+import { boundInputs } from './http/input-limits.js';
 import { type Metrics, metricsEndpoint } from './http/metrics.js';
 import { dispatch } from './http/operations.js';
 import { pipeline } from './http/pipeline.js';
@@ -106,6 +108,7 @@ export async function createApp({
       requestLog(logger),
       ...(metrics ? [metrics.observe] : []),
       securityHeaders({ hstsMaxAgeSeconds }),
+      boundInputs,
       readRequestTarget,
     ]),
   );

@@ -6,6 +6,12 @@ export interface FieldFormat {
   hint?(value: string): string | undefined;
 }
 
+/**
+ * No format is checked on a longer value (and no hint is looked for): every field's maxLength is below this, so
+ * such a value is refused anyway, and no format's check then reads more than this many characters.
+ */
+export const MAX_FORMAT_INPUT = 4096;
+
 /** What to tell a client whose value fails a `pattern` of the spec, by the pattern. */
 export const PATTERN_MESSAGES: Record<string, string> = {
   '^[^\\u0000-\\u001F\\u007F-\\u009F]*$': 'must not contain control characters (U+0000–U+001F, U+007F–U+009F)',

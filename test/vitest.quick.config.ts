@@ -29,6 +29,8 @@ export default mergeConfig(
         'test/faults/disk-full.test.ts',
         'test/faults/supervisor.test.ts',
         'test/faults/postgres-*.test.ts',
+        // Starts the service as a child process, to read its CPU from /proc.
+        'test/http/adversarial-input.test.ts',
       ],
     },
   }),

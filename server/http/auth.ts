@@ -1,6 +1,7 @@
 // Bearer authentication for every /api/v1 request, before any detail of the request is looked at.
 import type { RequestHandler } from 'express';
 import type { Account } from '../accounts/keys.js';
+import { MAX_AUTHORIZATION } from './input-limits.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
@@ -32,6 +33,10 @@ export function requireApiKey(authenticate: KeyCheck): RequestHandler {
     const header = req.get('authorization');
     if (header === undefined || header.trim() === '') {
       throw unauthorized('Send an API key as "Authorization: Bearer <key>".', false);
+    }
+    // Bounded before the pattern reads it: no key is anywhere near this long.
+    if (header.length > MAX_AUTHORIZATION) {
+      throw unauthorized(`The Authorization header is over ${MAX_AUTHORIZATION} characters; no API key is.`, true);
     }
     const token = BEARER.exec(header)?.[1];
     if (!token) throw unauthorized('The Authorization header must be "Bearer <key>".', true);

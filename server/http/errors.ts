@@ -27,7 +27,9 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
         ? error
         : error instanceof DatabaseUnavailable
           ? unavailable(error)
-          : new HttpProblem(500, 'internal', INTERNAL_DETAIL);
+          : isMalformedPathEscape(error)
+            ? new HttpProblem(400, 'malformed-path', 'The path has a malformed %-escape, or one that is not UTF-8.')
+            : new HttpProblem(500, 'internal', INTERNAL_DETAIL);
     if (error instanceof DatabaseUnavailable) {
       // The dependency's fault, not ours: the client may retry; the log says what the database said.
       logger.warn('request failed: database unavailable', { ...where, kind: error.kind, error: error.message });
@@ -52,6 +54,11 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
         .send(JSON.stringify(INTERNAL_BODY(ctx.requestId)));
     }
   };
+}
+
+/** Express's router could not decode a path parameter (`/problems/%%`): the client's error, a 400 (its own status). */
+function isMalformedPathEscape(error: unknown): boolean {
+  return error instanceof URIError && (error as URIError & { status?: number }).status === 400;
 }
 
 /** The 503 for a fault of the database: its kind is the problem's type, Retry-After says when to try again. */

@@ -2,8 +2,7 @@
 // ("must be one of 10, 25, 50, 100", "must not be empty"), whichever check found it (the validator's schema
 // keywords, a custom format, our integer checks). Kept apart from the validation pipeline so that either can
 // change without the other.
-import type { FieldFormat } from '../formats.js';
-import { PATTERN_MESSAGES } from '../formats.js';
+import { type FieldFormat, MAX_FORMAT_INPUT, PATTERN_MESSAGES } from '../formats.js';
 
 /** The rules of an integer field as the spec states them. */
 export interface IntegerRule {
@@ -71,7 +70,8 @@ export function messageFor(finding: Finding, context: MessageContext): string {
     case 'format': {
       const name = /format "([^"]+)"/.exec(raw)?.[1] ?? '';
       const format = context.formats[name];
-      return (typeof value === 'string' ? format?.hint?.(value) : undefined) ?? format?.message ?? raw;
+      const hint = typeof value === 'string' && value.length <= MAX_FORMAT_INPUT ? format?.hint?.(value) : undefined;
+      return hint ?? format?.message ?? raw;
     }
     case 'pattern': {
       const pattern = /pattern "(.*)"$/.exec(raw)?.[1] ?? '';

@@ -5,13 +5,15 @@ import { integerRuleMessage, NOT_PLAIN_INTEGER } from './field-messages.js';
 
 /** An integer as text in its one plain spelling: decimal digits, an optional minus, no leading zeros. */
 const PLAIN_INTEGER = /^-?(0|[1-9][0-9]*)$/;
+const MAX_INTEGER_TEXT = 20;
 
 /**
  * Why an integer written in plain decimal is outside its schema's range, compared as text (BigInt), never
  * as a number: 400 nines would become Infinity, and 2^53 + 1 would round to a neighbour.
  */
 function outOfRange(text: string, bounds: IntegerBounds): string | undefined {
-  const value = BigInt(text);
+  // Past any safe integer by its length alone: BigInt need not read thousands of digits to say so.
+  const value = text.length > MAX_INTEGER_TEXT ? (text.startsWith('-') ? -1n : 1n) * 10n ** 20n : BigInt(text);
   const { minimum, maximum, allowed } = bounds;
   // A schema without a maximum still cannot take what a number cannot hold exactly.
   const tooLarge = value > BigInt(maximum ?? Number.MAX_SAFE_INTEGER) || value > BigInt(Number.MAX_SAFE_INTEGER);

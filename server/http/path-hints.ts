@@ -5,7 +5,7 @@ import type { ApiSpec } from '../spec.js';
 /** " Did you mean …?" for a path of the spec that the one given nearly is; "" when there is none. */
 export function pathHint(spec: ApiSpec, path: string): string {
   const base = spec.basePath;
-  const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  const trimmed = withoutTrailingSlashes(path);
   const slash = trimmed !== path;
   const candidates = [trimmed, ...(trimmed.startsWith(`${base}/`) ? [] : [`${base}${trimmed}`])];
   const meant = candidates.find(
@@ -18,4 +18,11 @@ export function pathHint(spec: ApiSpec, path: string): string {
   return slash && meant === trimmed
     ? ` Did you mean ${meant}, without the trailing slash?`
     : ` Did you mean ${meant}? The API's paths start with ${base}.`;
+}
+
+/** The path without its trailing slashes (one pass from the end: a regex anchored at the end retries at every slash). */
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 1 && path[end - 1] === '/') end--;
+  return path.slice(0, end);
 }

@@ -22,6 +22,7 @@ const TITLES: Record<number, string> = {
   409: 'Conflict',
   412: 'Precondition Failed',
   413: 'Content Too Large',
+  414: 'URI Too Long',
   415: 'Unsupported Media Type',
   429: 'Too Many Requests',
   422: 'Unprocessable Content',

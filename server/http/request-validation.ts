@@ -7,7 +7,7 @@ import { parse } from 'node:querystring';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { Request, RequestHandler } from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
-import type { FieldFormat } from '../formats.js';
+import { type FieldFormat, MAX_FORMAT_INPUT } from '../formats.js';
 import type { ApiSpec, Route } from '../spec.js';
 import { type Finding, fieldMessage, type MessageContext, unknownParameterMessage } from './field-messages.js';
 import { integerParameterProblem, readFormInteger } from './integers.js';
@@ -80,7 +80,10 @@ async function buildRequestValidation(
     validateResponses: validateResponses ? { allErrors: true } : false,
     validateSecurity: false,
     formats: Object.fromEntries(
-      Object.entries(formats).map(([name, format]) => [name, { type: 'string', validate: format.validate }]),
+      Object.entries(formats).map(([name, format]) => [
+        name,
+        { type: 'string', validate: (value: string) => value.length <= MAX_FORMAT_INPUT && format.validate(value) },
+      ]),
     ),
   }) as RequestHandler[];
   // The validator's steps by name. Its own routing steps (path parameters, metadata) are run once per operation
@@ -100,7 +103,7 @@ async function buildRequestValidation(
   await run(loaded, { app: { param: () => undefined } });
   const matches = new Map<Route, ValidatorMatch>();
   for (const route of spec.operations) {
-    const url = `${spec.basePath}${route.template.replace(/\{[^}]+\}/g, '1')}`;
+    const url = `${spec.basePath}${route.template.replace(/\{[^{}]+\}/g, '1')}`;
     const probe = { method: route.method, path: url, baseUrl: '', originalUrl: url, url, app: { enabled: () => true } };
     await run(matcher, probe);
     const match = (probe as { openapi?: ValidatorMatch }).openapi;
@@ -143,7 +146,10 @@ async function buildRequestValidation(
 /** The query parameters as the client sent them (validation then fills in defaults in req.query). */
 export function sentQuery(req: Request): Record<string, string> {
   const at = req.originalUrl.indexOf('?');
-  return at < 0 ? {} : ({ ...parse(req.originalUrl.slice(at + 1)) } as Record<string, string>);
+  // Every pair (routing refused over 100 of them): Node's default stops after 1000 `&`, empty pairs included.
+  return at < 0
+    ? {}
+    : ({ ...parse(req.originalUrl.slice(at + 1), '&', '=', { maxKeys: 0 }) } as Record<string, string>);
 }
 
 /** The validator is told to allow unknown query parameters, because it would name them in a message only. */

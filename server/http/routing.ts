@@ -7,6 +7,15 @@ import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 import { decodesAsUtf8 } from './url-encoding.js';
 
+const MAX_QUERY_PARAMETERS = 100;
+
+/** The name=value pairs of a query string (empty ones between two `&` are nothing). */
+function countParameters(query: string): number {
+  let count = 0;
+  for (const part of query.split('&')) if (part !== '') count++;
+  return count;
+}
+
 export function routeToOperation(spec: ApiSpec): RequestHandler {
   return (req, res, next) => {
     const match = spec.match(req.method, req.path);
@@ -27,6 +36,15 @@ export function routeToOperation(spec: ApiSpec): RequestHandler {
         400,
         'malformed-query',
         'The query string has a malformed %-escape, or one that is not UTF-8.',
+      );
+    }
+    const parameters = query < 0 ? 0 : countParameters(req.originalUrl.slice(query + 1));
+    if (parameters > MAX_QUERY_PARAMETERS) {
+      // Node's parser would keep the first 1000 and drop the rest unseen; a form body has the same limit (413).
+      throw new HttpProblem(
+        400,
+        'malformed-query',
+        `The query string has ${parameters} parameters; the limit is ${MAX_QUERY_PARAMETERS}.`,
       );
     }
     // HEAD runs as GET from here on; Node already knows to send no body for it.
