@@ -223,6 +223,13 @@ export interface components {
         /**
          * @description Counts for the page. `from` and `to` are the 1-based positions of the first and last record of the page
          *     in the whole result, `null` when the page is empty. `last_page` is at least 1.
+         *
+         *     `total` is exact unless `total_exact` is there, and `false`. That happens only for a `search` of 3 or more
+         *     characters that matches more than 5,000 records in an account of more than 256: counting them all would cost
+         *     in proportion to the matches, so the service stops at 5,001. `total` is then a lower bound: at least 5,001,
+         *     and at least the position of the page's last record, plus one when another page follows. `last_page` is
+         *     computed from it, so `links.next` is there whenever another page follows: walk such a result by `links.next`
+         *     (or the cursor), not up to `last_page`. A narrower search gets an exact count.
          */
         "pagination-meta": {
             /** Format: int64 */
@@ -236,6 +243,12 @@ export interface components {
             per_page: 10 | 25 | 50 | 100;
             /** Format: int64 */
             total: number;
+            /**
+             * @description Present, and `false`, only when `total` is a lower bound (a search matching more than 5,000 records);
+             *     absent when `total` is exact.
+             * @constant
+             */
+            total_exact?: false;
             /** Format: int64 */
             from: number | null;
             /** Format: int64 */

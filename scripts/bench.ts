@@ -12,6 +12,7 @@ import { issueKey } from '../server/accounts/keys.js';
 import { openDatabase } from '../server/db/database.js';
 import { migrateToLatest } from '../server/db/migrations.js';
 import { spaceRepository } from '../server/spaces/repository.js';
+import { checkPeer } from './bench/check-peer.js';
 import { cpuMs, rssMb, stopAllChildren } from './bench/children.js';
 import { type Measurement, measure } from './bench/load.js';
 import { startBaseline, startPrism, startService, type Target, UNREACHABLE_QUOTA } from './bench/targets.js';
@@ -38,7 +39,7 @@ function options() {
       connections: { type: 'string', default: '16' },
       rounds: { type: 'string', default: '3' },
       scenarios: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
-      targets: { type: 'string', default: 'service,express,node:http,prism' },
+      targets: { type: 'string', default: 'service,typical-express,typical-fastify,express,node:http,prism' },
       workers: { type: 'string', default: '1' },
       scale: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -47,7 +48,7 @@ function options() {
   });
   if (values.help) {
     console.log(`npm run bench -- [--duration S] [--connections N] [--rounds N] [--scenarios ${SCENARIOS.map((s) => s.name).join(',')}]
-                    [--targets service,express,node:http,prism] [--workers N] [--scale]`);
+                    [--targets service,typical-express,typical-fastify,express,node:http,prism] [--workers N] [--scale]`);
     process.exit(0);
   }
   const scenarios = String(values.scenarios).split(',');
@@ -102,6 +103,8 @@ async function main(): Promise<void> {
     console.log(`Seeded ${file}; starting the targets…`);
     const starters: Record<string, () => Promise<Target>> = {
       service: () => startService(file, { WORKERS: opts.workers, RATE_LIMIT: UNREACHABLE_QUOTA }),
+      'typical-express': () => startBaseline('typical-express', file),
+      'typical-fastify': () => startBaseline('typical-fastify', file),
       express: () => startBaseline('express', file),
       'node:http': () => startBaseline('node:http', file),
       prism: () => startPrism(),
@@ -114,6 +117,13 @@ async function main(): Promise<void> {
     }
     const service = targets.find((t) => t.name === 'service');
     if (service) console.log(`service: launch to first 200 on /healthz ${Math.round(service.startMs)} ms`);
+    // No figure before each typical peer is shown to validate and answer like the service.
+    if (service) {
+      for (const peer of targets.filter((t) => t.name.startsWith('typical-'))) {
+        await checkPeer(service, peer, keys);
+        console.log(`${peer.name}: answers and validates like the service (checked)`);
+      }
+    }
 
     const results = new Map<string, Array<Measurement & { cpuUsPerRequest?: number }>>();
     const run = async (target: Target, scenario: (typeof SCENARIOS)[number], duration: number) => {
@@ -181,10 +191,12 @@ async function main(): Promise<void> {
         const theirs = byTarget[other]?.cpuUsPerRequest;
         return mine && theirs ? Math.round((theirs / mine) * 100) / 100 : undefined;
       };
+      const peers = targets.filter((t) => t.name !== 'service').map((t) => t.name);
       return {
         scenario: scenario.name as ScenarioName,
         ...byTarget,
-        ratios: { express: ratio('express'), prism: ratio('prism'), cpuExpress: cpuRatio('express') },
+        ratios: Object.fromEntries(peers.map((name) => [name, ratio(name)])),
+        cpuRatios: Object.fromEntries(peers.map((name) => [name, cpuRatio(name)])),
       };
     });
     printTable(summary, targets);
@@ -215,34 +227,39 @@ async function main(): Promise<void> {
   }
 }
 
-type Row = { scenario: string; ratios: { express?: number; prism?: number; cpuExpress?: number } } & Record<
-  string,
-  unknown
->;
+type Row = {
+  scenario: string;
+  ratios: Record<string, number | undefined>;
+  cpuRatios: Record<string, number | undefined>;
+} & Record<string, unknown>;
 
 function printTable(summary: Row[], targets: Target[]): void {
   const cell = (value: unknown) => {
     const v = value as { requestsPerSecond: number; p50: number; p99: number; cpuUsPerRequest: number } | undefined;
     return v ? `${v.requestsPerSecond} (${v.p50}/${v.p99} ms, ${v.cpuUsPerRequest} µs)` : '-';
   };
-  const header = [
-    'scenario',
-    ...targets.map((t) => `${t.name} req/s (p50/p99, CPU/req)`),
-    'service/express',
-    'service/prism',
-    'by CPU/req vs express',
-  ];
-  const rows = summary.map((row) => [
-    row.scenario,
-    ...targets.map((t) => cell(row[t.name])),
-    row.ratios.express === undefined ? '-' : `${row.ratios.express.toFixed(2)}×`,
-    row.ratios.prism === undefined ? '-' : `${row.ratios.prism.toFixed(2)}×`,
-    row.ratios.cpuExpress === undefined ? '-' : `${row.ratios.cpuExpress.toFixed(2)}×`,
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ')} |`;
-  console.log(`\n${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}`);
-  for (const row of rows) console.log(line(row as string[]));
+  const times = (ratio: number | undefined) => (ratio === undefined ? '-' : `${ratio.toFixed(2)}×`);
+  const peers = targets.filter((t) => t.name !== 'service');
+  const table = (header: string[], rows: string[][]) => {
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+    const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ')} |`;
+    console.log(`\n${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}`);
+    for (const row of rows) console.log(line(row));
+  };
+  table(
+    ['scenario', ...targets.map((t) => `${t.name} req/s (p50/p99, CPU/req)`)],
+    summary.map((row) => [row.scenario, ...targets.map((t) => cell(row[t.name]))]),
+  );
+  console.log('\nService req/s ÷ each peer (above 1: the service is faster), and by CPU per request (peer ÷ service):');
+  table(
+    ['scenario', 'service req/s', ...peers.map((t) => `÷ ${t.name}`), ...peers.map((t) => `CPU ${t.name}`)],
+    summary.map((row) => [
+      row.scenario,
+      String((row.service as { requestsPerSecond?: number } | undefined)?.requestsPerSecond ?? '-'),
+      ...peers.map((t) => times(row.ratios[t.name])),
+      ...peers.map((t) => times(row.cpuRatios[t.name])),
+    ]),
+  );
 }
 
 let interrupted = false;

@@ -33,8 +33,10 @@ export function sameSql(file: string) {
   );
   const update = db.prepare(
     `update spaces set name = coalesce(?, name), name_key = coalesce(?, name_key), color = coalesce(?, color),
-     updated_at = ? where account_id = ? and id = ? returning *`,
+     updated_at = ?, version = version + 1 where account_id = ? and id = ? returning *`,
   );
+  // An unfiltered list's total is the count the triggers keep (migration 0004), as in the service.
+  const counted = db.prepare(`select total from record_counts where account_id = ? and resource = 'spaces'`);
   const listStatements = new Map<string, { count: SQLite.Statement; rows: SQLite.Statement }>();
   const listStatement = (params: ListParams) => {
     const filter = `account_id = ?${params.search ? ` and name_key like ? escape '\\'` : ''}`;
@@ -66,12 +68,7 @@ export function sameSql(file: string) {
     },
     show: (accountId: number, id: number) => show.get(accountId, id) as Row | undefined,
     list(accountId: number, params: ListParams) {
-      const statements = listStatement(params);
-      const args: unknown[] = [accountId];
-      if (params.search) args.push(`%${fold(params.search).replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      const total = (statements.count.get(...args) as { total: number }).total;
-      const offset = (params.page - 1) * params.perPage;
-      const rows = offset >= total ? [] : (statements.rows.all(...args, params.perPage, offset) as Row[]);
+      const { rows, total } = this.listRows(accountId, params);
       const lastPage = Math.max(1, Math.ceil(total / params.perPage));
       return {
         data: rows,
@@ -83,6 +80,18 @@ export function sameSql(file: string) {
         },
         meta: { current_page: params.page, last_page: lastPage, per_page: params.perPage, total },
       };
+    },
+    /** One page of the account's spaces and the total, by the service's SQL for a small account. */
+    listRows(accountId: number, params: ListParams): { rows: Row[]; total: number } {
+      const statements = listStatement(params);
+      const args: unknown[] = [accountId];
+      if (params.search) args.push(`%${fold(params.search).replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      const total = params.search
+        ? (statements.count.get(...args) as { total: number }).total
+        : ((counted.get(accountId) as { total: number } | undefined)?.total ?? 0);
+      const offset = (params.page - 1) * params.perPage;
+      const rows = offset >= total ? [] : (statements.rows.all(...args, params.perPage, offset) as Row[]);
+      return { rows, total };
     },
     store(accountId: number, name: string, color: number) {
       const now = new Date().toISOString();

@@ -6,7 +6,7 @@ import { freePort, spawnChild, stopChild, waitForHttp } from './children.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface Target {
-  name: 'service' | 'express' | 'node:http' | 'prism';
+  name: 'service' | 'typical-express' | 'typical-fastify' | 'express' | 'node:http' | 'prism';
   /** Where the spec's paths hang: the service and the baselines under /api/v1, Prism's mock at its root. */
   base: string;
   pid: number | undefined;
@@ -48,8 +48,16 @@ export function startService(databaseFile: string, env: Record<string, string> =
   );
 }
 
-export function startBaseline(name: 'express' | 'node:http', databaseFile: string): Promise<Target> {
-  const script = name === 'express' ? 'express-baseline.ts' : 'http-baseline.ts';
+const SCRIPTS = {
+  'typical-express': 'typical-express.ts',
+  'typical-fastify': 'typical-fastify.ts',
+  express: 'express-baseline.ts',
+  'node:http': 'http-baseline.ts',
+} as const;
+
+/** A peer on the same database file: one of the typical stacks, or a bare baseline. */
+export function startBaseline(name: keyof typeof SCRIPTS, databaseFile: string): Promise<Target> {
+  const script = SCRIPTS[name];
   return start(
     name,
     () => ['--import', 'tsx', `${root}scripts/bench/${script}`],

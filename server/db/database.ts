@@ -86,7 +86,12 @@ export function openDatabase(
   } else {
     if (target.path !== ':memory:') mkdirSync(dirname(resolve(target.path)), { recursive: true });
     health = new DatabaseHealth(sqliteStorageProbe(target.path));
-    dialect = sqliteDialect({ path: target.path, lockTimeoutMs: limits.lockTimeoutMs, configure: configureSqlite });
+    dialect = sqliteDialect({
+      path: target.path,
+      lockTimeoutMs: limits.lockTimeoutMs,
+      configure: configureSqlite,
+      beforeClose: (writer) => optimizeSqlite(writer, 'close'),
+    });
   }
   const db = new Kysely<DB>({ dialect: guardedDialect(dialect, health) });
   health.attach(db);
@@ -103,6 +108,23 @@ function configureSqlite(connection: SQLite.Database, role: 'writer' | 'reader')
   connection.pragma('foreign_keys = ON');
   // Never wait inside SQLite, which would block the event loop: sqlite-dialect.ts retries on a timer instead.
   connection.pragma('busy_timeout = 0');
+  // What SQLite advises for a long-lived connection (sqlite.org/lang_analyze.html#pragopt): at open, gather the
+  // statistics that are missing or stale, reading at most 400 rows per index; again at close (sqlite-dialect.ts).
+  // The list queries do not depend on them (listing.ts pins their plans); other queries may be helped.
+  if (role === 'writer') optimizeSqlite(connection, 'open');
+}
+
+/**
+ * `PRAGMA optimize`, at open (0x10002: tables never analysed too) or at close. Statistics only help the planner:
+ * when they cannot be written (another connection holds the lock, a read-only or full disk), the service goes on.
+ */
+export function optimizeSqlite(connection: SQLite.Database, when: 'open' | 'close'): void {
+  try {
+    connection.pragma('analysis_limit = 400');
+    connection.pragma(when === 'open' ? 'optimize = 0x10002' : 'optimize');
+  } catch {
+    // Nothing to do: the next open or close tries again.
+  }
 }
 
 /**

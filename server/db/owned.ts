@@ -110,9 +110,12 @@ export function ownedRecords<T extends ResourceTable, R>(
       .where('id', '=', id),
   );
   return {
-    async list(accountId: number, query: ListQuery): Promise<{ records: R[]; total: number; next?: ListPosition }> {
-      const { rows, total, next } = await listPage(db, table, accountId, query);
-      return { records: rows.map((row) => toRecord(row as Selectable<DB[T]>)), total, next };
+    async list(
+      accountId: number,
+      query: ListQuery,
+    ): Promise<{ records: R[]; total: number; totalExact: boolean; next?: ListPosition }> {
+      const { rows, total, totalExact = true, next } = await listPage(db, table, accountId, query);
+      return { records: rows.map((row) => toRecord(row as Selectable<DB[T]>)), total, totalExact, next };
     },
 
     async find(accountId: number, id: number): Promise<Versioned<R> | undefined> {

@@ -26,6 +26,8 @@ export interface SqliteOptions {
   lockTimeoutMs: number;
   /** Pragmas of each connection, run once it is open (database.ts). */
   configure(connection: SQLite.Database, role: 'writer' | 'reader'): void;
+  /** Runs on the writer just before the connections close (e.g. `PRAGMA optimize`). */
+  beforeClose?(writer: SQLite.Database): void;
 }
 
 const STATEMENT_CACHE_SIZE = 200;
@@ -249,6 +251,7 @@ class SqliteDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
+    if (this.writer?.sqlite.open) this.options.beforeClose?.(this.writer.sqlite);
     this.reader?.sqlite.close();
     this.writer?.sqlite.close();
   }

@@ -29,8 +29,8 @@ export function domainHandlers(domains: DomainRepository): DomainHandlers {
   return {
     async domains_list({ account, query, url }) {
       const list = listQueryOf(query, url.sent);
-      const { records, total, next } = await domains.list(account.id, list);
-      const pagination = paginationOf(url, list, { total, onPage: records.length, next });
+      const { records, total, totalExact, next } = await domains.list(account.id, list);
+      const pagination = paginationOf(url, list, { total, totalExact, onPage: records.length, next });
       return { status: 200, body: { data: records, ...pagination } };
     },
 

@@ -16,15 +16,18 @@ export interface ListRequest extends ListQuery {
 export function paginationOf(
   url: { path: string; sent: Record<string, string> },
   list: ListRequest,
-  result: { total: number; onPage: number; next?: ListPosition | undefined },
+  result: { total: number; totalExact?: boolean; onPage: number; next?: ListPosition | undefined },
 ): { links: Links; meta: Meta } {
   const { perPage } = list;
-  const { total } = result;
-  const lastPage = Math.max(1, Math.ceil(total / perPage));
+  const { totalExact = true } = result;
   const walk = list.after !== undefined;
   const offset = walk ? (list.walked ?? 0) : (list.page - 1) * perPage;
+  // A lower bound (see listing.ts) is at least the records up to this page's end, plus one when more follow.
+  const total =
+    walk && !totalExact ? Math.max(result.total, offset + result.onPage + (result.next ? 1 : 0)) : result.total;
+  const lastPage = Math.max(1, Math.ceil(total / perPage));
   const page = walk ? Math.floor(offset / perPage) + 1 : list.page;
-  const onPage = walk ? result.onPage : Math.max(0, Math.min(perPage, total - offset));
+  const onPage = walk || !totalExact ? result.onPage : Math.max(0, Math.min(perPage, total - offset));
   const { page: _page, after: _after, ...kept } = url.sent;
   // encodeURIComponent rather than URLSearchParams: a space is %20, not a "+" that could be read literally.
   const link = (parameters: Record<string, string>) => {
@@ -55,6 +58,8 @@ export function paginationOf(
       last_page: lastPage,
       per_page: perPage as Meta['per_page'],
       total,
+      // Only when false: an exact total (every list but a search of very many matches) answers as before.
+      ...(totalExact ? {} : { total_exact: false }),
       from: onPage > 0 ? offset + 1 : null,
       to: onPage > 0 ? offset + onPage : null,
     },

@@ -28,8 +28,8 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
   return {
     async spaces_list({ account, query, url }) {
       const list = listQueryOf(query, url.sent);
-      const { records, total, next } = await spaces.list(account.id, list);
-      const pagination = paginationOf(url, list, { total, onPage: records.length, next });
+      const { records, total, totalExact, next } = await spaces.list(account.id, list);
+      const pagination = paginationOf(url, list, { total, totalExact, onPage: records.length, next });
       return { status: 200, body: { data: records, ...pagination } };
     },
 

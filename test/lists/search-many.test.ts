@@ -1,0 +1,106 @@
+// A search matching more than FEW_MATCHES records is not counted to the end (that costs in proportion to its
+// matches): `meta.total` is a lower bound, `meta.total_exact` is false, and the pages, links and a walk by
+// `links.next` or by cursor still give every match once, in order. Up to FEW_MATCHES the total stays exact.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FEW_MATCHES, foldText } from '../../server/db/listing.js';
+import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { getRaw, type ListedResource, resources } from './fixtures.js';
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+const MANY = FEW_MATCHES + 25;
+const SOME = 30;
+
+/** Adds `count` records named `<stem>-<account>-<n>` straight into the database, ids rising with n. */
+async function insertNamed(resource: ListedResource, account: TestAccount, stem: string, count: number) {
+  const { db } = server;
+  const { id } = await db
+    .selectFrom('accounts')
+    .select('id')
+    .where('name', '=', account.name)
+    .executeTakeFirstOrThrow();
+  const now = new Date().toISOString();
+  for (let start = 0; start < count; start += 1_000) {
+    const rows = Array.from({ length: Math.min(1_000, count - start) }, (_, k) => {
+      const name = resource.resource === 'spaces' ? `${stem}-${id}-${start + k}` : `${stem}-${id}-${start + k}.example`;
+      const common = { account_id: id, name, name_key: foldText(name), created_at: now, updated_at: now };
+      return resource.resource === 'spaces'
+        ? { ...common, color: 1 }
+        : { ...common, index_page: null, not_found_page: null };
+    });
+    await db
+      .insertInto(resource.resource)
+      .values(rows as never)
+      .execute();
+  }
+}
+
+describe.each(resources)('$resource search with more than FEW_MATCHES matches', (resource) => {
+  let account: TestAccount;
+  beforeAll(async () => {
+    account = await server.account();
+    await insertNamed(resource, account, 'many', MANY);
+    await insertNamed(resource, account, 'some', SOME);
+  });
+
+  it('answers a lower bound for the total, says so, and links the next page', async () => {
+    const { status, page } = await resource.list(account, { search: 'many-' });
+    expect(status).toBe(200);
+    expect(page?.meta).toMatchObject({ current_page: 1, total_exact: false, from: 1, to: 10 });
+    expect(page?.meta.total).toBeGreaterThan(FEW_MATCHES);
+    expect(page?.meta.total).toBeLessThanOrEqual(MANY);
+    expect(
+      page?.data.map((r) =>
+        r.name
+          .replace(/\.example$/, '')
+          .split('-')
+          .at(-1),
+      ),
+    ).toEqual(Array.from({ length: 10 }, (_, i) => String(MANY - 1 - i)));
+    expect(page?.links.next).toContain('page=2');
+  });
+
+  it('counts to the end of a deep page, and ends its links at the last match', async () => {
+    const last = Math.ceil(MANY / 100);
+    const deep = await resource.list(account, { search: 'many-', per_page: 100, page: last - 1 });
+    expect(deep.page?.meta).toMatchObject({ total_exact: false, last_page: last });
+    expect(deep.page?.meta.total).toBe((last - 1) * 100 + 1);
+    expect(deep.page?.links.next).toContain(`page=${last}`);
+    const end = await resource.list(account, { search: 'many-', per_page: 100, page: last });
+    expect(end.page?.data).toHaveLength(MANY - (last - 1) * 100);
+    expect(end.page?.meta).toMatchObject({ total: MANY, total_exact: false, last_page: last, to: MANY });
+    expect(end.page?.links.next).toBeNull();
+    const past = await resource.list(account, { search: 'many-', per_page: 100, page: last + 1 });
+    expect(past.page?.data).toEqual([]);
+    expect(past.page?.links.next).toBeNull();
+  });
+
+  it('gives every match once to a cursor walk', async () => {
+    const seen = new Set<string>();
+    let path: string | null = `${resource.path}?search=many-&per_page=100&sort_by=name&sort=asc&after=`;
+    let pages = 0;
+    while (path !== null && pages <= MANY / 100 + 1) {
+      const { status, body } = await getRaw(server, account, path);
+      expect(status).toBe(200);
+      expect(body.meta.total_exact).toBe(false);
+      expect(body.meta.total).toBeGreaterThanOrEqual(
+        Math.min(MANY, seen.size + body.data.length + (body.links.next ? 1 : 0)),
+      );
+      for (const record of body.data) seen.add(record.name);
+      path = body.links.next;
+      pages += 1;
+    }
+    expect(seen.size).toBe(MANY);
+  });
+
+  it('keeps the total exact, and says nothing of it, up to FEW_MATCHES matches', async () => {
+    const { page } = await resource.list(account, { search: 'some-' });
+    expect(page?.meta.total).toBe(SOME);
+    expect(page?.meta).not.toHaveProperty('total_exact');
+  });
+});
