@@ -17,7 +17,7 @@ export interface ScaleOptions {
   sizes?: number[];
   /** Default sqlite; postgres uses DSS_BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres). */
   engine?: 'sqlite' | 'postgres';
-  /** Timed requests per cell (after one warm-up); the median is reported. Default 5. */
+  /** Timed requests per cell, the first one included (no warm-up); the median is reported. Default 5. */
   runs?: number;
   /** The checkout whose service is measured (default: this one), e.g. another worktree for a before/after. */
   root?: string;
@@ -253,20 +253,18 @@ export async function runScale(options: ScaleOptions = {}): Promise<ScaleRow[]> 
       try {
         const api = `${service.base}/api/v1`;
         const cursors = await cursorsOf(api, issued.key, size, encode, foldText);
-        // Warm-up, so that the first size is not also measuring a cold process.
-        for (let i = 0; i < 200; i++) await timed(`${api}/spaces?page=${(i % 5) + 1}`, issued.key);
         for (const [i, request] of REQUESTS.entries()) {
           const path = request.path(size, cursors);
           const row = rows[i] as ScaleRow;
-          const warm = path ? await timed(api + path, issued.key) : undefined;
-          if (path) await timed(api + path, issued.key);
-          if (!path || warm?.status !== 200) {
+          // Every request is timed, the first one too (no warm-up: production has none); an answer other than
+          // 200 leaves the cell empty.
+          const answers = [];
+          if (path) for (let run = 0; run < runs; run++) answers.push(await timed(api + path, issued.key));
+          if (answers.length === 0 || answers.some((answer) => answer.status !== 200)) {
             row.ms.push(null);
             continue;
           }
-          const times: number[] = [];
-          for (let run = 0; run < runs; run++) times.push((await timed(api + path, issued.key)).ms);
-          row.ms.push(Number(median(times).toFixed(1)));
+          row.ms.push(Number(median(answers.map((answer) => answer.ms)).toFixed(1)));
         }
       } finally {
         await service.stop();

@@ -149,8 +149,7 @@ async function main(): Promise<void> {
           : ((cpuAfter - cpuBefore) * 1000) / result.requests;
       return { ...result, cpuUsPerRequest };
     };
-    // One short warm-up per target and scenario, so that no round pays for the JIT.
-    for (const scenario of opts.scenarios) for (const target of targets) await run(target, scenario, 1);
+    // No warm-up: production meets every target from cold too, and the rounds alternate who goes first.
     for (let round = 0; round < opts.rounds; round++) {
       for (const scenario of opts.scenarios) {
         // Alternate who goes first, so that drift over the run falls on every target alike.
