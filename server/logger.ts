@@ -12,6 +12,8 @@ export interface Logger {
   info(message: string, fields?: Fields): void;
   warn(message: string, fields?: Fields): void;
   error(message: string, fields?: Fields): void;
+  /** The pino logger underneath, for a step that writes pino's own objects (the request log). */
+  readonly pino: pino.Logger;
 }
 
 /** Header values that must never reach a log line (the request log, http/request-log.ts, has the headers). */
@@ -21,8 +23,6 @@ export const REDACTED_PATHS = [
   'req.headers.cookie',
   'req.headers["x-api-key"]',
 ];
-
-const pinos = new WeakMap<Logger, pino.Logger>();
 
 /** A logger at `level`; `write` receives each line without its newline (stdout by default). */
 export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
@@ -42,29 +42,5 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
     (name: Exclude<LogLevel, 'silent'>) =>
     (message: string, fields: Fields = {}) =>
       base[name](fields, message);
-  const logger: Logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-  pinos.set(logger, base);
-  return logger;
-}
-
-/** The pino instance under a Logger (for the request log); a Logger made elsewhere gets pino's lines forwarded. */
-export function pinoOf(logger: Logger): pino.Logger {
-  const own = pinos.get(logger);
-  if (own) return own;
-  const forward = {
-    write(line: string) {
-      const { level, msg, ...fields } = JSON.parse(line) as Fields & { level: Exclude<LogLevel, 'silent'> };
-      logger[level]?.(String(msg), fields);
-    },
-  };
-  const forwarded = pino(
-    {
-      level: 'debug',
-      formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: REDACTED_PATHS, censor: '[Redacted]' },
-    },
-    forward,
-  );
-  pinos.set(logger, forwarded);
-  return forwarded;
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), pino: base };
 }

@@ -4,11 +4,11 @@
 // operation and the account. 5xx at level error, everything else at info. The shape is pino-http's; the
 // line is built here because pino-http's two child loggers per request cost about a fifth of a show request.
 import type { RequestHandler } from 'express';
-import { type Logger, pinoOf } from '../logger.js';
+import type { Logger } from '../logger.js';
 import { context } from './request-context.js';
 
 export function requestLog(logger: Logger): RequestHandler {
-  const log = pinoOf(logger);
+  const log = logger.pino;
   return (req, res, next) => {
     const started = performance.now();
     // Taken now: routing reads HEAD as GET, and an absolute-form target is rewritten to its path.
