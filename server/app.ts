@@ -1,15 +1,17 @@
 // Builds the Express app without listening. One request path, in the order of the steps below:
 //   request id -> its log line and metrics (written once answered) -> security headers -> input lengths (414/431)
 //   -> request target (400)
-//   -> /api/v1, one sequence of steps: CORS -> route, once (404/405) -> API key (401, or 429 for an address with too
-//   many of them) -> rate limit per key (429) -> Accept (406) -> body (415/413/400)
-//   -> validation (422: express-openapi-validator, given the route, and our own checks, in one problem)
-//   -> idempotency key (replay, 409, 422) -> handler -> repository; a problem raised anywhere -> problem+json.
+//   -> /api/v1, an Express router with one route per operation (http/api-router.ts): CORS -> the operation's
+//   route (no route: 404/405) -> API key (401, or 429 for an address with too many of them) -> rate limit per
+//   key (429) -> Accept (406) -> body, where the operation has one (415/413/400) -> validation (422:
+//   express-openapi-validator as documented, and our own checks, in one problem) -> idempotency key (replay,
+//   409, 422) -> handler -> repository; a problem raised anywhere -> problem+json.
 import express, { type Express } from 'express';
 import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';
 import { domains } from './domains/index.js';
 import type { FieldFormat } from './formats.js';
+import { apiRouter } from './http/api-router.js';
 import { type KeyCheck, requireApiKey } from './http/auth.js';
 import { readBody } from './http/body.js';
 import { type CorsOrigins, cors } from './http/cors.js';
@@ -20,14 +22,12 @@ import { healthz, readyz } from './http/health.js';
 import { boundInputs } from './http/input-limits.js';
 import { type Metrics, metricsEndpoint } from './http/metrics.js';
 import { dispatch } from './http/operations.js';
-import { pipeline } from './http/pipeline.js';
 import { problemTypePage } from './http/problem-types.js';
 import { type RateLimitSettings, rateLimits, type TrustProxy } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
 import { readRequestTarget } from './http/request-target.js';
 import { createRequestValidation } from './http/request-validation.js';
-import { requireJsonAcceptable, routeToOperation } from './http/routing.js';
 import { securityHeaders } from './http/security-headers.js';
 import { specDocument } from './http/spec-documents.js';
 import { idempotentCreates } from './idempotency/runner.js';
@@ -101,29 +101,27 @@ export async function createApp({
   app.set('query parser', 'simple');
   app.set('trust proxy', trustProxy);
 
-  // Every request, then /api/v1 (each a fixed sequence of steps: http/pipeline.ts), then the other pages.
+  // Every request, then /api/v1 (a route per operation: http/api-router.ts), then the other pages.
   app.use(
-    pipeline([
-      requestId(),
-      requestLog(logger),
-      ...(metrics ? [metrics.observe] : []),
-      securityHeaders({ hstsMaxAgeSeconds }),
-      boundInputs,
-      readRequestTarget,
-    ]),
+    requestId(),
+    requestLog(logger),
+    ...(metrics ? [metrics.observe] : []),
+    securityHeaders({ hstsMaxAgeSeconds }),
+    boundInputs,
+    readRequestTarget,
   );
+  const [failedAuthGuard, perKeyLimit] = rateLimits(rateLimit, logger);
   app.use(
     spec.basePath,
-    pipeline([
-      cors(spec, corsOrigins),
-      routeToOperation(spec),
-      requireApiKey(keyCheck),
-      ...rateLimits(rateLimit, logger),
-      requireJsonAcceptable,
-      readBody(),
-      ...(await createRequestValidation(spec, FORMATS, validateResponses)),
-      dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)),
-    ]),
+    apiRouter(spec, {
+      cors: cors(spec, corsOrigins),
+      authenticate: requireApiKey(keyCheck),
+      perKeyLimit,
+      failedAuthGuard,
+      readBody: readBody(),
+      validate: createRequestValidation(spec, FORMATS, validateResponses),
+      handle: dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)),
+    }),
   );
   app.get('/healthz', healthz);
   app.get('/readyz', readyz(db, isDraining, logger));

@@ -5,15 +5,24 @@ import { parse } from 'node:querystring';
 import express, { type RequestHandler } from 'express';
 import { refuseJsonSentAsForm } from './json-as-form.js';
 import { FORM, JSON_TYPE } from './media-types.js';
-import { pipeline } from './pipeline.js';
 import { HttpProblem } from './problem.js';
-import { context } from './request-context.js';
 import { decodesAsUtf8 } from './url-encoding.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
 const carriesBody = (req: express.Request) =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+/** A form's charset parameter, where sent, must be UTF-8 (body-parser's text parser would decode others). */
+function isUtf8Form(contentType: string): boolean {
+  for (const parameter of contentType.split(';').slice(1)) {
+    const [name = '', value = ''] = parameter.split('=');
+    if (name.trim().toLowerCase() !== 'charset') continue;
+    const charset = value.trim().replace(/^"|"$/g, '').toLowerCase();
+    if (charset !== 'utf-8' && charset !== 'utf8') return false;
+  }
+  return true;
+}
 
 const acceptOnlyDocumentedTypes: RequestHandler = (req, _res, next) => {
   if (!carriesBody(req)) {
@@ -22,6 +31,9 @@ const acceptOnlyDocumentedTypes: RequestHandler = (req, _res, next) => {
     req.headers['content-type'] = JSON_TYPE;
     req.body = {};
     return next();
+  }
+  if (req.is(FORM) && !isUtf8Form(req.get('content-type') ?? '')) {
+    throw new HttpProblem(415, 'unsupported-media-type', 'The body must be encoded in UTF-8.');
   }
   if (!req.is([FORM, JSON_TYPE])) {
     const sent = req.get('content-type');
@@ -36,25 +48,29 @@ const acceptOnlyDocumentedTypes: RequestHandler = (req, _res, next) => {
   next();
 };
 
-const RAW_FORM = Symbol('raw form body');
-
+/**
+ * A form as body-parser reads it as text, then parsed once by node's querystring: body-parser's own form
+ * parser (qs) drops "__proto__", which is an unknown field like any other and must be named in the 422.
+ */
 const fieldsOfForm: RequestHandler = (req, _res, next) => {
-  const raw = (req as { [RAW_FORM]?: string })[RAW_FORM];
-  if (raw === undefined || !req.is(FORM)) return next();
-  // Every field as sent, read again by node's querystring: body-parser's qs drops "__proto__", which is an
-  // unknown field like any other.
-  req.body = Object.fromEntries(Object.entries(parse(raw)));
+  if (typeof req.body !== 'string' || !req.is(FORM)) return next();
+  const text = req.body;
+  let fields = text === '' ? 0 : 1;
+  for (let at = text.indexOf('&'); at >= 0 && fields <= MAX_FORM_FIELDS; at = text.indexOf('&', at + 1)) fields++;
+  if (fields > MAX_FORM_FIELDS) throw new HttpProblem(413, 'content-too-large', 'The form has too many fields.');
+  req.body = { ...parse(text) };
   next();
 };
+
+const MAX_FORM_FIELDS = 100;
 
 /**
  * The form parser keeps an escape that is not UTF-8 (Latin-1 "%E4rger") as the literal text "%E4rger";
  * such a body is unreadable rather than a name to store.
  */
-function refuseInvalidPercentEncoding(req: object, _res: unknown, raw: Buffer): void {
+function refuseInvalidPercentEncoding(_req: object, _res: unknown, raw: Buffer): void {
   refuseJsonSentAsForm(raw);
   const text = raw.toString('utf8');
-  (req as { [RAW_FORM]?: string })[RAW_FORM] = text;
   // Raw UTF-8 (not %-escaped) is what a browser never sends but curl -d may: it is read as sent.
   if (!decodesAsUtf8(text.replace(/[^\x20-\x7e]/gu, ''))) {
     // body-parser passes this on with its type, which BODY_ERRORS turns into a 400.
@@ -89,21 +105,12 @@ function answeringProblems(parser: RequestHandler): RequestHandler {
   };
 }
 
-/** Reads the body of an operation that takes one; the others go on untouched. */
-export function readBody(): RequestHandler {
-  const read = pipeline([
+/** Reads the body of an operation that takes one (its route has this step; the others have none). */
+export function readBody(): RequestHandler[] {
+  return [
     acceptOnlyDocumentedTypes,
-    answeringProblems(
-      express.urlencoded({
-        extended: false,
-        limit: BODY_LIMIT_BYTES,
-        parameterLimit: 100,
-        type: FORM,
-        verify: refuseInvalidPercentEncoding,
-      }),
-    ),
+    answeringProblems(express.text({ limit: BODY_LIMIT_BYTES, type: FORM, verify: refuseInvalidPercentEncoding })),
     answeringProblems(express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: JSON_TYPE })),
     fieldsOfForm,
-  ]);
-  return (req, res, next) => (context(res).route?.operation.requestBody ? read(req, res, next) : next());
+  ];
 }

@@ -105,7 +105,8 @@ export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [E
     },
   });
   const failedAuthGuard: ErrorRequestHandler = (error, req, res, next) => {
-    if (!(error instanceof HttpProblem) || res.headersSent) return next(error);
+    // A request whose key was accepted is past the guard's concern, whatever went wrong after.
+    if (!(error instanceof HttpProblem) || res.headersSent || context(res).account) return next(error);
     // Only a 401 may become a 429: an unknown path or a 405 keeps its answer (the request may carry a valid key).
     const refusable = error.status === 401;
     guard(req, res, (failure?: unknown) => {

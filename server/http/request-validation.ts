@@ -1,11 +1,11 @@
-// Validation of a routed request, and the one place a 422 is built. express-openapi-validator checks the
-// request against the spec; ours are only the checks it cannot make (each says why), and every finding of
-// both becomes one field error in one problem. The validator is handed the match routing made (req.openapi)
-// instead of matching the request a second time.
+// Validation of a routed request, and the one place a 422 is built. express-openapi-validator, mounted as its
+// README shows, checks the request against the spec; ours are only the checks it cannot make (each says why),
+// and every finding of both becomes one field error in one problem.
 
 import { parse } from 'node:querystring';
-import { fullFormats } from 'ajv-formats/dist/formats.js';
-import type { Request, RequestHandler } from 'express';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
 import { type FieldFormat, MAX_FORMAT_INPUT } from '../formats.js';
 import type { ApiSpec, Route } from '../spec.js';
@@ -15,6 +15,7 @@ import { FORM, JSON_TYPE } from './media-types.js';
 import { type FieldError, HttpProblem, validationProblem } from './problem.js';
 import { context } from './request-context.js';
 
+/** The error express-openapi-validator passes on (its README: `err.status`, `err.errors`). */
 interface ValidatorError {
   status: number;
   path?: string;
@@ -27,120 +28,93 @@ function isValidatorError(error: unknown): error is ValidatorError {
   return typeof candidate?.status === 'number' && Array.isArray(candidate.errors);
 }
 
-/** The validator's view of one operation (its own pre-processed schemas), as its request step reads it. */
-interface ValidatorMatch {
-  expressRoute: string;
-  openApiRoute: string;
-  pathParams: Record<string, unknown>;
-  schema: unknown;
-  serial: number;
-  _responseSchema?: unknown;
+/** What our own checks found, and what the client sent, for the step that joins them with the validator's. */
+interface Sent {
+  route: Route;
+  ours: FieldError[];
+  sent: { path: Record<string, string>; query: Record<string, string>; body: unknown };
 }
 
-type ValidatedRequest = Request & { openapi?: ValidatorMatch };
+const sentOf = new WeakMap<Response, Sent>();
 
 /**
- * The steps that validate a routed request (and, where asked, its JSON response), with the spec loaded and
- * checked now rather than on the first request.
+ * The steps of a route that validate its request (and, in tests, its JSON response): our checks, the
+ * validator's middleware, then the one 422 of both. The validator is made once per spec, formats and mode and
+ * shared by every app (the test suite makes many): its steps keep nothing of one app.
  */
 export function createRequestValidation(
   spec: ApiSpec,
   formats: Record<string, FieldFormat>,
   validateResponses: boolean,
-): Promise<RequestHandler[]> {
-  // Once per spec, formats and mode: a process that makes many apps (the test suite) compiles the validators
-  // once. Nothing in the steps belongs to one app (the validator's app.param step is never installed).
-  const bySpec = built.get(formats) ?? new WeakMap<ApiSpec, Map<boolean, Promise<RequestHandler[]>>>();
+): Array<RequestHandler | ErrorRequestHandler> {
+  const bySpec = built.get(formats) ?? new WeakMap<ApiSpec, Map<boolean, RequestHandler[]>>();
   built.set(formats, bySpec);
-  const byMode = bySpec.get(spec) ?? new Map<boolean, Promise<RequestHandler[]>>();
+  const byMode = bySpec.get(spec) ?? new Map<boolean, RequestHandler[]>();
   bySpec.set(spec, byMode);
-  let steps = byMode.get(validateResponses);
-  if (!steps) {
-    steps = buildRequestValidation(spec, formats, validateResponses);
-    byMode.set(validateResponses, steps);
-    // A spec that fails to load is not remembered: the next app reports it again.
-    steps.catch(() => byMode.delete(validateResponses));
+  let validator = byMode.get(validateResponses);
+  if (!validator) {
+    refuseUnknownFormats(spec, formats);
+    validator = openApiValidator({
+      apiSpec: structuredClone(spec.document) as never,
+      // Any other spec is checked against the OpenAPI schema before the app serves anything (ApiSpec.bundled).
+      validateApiSpec: !spec.bundled,
+      validateRequests: { allowUnknownQueryParameters: true, coerceTypes: false, allErrors: true },
+      validateResponses: validateResponses ? { allErrors: true } : false,
+      validateSecurity: false,
+      formats: Object.fromEntries(
+        Object.entries(formats).map(([name, format]) => [
+          name,
+          { type: 'string', validate: (value: string) => value.length <= MAX_FORMAT_INPUT && format.validate(value) },
+        ]),
+      ),
+    }) as RequestHandler[];
+    byMode.set(validateResponses, validator);
   }
-  return steps;
+  return [ourChecks, ...validator, noFindings, joinFindings(formats)];
 }
 
-const built = new WeakMap<object, WeakMap<ApiSpec, Map<boolean, Promise<RequestHandler[]>>>>();
+const built = new WeakMap<object, WeakMap<ApiSpec, Map<boolean, RequestHandler[]>>>();
 
-async function buildRequestValidation(
-  spec: ApiSpec,
-  formats: Record<string, FieldFormat>,
-  validateResponses: boolean,
-): Promise<RequestHandler[]> {
-  refuseUnknownFormats(spec, formats);
-  const steps = openApiValidator({
-    apiSpec: structuredClone(spec.document) as never,
-    // Any other spec is checked against the OpenAPI schema before the app serves anything (ApiSpec.bundled).
-    validateApiSpec: !spec.bundled,
-    validateRequests: { allowUnknownQueryParameters: true, coerceTypes: false, allErrors: true },
-    validateResponses: validateResponses ? { allErrors: true } : false,
-    validateSecurity: false,
-    formats: Object.fromEntries(
-      Object.entries(formats).map(([name, format]) => [
-        name,
-        { type: 'string', validate: (value: string) => value.length <= MAX_FORMAT_INPUT && format.validate(value) },
-      ]),
-    ),
-  }) as RequestHandler[];
-  // The validator's steps by name. Its own routing steps (path parameters, metadata) are run once per operation
-  // here, never per request.
-  const step = (name: string) => steps.find((handler) => handler.name === name);
-  const [loaded, matcher, requestStep] = ['pathParamsMiddleware', 'metadataMiddleware', 'requestMiddleware'].map(step);
-  const responseStep = validateResponses ? step('responseMiddleware') : undefined;
-  if (!loaded || !matcher || !requestStep || (validateResponses && !responseStep)) {
-    throw new Error('express-openapi-validator no longer has the steps this module drives; see its changelog.');
-  }
-  const run = (handler: RequestHandler, req: object) =>
-    new Promise<void>((resolve, reject) => {
-      handler(req as never, {} as never, (error?: unknown) => (error ? reject(error) : resolve()));
-    });
-  // Waits for the spec to load: a broken spec fails here, at start-up. (The first step would register
-  // app.param handlers; routing passes the path parameters itself, so it gets an app that keeps none.)
-  await run(loaded, { app: { param: () => undefined } });
-  const matches = new Map<Route, ValidatorMatch>();
-  for (const route of spec.operations) {
-    const url = `${spec.basePath}${route.template.replace(/\{[^{}]+\}/g, '1')}`;
-    const probe = { method: route.method, path: url, baseUrl: '', originalUrl: url, url, app: { enabled: () => true } };
-    await run(matcher, probe);
-    const match = (probe as { openapi?: ValidatorMatch }).openapi;
-    if (!match) throw new Error(`express-openapi-validator did not find ${route.method} ${route.template}`);
-    matches.set(route, match);
-  }
+/** Before the validator: the checks it cannot make, kept until it has had its say. */
+const ourChecks: RequestHandler = (req, res, next) => {
+  const { route, pathParams = {} } = context(res);
+  if (!route) throw new Error('request reached validation unrouted');
+  const sent = { path: pathParams, query: sentQuery(req), body: req.body as unknown };
+  const ours = [
+    ...unknownQueryParameters(route, sent.query),
+    ...integerParameters(route, sent),
+    ...(req.is(FORM) ? formIntegers(route, req.body) : []),
+  ];
+  sentOf.set(res, { route, ours, sent });
+  next();
+};
 
-  const validateRequest: RequestHandler = (req: ValidatedRequest, res, next) => {
-    const { route, pathParams = {} } = context(res);
-    const match = route && matches.get(route);
-    if (!route || !match) throw new Error('request reached validation unrouted');
-    const sent = { path: pathParams, query: sentQuery(req), body: req.body as unknown };
-    const ours = [
-      ...unknownQueryParameters(route, sent.query),
-      ...integerParameters(route, sent),
-      ...(req.is(FORM) ? formIntegers(route, req.body) : []),
-    ];
-    // A copy: the validator converts the parameters it checks in place (an id becomes a number).
-    req.openapi = { ...match, pathParams: { ...pathParams } };
-    requestStep(req, res, (error?: unknown) => {
-      if (error === undefined) return next(ours.length > 0 ? validationProblem(ours) : undefined);
-      if (isValidatorError(error) && error.status === 415) {
-        return next(new HttpProblem(415, 'unsupported-media-type', `Send ${FORM} or ${JSON_TYPE}.`));
-      }
-      if (!isValidatorError(error) || error.status !== 400) return next(error);
-      const said = new Set(ours.map((e) => `${e.location}:${e.field}`));
-      const theirs = fieldErrorsOf(error, route, formats, sent).filter(
-        (e) =>
-          !said.has(`${e.location}:${e.field}`) &&
-          !(e.field === '(path)' && ours.length > 0) &&
-          // The validator reads "search[]=x" as the array "search"; the client sent no "search" to blame.
-          !(e.location === 'query' && !Object.hasOwn(sent.query, e.field)),
-      );
-      next(validationProblem([...ours, ...theirs]));
-    });
+/** The validator found nothing: a request is valid only if our checks found nothing either. */
+const noFindings: RequestHandler = (_req, res, next) => {
+  const ours = sentOf.get(res)?.ours ?? [];
+  next(ours.length > 0 ? validationProblem(ours) : undefined);
+};
+
+/** The validator's findings, joined with ours into one problem in our words. */
+function joinFindings(formats: Record<string, FieldFormat>): ErrorRequestHandler {
+  return (error, _req, res, next) => {
+    const state = sentOf.get(res);
+    if (!state || !isValidatorError(error)) return next(error);
+    if (error.status === 415) {
+      return next(new HttpProblem(415, 'unsupported-media-type', `Send ${FORM} or ${JSON_TYPE}.`));
+    }
+    if (error.status !== 400) return next(error);
+    const { route, ours, sent } = state;
+    const said = new Set(ours.map((e) => `${e.location}:${e.field}`));
+    const theirs = fieldErrorsOf(error, route, formats, sent).filter(
+      (e) =>
+        !said.has(`${e.location}:${e.field}`) &&
+        !(e.field === '(path)' && ours.length > 0) &&
+        // The validator reads "search[]=x" as the array "search"; the client sent no "search" to blame.
+        !(e.location === 'query' && !Object.hasOwn(sent.query, e.field)),
+    );
+    next(validationProblem([...ours, ...theirs]));
   };
-  return responseStep ? [validateRequest, responseStep] : [validateRequest];
 }
 
 /** The query parameters as the client sent them (validation then fills in defaults in req.query). */
@@ -194,6 +168,19 @@ function formIntegers(route: Route, body: Record<string, unknown>): FieldError[]
   });
 }
 
+/** Ajv with ajv-formats, as the validator has them: in strict mode, a schema with a format it lacks does not compile. */
+const strictAjv = new Ajv({ strict: true });
+// ajv-formats is CommonJS: its default export arrives as the module object under NodeNext typing.
+(addFormats as unknown as { default: (ajv: Ajv) => void }).default(strictAjv);
+function knownToAjv(format: string): boolean {
+  try {
+    strictAjv.compile({ type: 'string', format });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Ajv only warns about a format it does not know and then accepts any value, so a resource module left out of
  * the app would silently drop its field rules: the app refuses to start instead.
@@ -209,7 +196,7 @@ function refuseUnknownFormats(spec: ApiSpec, formats: Record<string, FieldFormat
     }
     if (typeof node !== 'object' || node === null) return;
     for (const [key, value] of Object.entries(node)) {
-      if (key === 'format' && typeof value === 'string' && !(value in formats) && !(value in fullFormats)) {
+      if (key === 'format' && typeof value === 'string' && !(value in formats) && !knownToAjv(value)) {
         unknown.set(value, at);
       }
       // Examples and descriptions may hold a property called "format"; only schemas are walked.

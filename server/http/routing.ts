@@ -1,7 +1,8 @@
-// Finds the spec operation of an /api/v1 request, once, before anything else looks at it: unknown paths are
-// 404, methods the path lacks are 405 with Allow. Every later step reads this match (request-context.ts).
+// The ends of every route of /api/v1 (http/api-router.ts): the first step of an operation's route, which records
+// the operation for every later step (request-context.ts), and the router's fallback for a request no route
+// took: an unknown path is 404, a method the path lacks is 405 with Allow.
 import type { RequestHandler } from 'express';
-import type { ApiSpec } from '../spec.js';
+import type { ApiSpec, Route } from '../spec.js';
 import { pathHint } from './path-hints.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
@@ -16,19 +17,9 @@ function countParameters(query: string): number {
   return count;
 }
 
-export function routeToOperation(spec: ApiSpec): RequestHandler {
+/** The first step of an operation's route: the operation and its path parameters, for the steps after it. */
+export function operationOf(route: Route): RequestHandler {
   return (req, res, next) => {
-    const match = spec.match(req.method, req.path);
-    if (match.kind === 'not-found') {
-      const path = `${req.baseUrl}${req.path}`;
-      throw new HttpProblem(404, 'not-found', `There is no resource at ${path}.${pathHint(spec, path)}`);
-    }
-    if (match.kind === 'method-not-allowed') {
-      const allow = match.allow.join(', ');
-      throw new HttpProblem(405, 'method-not-allowed', `${req.method} is not allowed here; allowed: ${allow}.`, {
-        headers: { Allow: allow },
-      });
-    }
     // Query strings are read by the rules of form bodies: a malformed or non-UTF-8 %-escape is a 400 either way.
     const query = req.originalUrl.indexOf('?');
     if (query >= 0 && !decodesAsUtf8(req.originalUrl.slice(query + 1))) {
@@ -47,12 +38,27 @@ export function routeToOperation(spec: ApiSpec): RequestHandler {
         `The query string has ${parameters} parameters; the limit is ${MAX_QUERY_PARAMETERS}.`,
       );
     }
-    // HEAD runs as GET from here on; Node already knows to send no body for it.
+    // HEAD runs as GET from here on (Express routes it to the GET route); Node sends no body for it.
     if (req.method === 'HEAD') req.method = 'GET';
     const ctx = context(res);
-    ctx.route = match.route;
-    ctx.pathParams = match.pathParams;
+    ctx.route = route;
+    ctx.pathParams = { ...req.params } as Record<string, string>;
     next();
+  };
+}
+
+/** The router's last step: no route took the request. */
+export function noOperation(spec: ApiSpec): RequestHandler {
+  return (req) => {
+    const match = spec.match(req.method, req.path);
+    if (match.kind === 'method-not-allowed') {
+      const allow = match.allow.join(', ');
+      throw new HttpProblem(405, 'method-not-allowed', `${req.method} is not allowed here; allowed: ${allow}.`, {
+        headers: { Allow: allow },
+      });
+    }
+    const path = `${req.baseUrl}${req.path}`;
+    throw new HttpProblem(404, 'not-found', `There is no resource at ${path}.${pathHint(spec, path)}`);
   };
 }
 
