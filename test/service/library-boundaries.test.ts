@@ -70,7 +70,7 @@ function exported(map: Record<string, unknown>, subpath: string): boolean {
 }
 
 /** What in one source text reaches past a library's documented API. */
-export function violations(source: string, file: string, packageRoot = ROOT): string[] {
+function violations(source: string, file: string, packageRoot = ROOT): string[] {
   const found: string[] = [];
   for (const [, specifier = ''] of source.matchAll(IMPORT)) {
     if (specifier.startsWith('.') || specifier.startsWith('node:') || specifier.startsWith('/')) continue;
