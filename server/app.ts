@@ -54,6 +54,8 @@ export interface AppDeps {
   docsFile?: string;
   /** A key the /docs console fills in (the sandbox's: any well-formed key is an account there). */
   docsSandboxKey?: string;
+  /** Read and compress the /docs page at start instead of on its first request. */
+  prepareDocs?: boolean;
   /** Whether the service is draining (server/lifecycle.ts): /readyz then answers 503. */
   isDraining?: () => boolean;
   /** Strict-Transport-Security max-age; 0 (the default) sends none. */
@@ -78,6 +80,7 @@ export async function createApp({
   corsOrigins = '*',
   docsFile = DOCS_PAGE,
   docsSandboxKey,
+  prepareDocs = false,
   isDraining = () => false,
   hstsMaxAgeSeconds = 0,
   rateLimit = {},
@@ -128,7 +131,10 @@ export async function createApp({
   app.get('/openapi.json', specDocument(spec, 'json'));
   app.get('/openapi.yaml', specDocument(spec, 'yaml'));
   app.get('/', apiIndex(spec));
-  app.get('/docs', docsPage(docsFile, docsSandboxKey ? { sandboxKey: docsSandboxKey } : {}));
+  app.get(
+    '/docs',
+    docsPage(docsFile, { prepareNow: prepareDocs, ...(docsSandboxKey ? { sandboxKey: docsSandboxKey } : {}) }),
+  );
   app.get('/docs/', docsSlash);
   if (metrics && metricsToken) app.get('/metrics', metricsEndpoint(metrics, metricsToken));
   app.get('/problems/:kind', problemTypePage(spec));

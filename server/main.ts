@@ -31,6 +31,7 @@ import {
   sandboxMaxAccounts,
   sandboxWorkersProblem,
 } from './sandbox.js';
+import { warmUp } from './warm-up.js';
 
 async function main(): Promise<void> {
   requireTestedNode();
@@ -143,9 +144,12 @@ async function serve(
     trustProxy: config.trustProxy,
     metrics: extra.metrics,
     metricsToken: config.metricsToken,
+    prepareDocs: true,
     // The sandbox takes any well-formed key, so the /docs console comes with one filled in.
     ...(extra.keyCheck ? { keyCheck: extra.keyCheck, docsSandboxKey: 'dss_sandbox_console' } : {}),
   });
+  // The first request of each kind is prepared before anyone can send it (warm-up.ts).
+  await warmUp();
   const listening = lifecycle.listen(app, config.port, config.host);
   // Installed before the banner is printed: whoever reads it may stop the service at once.
   lifecycle.drainOn(['SIGTERM', 'SIGINT'], async () => {

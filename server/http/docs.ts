@@ -62,6 +62,8 @@ interface Served {
 export interface DocsOptions {
   /** A key the console fills in (npm run sandbox takes any well-formed key). */
   sandboxKey?: string;
+  /** Read and compress the page now rather than on the first request (the service does; tests' apps do not). */
+  prepareNow?: boolean;
 }
 
 const EMPTY_CONFIG = '<script type="application/json" id="dss-docs-config">{"sandboxKey":null}</script>';
@@ -95,6 +97,9 @@ export function docsPage(file = DOCS_PAGE, options: DocsOptions = {}): RequestHa
     }
     return built.served;
   };
+
+  // A page not built yet is read when it is asked for.
+  if (options.prepareNow) load().catch(() => undefined);
 
   return async (req, res) => {
     let page: Served;
