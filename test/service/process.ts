@@ -80,7 +80,9 @@ export function runScript(script: string, args: string[], env: Record<string, st
 
   const run: Running = {
     firstKey: () =>
-      output.match(KEY_PATTERN)?.[0] ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined),
+      output.match(KEY_PATTERN)?.[0] ??
+      // The service makes the file before it writes the key into it: an empty file is no key yet.
+      ((existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : '') || undefined),
     child,
     stdout: () => stdout,
     stderr: () => stderr,
