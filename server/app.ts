@@ -9,7 +9,6 @@
 import express, { type Express } from 'express';
 import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';
-import { domains } from './domains/index.js';
 import type { FieldFormat } from './formats.js';
 import { apiRouter } from './http/api-router.js';
 import { type KeyCheck, requireApiKey } from './http/auth.js';
@@ -32,12 +31,9 @@ import { securityHeaders } from './http/security-headers.js';
 import { specDocument } from './http/spec-documents.js';
 import { idempotentCreates } from './idempotency/runner.js';
 import { createLogger, type Logger } from './logger.js';
-import { formatsOf, registerResources } from './resource.js';
-import { spaces } from './spaces/index.js';
+import { formatsOf, handlersOf } from './resource.js';
+import { RESOURCES } from './resources.js';
 import { ApiSpec } from './spec.js';
-
-/** The resource modules, one line each; together they must handle every operation of the spec. */
-export const RESOURCES = [domains, spaces] as const;
 
 /** The spec's custom formats: the resource modules' fields, and the list cursor's that every list shares. */
 export const FORMATS: Record<string, FieldFormat> = { ...formatsOf(RESOURCES), ...cursorFormats };
@@ -90,7 +86,7 @@ export async function createApp({
   keyCheck = cachedAuthenticator(db),
 }: AppDeps): Promise<Express> {
   // Handlers on any connection: the app's, or the transaction of an idempotent create.
-  const handlersOn = (on: Database) => registerResources(on, RESOURCES);
+  const handlersOn = (on: Database) => handlersOf(on, RESOURCES);
 
   const app = express();
   app.disable('x-powered-by');

@@ -1,23 +1,35 @@
-// What a resource module (server/<resource>/index.ts) gives the app: the custom formats of its fields and the
-// handlers of its operations. The app registers each module with one line; see `resources` in app.ts.
+// What a resource module (server/<resource>/index.ts) gives the app: its name, the custom formats of its fields,
+// the handlers of its operations, example bodies and the sandbox's starting records. The registry
+// (server/resources.ts) lists the modules, one line each; every other list of resources is derived from it.
 import type { Database } from './db/database.js';
 import type { FieldFormat } from './formats.js';
 import type { Handlers, OperationId } from './http/operations.js';
 
-export interface Resource<K extends OperationId> {
+/** A request body as a form carries it: field names to values. */
+export type ExampleBody = Record<string, string | number>;
+
+export interface ResourceModule<N extends string, K extends OperationId> {
+  /** The collection's name: its path under the base path (`/<name>`), its operationIds' prefix, its table. */
+  name: N;
   /** The spec's custom `format`s that this resource's fields use (start-up fails on one nobody validates). */
   formats: Record<string, FieldFormat>;
   handlers(db: Database): Pick<Handlers, K>;
+  /** Valid bodies of a store (its name begins with `tag`) and of an update (PUT and PATCH): fixtures for tests. */
+  examples: { store(tag: string): ExampleBody; update(tag: string): ExampleBody };
+  /** Stores the records a new sandbox account starts with; `tag` is unique to the account. */
+  seed(db: Database, accountId: number, tag: string): Promise<void>;
 }
 
-type AnyResource = { formats: Record<string, FieldFormat>; handlers(db: Database): Partial<Handlers> };
-type OperationsOf<R> = R extends Resource<infer K> ? K : never;
+type AnyResourceModule = Omit<ResourceModule<string, never>, 'handlers'> & {
+  handlers(db: Database): Partial<Handlers>;
+};
+type OperationsOf<R> = R extends ResourceModule<string, infer K> ? K : never;
 
 /**
- * The registered modules' handlers, on `db`. It only type-checks when together they handle every operation of
- * the spec, so a new operation or a forgotten module does not compile.
+ * The modules' handlers merged into one map, on `db`. It only type-checks when together they handle every
+ * operation of the spec, so a new operation or a forgotten module does not compile.
  */
-export function registerResources<const R extends readonly AnyResource[]>(
+export function handlersOf<const R extends readonly AnyResourceModule[]>(
   db: Database,
   modules: R,
   // Empty when every operation has a module; otherwise the compiler asks for the missing operations' names.
@@ -29,6 +41,6 @@ export function registerResources<const R extends readonly AnyResource[]>(
 }
 
 /** The custom formats of the modules' fields, merged. */
-export function formatsOf(modules: readonly AnyResource[]): Record<string, FieldFormat> {
+export function formatsOf(modules: readonly AnyResourceModule[]): Record<string, FieldFormat> {
   return Object.assign({}, ...modules.map((module) => module.formats));
 }

@@ -4,9 +4,8 @@
 import { createHash } from 'node:crypto';
 import type { Account } from './accounts/keys.js';
 import type { Database } from './db/database.js';
-import { domainRepository } from './domains/repository.js';
 import type { KeyCheck } from './http/auth.js';
-import { spaceRepository } from './spaces/repository.js';
+import { RESOURCES } from './resources.js';
 
 /** One connection to one in-memory SQLite database: it lives and dies with the process. */
 export const SANDBOX_DATABASE_URL = 'sqlite::memory:';
@@ -14,25 +13,6 @@ export const SANDBOX_DATABASE_URL = 'sqlite::memory:';
 /** A sandbox key: `dss_` and at least 4 letters, digits, `_` or `-` (a real key's shape fits too). */
 export const SANDBOX_KEY = /^dss_[A-Za-z0-9_-]{4,200}$/;
 export const SANDBOX_KEY_RULE = 'dss_ followed by at least 4 letters, digits, _ or -';
-
-/** The records each new sandbox account starts with; domain names carry the account's tag (they are unique). */
-function seeds(tag: string) {
-  return {
-    domains: [
-      {
-        name: `shop-${tag}.example.com`,
-        index_page: `https://shop-${tag}.example.com/welcome.html`,
-        not_found_page: `https://shop-${tag}.example.com/404.html`,
-      },
-      { name: `blog-${tag}.example.org`, index_page: null, not_found_page: null },
-    ],
-    spaces: [
-      { name: 'Marketing', color: 3 },
-      { name: 'Engineering', color: 5 },
-      { name: 'Sales', color: 1 },
-    ],
-  };
-}
 
 async function createAccount(db: Database, tokenHash: string): Promise<Account> {
   // The account is named by the token's hash: the token itself is never stored.
@@ -42,9 +22,7 @@ async function createAccount(db: Database, tokenHash: string): Promise<Account> 
     .values({ name, created_at: new Date().toISOString() })
     .returning(['id', 'name'])
     .executeTakeFirstOrThrow();
-  const { domains, spaces } = seeds(tokenHash.slice(0, 8));
-  for (const domain of domains) await domainRepository(db).create(account.id, domain);
-  for (const space of spaces) await spaceRepository(db).create(account.id, space);
+  for (const resource of RESOURCES) await resource.seed(db, account.id, tokenHash.slice(0, 8));
   return { id: Number(account.id), name };
 }
 

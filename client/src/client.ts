@@ -6,7 +6,7 @@ import { startCall, untilAborted } from './call.js';
 import { ApiError } from './errors.js';
 import { formBody } from './form-body.js';
 import { type RateLimitState, readRateLimit } from './rate-limit.js';
-import { type CallOptions, type ResourceApi, resourceApi, type Send } from './resources.js';
+import { type CallOptions, type CollectionPath, type ResourceApi, resourceApi, type Send } from './resources.js';
 import { type Fetch, fetchWithRetries, type RetrySettings } from './retrying-fetch.js';
 import { VERSION } from './version.js';
 
@@ -44,9 +44,13 @@ export interface ClientOptions {
 export type DomainsApi = ResourceApi<'/domains'>;
 export type SpacesApi = ResourceApi<'/spaces'>;
 
-export interface DomainSpaceClient {
-  domains: DomainsApi;
-  spaces: SpacesApi;
+/**
+ * A helper per collection of the contract (`/domains` → `domains`), derived from generated/api.ts: a collection
+ * the contract gains and createClient lacks does not compile.
+ */
+export type ResourceApis = { [P in CollectionPath as P extends `/${infer Name}` ? Name : never]: ResourceApi<P> };
+
+export interface DomainSpaceClient extends ResourceApis {
   /**
    * The typed openapi-fetch client for every path; it answers `{ data, error, response }` instead of throwing
    * an ApiError, but has the same retries and timeout (up to the arrival of the final answer's headers), and
@@ -121,9 +125,12 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
     }
   };
 
-  return {
+  const resources: ResourceApis = {
     domains: resourceApi(send, '/domains', settings),
     spaces: resourceApi(send, '/spaces', settings),
+  };
+  return {
+    ...resources,
     raw,
     get rateLimit() {
       return rateLimit;

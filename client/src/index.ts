@@ -4,6 +4,7 @@ export {
   createClient,
   type DomainSpaceClient,
   type DomainsApi,
+  type ResourceApis,
   type SpacesApi,
 } from './client.js';
 export { ApiError, DomainSpaceError, isAbortError, NetworkError, TimeoutError } from './errors.js';

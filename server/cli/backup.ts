@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, readConfig } from '../config.js';
 import { parseDatabaseUrl, redact } from '../db/database.js';
 import { BackupError, backupSqlite, restoreSqlite, type Snapshot } from '../db/sqlite-backup.js';
+import { RESOURCE_NAMES } from '../resources.js';
 
 const USAGE = `Usage: npm run backup -- <file>     Copy the database into <file>, a new file, while the service runs.
        npm run restore -- <file>    Make the database from the backup <file>; only where none exists yet
@@ -17,7 +18,7 @@ class UsageError extends Error {}
 
 const describe = ({ bytes, rows }: Snapshot) =>
   `${(bytes / 1_048_576).toFixed(1)} MB, integrity ok: ${rows.accounts} accounts, ${rows.api_keys} keys, ` +
-  `${rows.domains} domains, ${rows.spaces} spaces, ${rows.idempotency_keys} idempotency keys`;
+  `${RESOURCE_NAMES.map((name) => `${rows[name]} ${name}, `).join('')}${rows.idempotency_keys} idempotency keys`;
 
 async function run(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({

@@ -1,6 +1,7 @@
 // Table types for kysely. Timestamps are RFC 3339 strings here; a driver that returns Date is normalised
 // by `toIso` in the repositories.
 import type { ColumnType, Generated } from 'kysely';
+import type { ResourceName } from '../resources.js';
 
 type Timestamp = ColumnType<string | Date, string, string>;
 
@@ -68,10 +69,10 @@ export interface IdempotencyKeysTable {
 }
 
 /**
- * The tables of the resources an account owns: listed, counted and searched alike (server/db/owned.ts and
- * listing.ts). A new resource adds its table to DB and its name here.
+ * The tables of the resources an account owns, one per registered resource (server/resources.ts): listed,
+ * counted and searched alike (server/db/owned.ts and listing.ts). A new resource adds its table to DB.
  */
-export type ResourceTable = 'domains' | 'spaces';
+export type ResourceTable = ResourceName;
 
 /** How many records of one resource an account holds, kept by triggers (migration 0004). */
 export interface RecordCountsTable {

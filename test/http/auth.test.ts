@@ -4,9 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeKey } from '../../server/accounts/keys.js';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
+import { RESOURCE_NAMES } from '../../server/resources.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 import { operations, pathOf, type SpecOperation, validForm } from '../support/spec-operations.js';
-import { createRecord } from './fixtures.js';
+import { createRecord, oneOfEach } from './fixtures.js';
 
 let server: TestServer;
 let alice: TestAccount;
@@ -22,7 +23,7 @@ beforeAll(async () => {
   alice = await server.account('alice');
   revoked = await server.account('revoked');
   await revokeKey(server.db, publicIdOf(revoked.key));
-  recordIds = { domains: await createRecord(alice, 'domains'), spaces: await createRecord(alice, 'spaces') };
+  recordIds = await oneOfEach(alice);
 });
 afterAll(() => server.close());
 
@@ -81,10 +82,10 @@ async function expectUnauthorized(response: Response): Promise<Record<string, un
 }
 
 describe('every operation refuses bad credentials', () => {
-  it('knows the twelve operations of the spec', () => {
+  it('knows the six operations of every registered resource', () => {
     expect(operations.map((op) => op.operationId).sort()).toEqual(
       ['delete', 'list', 'patch', 'show', 'store', 'update']
-        .flatMap((verb) => [`domains_${verb}`, `spaces_${verb}`])
+        .flatMap((verb) => RESOURCE_NAMES.map((resource) => `${resource}_${verb}`))
         .sort(),
     );
   });

@@ -1,30 +1,43 @@
 // Seeding records through the API for tests whose subject is something else (auth, isolation).
+import type { ExampleBody } from '../../server/resource.js';
+import { RESOURCE_NAMES, type ResourceName } from '../../server/resources.js';
 import { serverForFile } from '../support/file-server.js';
 import type { TestAccount } from '../support/server.js';
-import type { Resource, SpecOperation } from '../support/spec-operations.js';
+import { resourceModule, type SpecOperation } from '../support/spec-operations.js';
 
 let created = 0;
 
-/** Stores a domain or a space for the account and returns its id; names are unique across the test run. */
-export async function createRecord(account: TestAccount, resource: Resource, prefix = account.name): Promise<number> {
-  const n = ++created;
-  const response =
-    resource === 'domains'
-      ? await account.client.POST('/domains', { body: { name: `${prefix}-${n}.example.com` } })
-      : await account.client.POST('/spaces', { body: { name: `${prefix} space ${n}`, color: 3 } });
+// Any resource's create, through the account's client: the path is only known at run time here.
+type AnyCreate = (
+  path: string,
+  init: { body: ExampleBody },
+) => Promise<{ data?: { data: { id: number } }; response: Response }>;
+
+/** Stores a record of the resource for the account and returns its id; its name begins with `${prefix}-<n>`. */
+export async function createRecord(
+  account: TestAccount,
+  resource: ResourceName,
+  prefix = account.name,
+): Promise<number> {
+  const body = resourceModule(resource).examples.store(`${prefix}-${++created}`);
+  const response = await (account.client.POST as unknown as AnyCreate)(`/${resource}`, { body });
   if (response.response.status !== 201 || !response.data) {
     throw new Error(`seeding a record of ${resource} failed with ${response.response.status}`);
   }
   return response.data.data.id;
 }
 
-/** For a test file: its server, an account holding one domain and one space, and helpers to address them. */
+/** One record of each registered resource for the account, by resource name. */
+export async function oneOfEach(account: TestAccount, prefix = account.name): Promise<Record<ResourceName, number>> {
+  const ids: Partial<Record<ResourceName, number>> = {};
+  for (const resource of RESOURCE_NAMES) ids[resource] = await createRecord(account, resource, prefix);
+  return ids as Record<ResourceName, number>;
+}
+
+/** For a test file: its server, an account holding one record of each resource, and helpers to address them. */
 export async function serverWithRecords() {
   const { server, account } = await serverForFile();
-  const ids: Record<Resource, number> = {
-    domains: await createRecord(account, 'domains'),
-    spaces: await createRecord(account, 'spaces'),
-  };
+  const ids = await oneOfEach(account);
   return {
     server,
     alice: account,

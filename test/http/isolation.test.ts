@@ -1,29 +1,30 @@
 // Accounts are isolated: one account cannot see, change or delete another's domains and spaces, and cannot
 // tell another account's record from one that does not exist.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RESOURCE_NAMES, type ResourceName } from '../../server/resources.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
-import { operations, pathOf, type Resource, type SpecOperation } from '../support/spec-operations.js';
+import { asForm, operations, pathOf, resourceModule, type SpecOperation } from '../support/spec-operations.js';
 import { createRecord } from './fixtures.js';
 
 let server: TestServer;
 let alice: TestAccount;
 let bob: TestAccount;
 /** Alice's records by resource; bob gets two of each, so his counts differ from hers. */
-const aliceIds: Record<Resource, number[]> = { domains: [], spaces: [] };
-const bobIds: Record<Resource, number[]> = { domains: [], spaces: [] };
+const aliceIds = Object.fromEntries(RESOURCE_NAMES.map((name) => [name, [] as number[]])) as Record<
+  ResourceName,
+  number[]
+>;
+const bobIds = Object.fromEntries(RESOURCE_NAMES.map((name) => [name, [] as number[]])) as Record<
+  ResourceName,
+  number[]
+>;
 const NONEXISTENT_ID = 987_654_321;
-
-const UPDATE_FORMS: Record<Resource, string> = {
-  domains:
-    'index_page=https%3A%2F%2Fbob.example.net%2Fhijack.html&not_found_page=https%3A%2F%2Fbob.example.net%2F404.html',
-  spaces: 'name=Hijacked&color=6',
-};
 
 beforeAll(async () => {
   server = await startServer();
   alice = await server.account('alice');
   bob = await server.account('bob');
-  for (const resource of ['domains', 'spaces'] as const) {
+  for (const resource of RESOURCE_NAMES) {
     aliceIds[resource].push(await createRecord(alice, resource, 'alice'));
     bobIds[resource].push(await createRecord(bob, resource, 'bob'), await createRecord(bob, resource, 'bob'));
   }
@@ -38,11 +39,11 @@ function request(account: TestAccount, operation: SpecOperation, id: number): Pr
       Authorization: `Bearer ${account.key}`,
       ...(takesBody ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
     },
-    ...(takesBody ? { body: UPDATE_FORMS[operation.resource] } : {}),
+    ...(takesBody ? { body: asForm(resourceModule(operation.resource).examples.update('hijacked')) } : {}),
   });
 }
 
-async function readAsAlice(resource: Resource, id: number): Promise<unknown> {
+async function readAsAlice(resource: ResourceName, id: number): Promise<unknown> {
   const response = await server.fetch(`/api/v1/${resource}/${id}`, {
     headers: { Authorization: `Bearer ${alice.key}` },
   });
@@ -55,9 +56,9 @@ describe('operations on one record', () => {
     .filter((op) => op.onRecord)
     .map((operation) => ({ operation, operationId: operation.operationId }));
 
-  it('cover show, update, patch and delete of both resources', () => {
+  it('cover show, update, patch and delete of every resource', () => {
     expect(cases.map((c) => c.operationId).sort()).toEqual(
-      ['domains', 'spaces'].flatMap((r) => ['delete', 'patch', 'show', 'update'].map((v) => `${r}_${v}`)).sort(),
+      RESOURCE_NAMES.flatMap((r) => ['delete', 'patch', 'show', 'update'].map((v) => `${r}_${v}`)).sort(),
     );
   });
 
@@ -88,7 +89,7 @@ describe('operations on one record', () => {
   });
 });
 
-describe.each(['domains', 'spaces'] as const)('%s_list', (resource) => {
+describe.each(RESOURCE_NAMES)('%s_list', (resource) => {
   type Page = { data: Array<{ id: number; name: string }>; meta: { total: number } };
   const list = async (account: TestAccount, query = '') => {
     const response = await server.fetch(`/api/v1/${resource}${query}`, {

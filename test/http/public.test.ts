@@ -1,6 +1,7 @@
 // The public endpoints outside /api/v1 (the spec as JSON and YAML, health and readiness) answer without a key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { RESOURCE_NAMES } from '../../server/resources.js';
 import { startServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -10,10 +11,10 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const API_PATHS = ['/domains', '/domains/{id}', '/spaces', '/spaces/{id}'];
+const API_PATHS = RESOURCE_NAMES.flatMap((name) => [`/${name}`, `/${name}/{id}`]).sort();
 
 describe('/openapi.json', () => {
-  it('serves the OpenAPI 3.1 document as JSON with the four paths', async () => {
+  it('serves the OpenAPI 3.1 document as JSON with a collection and an item path per resource', async () => {
     const response = await server.fetch('/openapi.json');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);

@@ -2,8 +2,6 @@
 // Without one (a contributor's laptop) those tests are skipped with a message; under CI they fail instead.
 import { randomBytes } from 'node:crypto';
 import { createConnection } from 'node:net';
-import { createLogger } from '../../server/logger.js';
-import { connectRedis, type RedisClient } from '../../server/redis.js';
 
 export const REDIS_URL = process.env.DSS_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -32,8 +30,3 @@ export function warnIfSkipped(file: string): void {
 
 /** A key prefix of its own, so that test runs in parallel (and repeated runs) never share a counter. */
 export const uniquePrefix = () => `dss-test:${randomBytes(6).toString('hex')}:`;
-
-export async function testRedis(): Promise<RedisClient> {
-  if (!redisReachable) throw new Error(`these tests need Redis at ${REDIS_URL} (CI must provide it)`);
-  return connectRedis(REDIS_URL, createLogger('silent'));
-}

@@ -1,9 +1,9 @@
 // The operations of the spec as plain data (method, path template, resource), read from the shared spec model
 // (server/spec-model.ts), so that tests walk the spec instead of keeping a hand-written list that could fall
 // behind it.
+import type { ExampleBody } from '../../server/resource.js';
+import { RESOURCES, type ResourceName } from '../../server/resources.js';
 import { spec } from './contract.js';
-
-export type Resource = 'domains' | 'spaces';
 
 export interface SpecOperation {
   operationId: string;
@@ -11,7 +11,7 @@ export interface SpecOperation {
   method: string;
   /** e.g. "/domains/{id}", below the base path. */
   template: string;
-  resource: Resource;
+  resource: ResourceName;
   /** True for operations on one record (the template has an {id}). */
   onRecord: boolean;
   /** True when the operation documents a request body (store and update). */
@@ -33,7 +33,7 @@ export const operations: SpecOperation[] = spec.model.operations.map((operation)
     operationId: operation.id,
     method: operation.method,
     template: operation.path,
-    resource: operation.path.split('/')[1] as Resource,
+    resource: operation.path.split('/')[1] as ResourceName,
     onRecord: operation.pathParams.some((p) => p.name === 'id'),
     takesBody: operation.body !== undefined,
     summary: object.summary,
@@ -53,9 +53,20 @@ export function pathOf(operation: SpecOperation, id: number | string = 1): strin
   return `${spec.basePath}${operation.template.replace('{id}', String(id))}`;
 }
 
-/** A body every store or update of the resource accepts, as a form. */
+/** The registered module of a resource. */
+export function resourceModule(name: ResourceName) {
+  const module = RESOURCES.find((resource) => resource.name === name);
+  if (!module) throw new Error(`${name} is not a registered resource (server/resources.ts)`);
+  return module;
+}
+
+/** A body as a form. */
+export function asForm(body: ExampleBody): string {
+  return new URLSearchParams(Object.entries(body).map(([name, value]) => [name, String(value)])).toString();
+}
+
+/** A body every store or update of the resource accepts, as a form: the resource module's examples. */
 export function validForm(operation: SpecOperation, unique = ''): string {
-  if (operation.resource === 'spaces') return new URLSearchParams({ name: `Space ${unique}`, color: '2' }).toString();
-  if (operation.method === 'POST') return new URLSearchParams({ name: `valid${unique}.example.com` }).toString();
-  return new URLSearchParams({ index_page: 'https://valid.example.com/index.html' }).toString();
+  const { examples } = resourceModule(operation.resource);
+  return asForm(operation.method === 'POST' ? examples.store(`valid${unique}`) : examples.update(`valid${unique}`));
 }
