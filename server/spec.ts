@@ -4,7 +4,7 @@
 // schemas, so that none of these is written twice.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { buildModel, flatten, type Schema, type SpecModel } from './spec-model.js';
+import { buildModel, flatten, type Operation, type Schema, type SpecModel } from './spec-model.js';
 
 export type SchemaObject = {
   type?: string | string[];
@@ -53,6 +53,8 @@ export interface IntegerBounds {
 
 export interface Route {
   operation: OperationObject;
+  /** The same operation as the spec model reads it (schemas dereferenced): what the response checks judge by. */
+  model: Operation;
   method: string;
   template: string;
   /** The path's shared parameters, then the operation's own. */
@@ -136,6 +138,7 @@ export class ApiSpec {
         const json = operation.body?.content['application/json'];
         byMethod.set(method, {
           operation: operation.object as unknown as OperationObject,
+          model: operation,
           method,
           template,
           parameters,
