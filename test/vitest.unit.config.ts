@@ -1,5 +1,6 @@
 // `npm run test:unit`: the rules as tables against the pure functions that hold them (field formats, integers,
-// conditional requests, cursors, Accept negotiation): no server, no database, seconds. `npm test` runs them too.
+// conditional requests, cursors, pagination, Accept negotiation): no server, no database, seconds. `npm test`
+// runs them too.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({

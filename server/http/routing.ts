@@ -1,6 +1,8 @@
 // The ends of every route of /api/v1 (http/api-router.ts): the first step of an operation's route, which records
 // the operation for every later step (request-context.ts), and the router's fallback for a request no route
 // took: an unknown path is 404, a method the path lacks is 405 with Allow.
+import type { IncomingMessage } from 'node:http';
+import accepts from 'accepts';
 import type { RequestHandler } from 'express';
 import type { ApiSpec, Route } from '../spec.js';
 import { pathHint } from './path-hints.js';
@@ -62,18 +64,29 @@ export function noOperation(spec: ApiSpec): RequestHandler {
   };
 }
 
+// As every answer is sent: a range with a parameter (`application/json; charset=utf-8`) matches only its value.
+const API_TYPES = ['application/json; charset=utf-8', 'application/problem+json; charset=utf-8'];
+
 /**
- * 406 only when the Accept header rules out both of the API's types (RFC 9110 §12.5.1, wildcards and q-values
- * by Express's own negotiation): a client that asks for application/problem+json alone, as a spec-driven tool
- * does for an operation whose only documented body is a problem, is served.
+ * Whether an Accept header admits one of the API's two types (RFC 9110 §12.5.1: wildcards, q-values, q=0 as
+ * "not this"), by `accepts`, the negotiation Express's own req.accepts runs. No header, or an empty one, admits all.
+ */
+export function admitsApiTypes(req: IncomingMessage): boolean {
+  const accept = req.headers.accept;
+  return accept === undefined || accept.trim() === '' || accepts(req).type(API_TYPES) !== false;
+}
+
+/**
+ * 406 only when the Accept header rules out both of the API's types: a client that asks for
+ * application/problem+json alone, as a spec-driven tool does for an operation whose only documented body is a
+ * problem, is served.
  */
 export const requireJsonAcceptable: RequestHandler = (req, _res, next) => {
-  const accept = req.get('accept');
-  if (accept && accept.trim() !== '' && !req.accepts(['application/json', 'application/problem+json'])) {
+  if (!admitsApiTypes(req)) {
     throw new HttpProblem(
       406,
       'not-acceptable',
-      `This API answers application/json and application/problem+json; the Accept header "${accept}" rules out both.`,
+      `This API answers application/json and application/problem+json; the Accept header "${req.headers.accept}" rules out both.`,
     );
   }
   next();
