@@ -2,10 +2,11 @@
 // with the key spends) and the client address's budget for failed authentication (what the credential probes
 // spend). The run reads both as it goes, says up front what it will do with them, and sizes the generated cases
 // and the credential probes to fit, so that a run against a default deployment is not a minute of waiting per 429.
+
+import { parseRateLimitItems, rateLimitInteger } from '../../client/src/rate-limit.js';
 import type { Operation, Resource, SpecModel } from '../../server/spec-model.js';
 import type { Case, Plan } from './cases.js';
 import type { Exchange } from './http.js';
-import { integer, parseItems } from './rate-limit-fields.js';
 
 export interface Quota {
   /** The policy's name, e.g. "api-key". */
@@ -22,17 +23,17 @@ export interface Quota {
 
 /** The tightest policy an answer states: the one with the fewest requests left. */
 export function quotaOf(exchange: Exchange): Quota | undefined {
-  const states = parseItems(exchange.reply.headers.ratelimit ?? '');
-  const policies = parseItems(exchange.reply.headers['ratelimit-policy'] ?? '');
+  const states = parseRateLimitItems(exchange.reply.headers.ratelimit ?? '');
+  const policies = parseRateLimitItems(exchange.reply.headers['ratelimit-policy'] ?? '');
   let tightest: Quota | undefined;
   for (const state of states ?? []) {
-    const remaining = integer(state.parameters.get('r'));
+    const remaining = rateLimitInteger(state.parameters.get('r'));
     const policy = policies?.find((each) => each.name === state.name);
-    const limit = integer(policy?.parameters.get('q'));
+    const limit = rateLimitInteger(policy?.parameters.get('q'));
     if (remaining === undefined || limit === undefined) continue;
     if (tightest && tightest.remaining <= remaining) continue;
-    const windowSeconds = integer(policy?.parameters.get('w'));
-    const resetSeconds = integer(state.parameters.get('t'));
+    const windowSeconds = rateLimitInteger(policy?.parameters.get('w'));
+    const resetSeconds = rateLimitInteger(state.parameters.get('t'));
     tightest = {
       policy: state.name,
       limit,

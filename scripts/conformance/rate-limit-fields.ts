@@ -1,33 +1,7 @@
-// Reading the IETF RateLimit and RateLimit-Policy fields (draft 8): their structured-field lists, and what a
-// run has seen of them per policy, to judge whether the next answer's fields are coherent.
+// What a run has seen of the IETF RateLimit and RateLimit-Policy fields (draft 8) per policy, to judge whether
+// the next answer's fields are coherent. The fields are read by the client's reader (client/src/rate-limit.ts).
+import { parseRateLimitItems, rateLimitInteger } from '../../client/src/rate-limit.js';
 import type { Exchange } from './http.js';
-
-interface PolicyItem {
-  name: string;
-  parameters: Map<string, string>;
-}
-
-/** Items of a structured-field list such as `"a"; r=1; t=2, "b"; r=3; t=4`; undefined when it does not parse. */
-export function parseItems(field: string): PolicyItem[] | undefined {
-  const items: PolicyItem[] = [];
-  for (const member of field.match(/(?:"(?:[^"\\]|\\.)*"|[^,])+/g) ?? []) {
-    const [head = '', ...parameters] = member.split(';').map((part) => part.trim());
-    const name = /^"((?:[^"\\]|\\.)*)"$/.exec(head)?.[1] ?? (/^[A-Za-z*][\w:.*/-]*$/.test(head) ? head : undefined);
-    if (name === undefined) return undefined;
-    const map = new Map<string, string>();
-    for (const parameter of parameters) {
-      const match = /^([a-z*][a-z0-9_.*-]*)=(.+)$/.exec(parameter);
-      if (!match) return undefined;
-      map.set(match[1] as string, match[2] as string);
-    }
-    items.push({ name, parameters: map });
-  }
-  return items.length > 0 ? items : undefined;
-}
-
-/** A structured-field parameter that is a non-negative integer, as a number. */
-export const integer = (value: string | undefined) =>
-  value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
 
 interface Seen {
   remaining: number;
@@ -65,18 +39,18 @@ export class RateLimitTracker {
     this.withFields++;
     if (state === undefined) return 'RateLimit-Policy came without RateLimit';
     if (policy === undefined) return 'RateLimit came without RateLimit-Policy';
-    const states = parseItems(state);
-    const policies = parseItems(policy);
+    const states = parseRateLimitItems(state);
+    const policies = parseRateLimitItems(policy);
     if (!states) return `RateLimit does not parse as a list of policy items: ${state}`;
     if (!policies) return `RateLimit-Policy does not parse as a list of policy items: ${policy}`;
     for (const item of states) {
-      const remaining = integer(item.parameters.get('r'));
-      const reset = integer(item.parameters.get('t'));
+      const remaining = rateLimitInteger(item.parameters.get('r'));
+      const reset = rateLimitInteger(item.parameters.get('t'));
       if (remaining === undefined) return `RateLimit "${item.name}" has no integer r (remaining)`;
       const quota = policies.find((each) => each.name === item.name);
       if (!quota) return `RateLimit names "${item.name}", which RateLimit-Policy does not`;
-      const limit = integer(quota.parameters.get('q'));
-      const window = integer(quota.parameters.get('w'));
+      const limit = rateLimitInteger(quota.parameters.get('q'));
+      const window = rateLimitInteger(quota.parameters.get('w'));
       if (limit === undefined) return `RateLimit-Policy "${item.name}" has no integer q (quota)`;
       if (remaining > limit) return `RateLimit "${item.name}": r=${remaining} is more than the quota q=${limit}`;
       if (reset !== undefined && window !== undefined && reset > window)

@@ -2,11 +2,11 @@
 // target uses them at all) and coherent; with --rate-limit-budget, the run spends the key's quota until a 429
 // with Retry-After. A 429 met anywhere else is waited out (Retry-After) and the request sent again.
 
+import { parseRateLimitItems, rateLimitInteger } from '../../client/src/rate-limit.js';
 import type { Operation } from '../../server/spec-model.js';
 import type { Context } from './context.js';
 import type { Exchange } from './http.js';
 import { limitation } from './profiles.js';
-import { integer, parseItems } from './rate-limit-fields.js';
 
 /** The longest Retry-After the run waits out before a request is sent again; a longer one is the answer. */
 export const MAX_RETRY_AFTER_SECONDS = 120;
@@ -46,7 +46,7 @@ export function judgeMissingFields(ctx: Context): void {
 
 /** Seconds of a delta-seconds Retry-After, or undefined (absent, an HTTP date, garbage). */
 export function retryAfterSeconds(exchange: Exchange): number | undefined {
-  return integer(exchange.reply.headers['retry-after']?.trim());
+  return rateLimitInteger(exchange.reply.headers['retry-after']?.trim());
 }
 
 /**
@@ -71,7 +71,9 @@ export async function spendBudget(
       ctx.results.fail(operation.id, check, 'no answer while spending the budget', exchange);
       return;
     }
-    const remaining = integer(parseItems(exchange.reply.headers.ratelimit ?? '')?.[0]?.parameters.get('r'));
+    const remaining = rateLimitInteger(
+      parseRateLimitItems(exchange.reply.headers.ratelimit ?? '')?.[0]?.parameters.get('r'),
+    );
     if (sent === 1 && remaining !== undefined) announced = remaining;
     if (exchange.reply.status !== 429) {
       if (announced !== undefined && sent > announced + 1 + ctx.concurrency) {
@@ -89,7 +91,9 @@ export async function spendBudget(
     const retryAfter = retryAfterSeconds(exchange);
     const problems: string[] = [];
     if (retryAfter === undefined) problems.push('the 429 has no Retry-After in seconds');
-    const window = integer(parseItems(exchange.reply.headers['ratelimit-policy'] ?? '')?.[0]?.parameters.get('w'));
+    const window = rateLimitInteger(
+      parseRateLimitItems(exchange.reply.headers['ratelimit-policy'] ?? '')?.[0]?.parameters.get('w'),
+    );
     if (retryAfter !== undefined && window !== undefined && retryAfter > window)
       problems.push(`Retry-After ${retryAfter} is longer than the window w=${window}`);
     if (remaining !== undefined && remaining !== 0) problems.push(`the 429 says r=${remaining}, not 0`);

@@ -1,8 +1,9 @@
 // The runner's judgement of the RateLimit fields of one answer after another: present together, parseable,
 // remaining within the quota, the reset within the window, and the count never going up within one window.
 import { describe, expect, it } from 'vitest';
+import { parseRateLimitItems } from '../../client/src/rate-limit.js';
 import type { Exchange } from '../../scripts/conformance/http.js';
-import { parseItems, RateLimitTracker } from '../../scripts/conformance/rate-limit-fields.js';
+import { RateLimitTracker } from '../../scripts/conformance/rate-limit-fields.js';
 
 const POLICY = '"api-key"; q=10; w=60; pk=:YWJj:';
 const answer = (headers: Record<string, string>): Exchange => ({
@@ -68,9 +69,9 @@ describe('answers in a row', () => {
   });
 });
 
-describe('parseItems', () => {
+describe('parseRateLimitItems', () => {
   it('reads a list of several policies', () => {
-    const items = parseItems('"day"; r=900; t=3600, "minute";r=2;t=7');
+    const items = parseRateLimitItems('"day"; r=900; t=3600, "minute";r=2;t=7');
     expect(items?.map((item) => [item.name, Object.fromEntries(item.parameters)])).toEqual([
       ['day', { r: '900', t: '3600' }],
       ['minute', { r: '2', t: '7' }],

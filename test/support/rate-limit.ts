@@ -1,16 +1,15 @@
-// Reads the IETF RateLimit fields (draft 8) of a response in tests.
+// Reads the IETF RateLimit fields (draft 8) of a response in tests, with the client's reader.
 import { expect } from 'vitest';
+import { parseRateLimitItems, rateLimitInteger } from '../../client/src/rate-limit.js';
 
 export type PolicyItem = { name: string; [parameter: string]: string | number };
 
-/** The parameters of one policy item of a draft-8 field, e.g. `"api-key"; r=5; t=60` → { name, r: 5, t: 60 }. */
+/** The parameters of the first policy item of a draft-8 field, e.g. `"api-key"; r=5; t=60` → { name, r: 5, t: 60 }. */
 export function policyItem(field: string | null): PolicyItem {
   expect(field, 'the rate-limit field is missing').toBeTruthy();
-  const [name = '', ...parameters] = (field as string).split(';').map((part) => part.trim());
-  const item: PolicyItem = { name: JSON.parse(name) };
-  for (const parameter of parameters) {
-    const [key = '', value = ''] = parameter.split('=');
-    item[key] = /^\d+$/.test(value) ? Number(value) : value;
-  }
-  return item;
+  const [item] = parseRateLimitItems(field as string) ?? [];
+  expect(item, `the rate-limit field does not parse: ${field}`).toBeDefined();
+  const { name, parameters } = item as NonNullable<typeof item>;
+  const values = [...parameters].map(([key, value]) => [key, rateLimitInteger(value) ?? value]);
+  return { name, ...Object.fromEntries(values) };
 }
