@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { forkWorkers, isWorker } from './cluster.js';
-import { type Config, ConfigError, readConfig } from './config.js';
+import { type Config, ConfigError, DEFAULTS, readConfig } from './config.js';
 import {
   type Database,
   describeStartupError,
@@ -182,9 +182,8 @@ main().catch((error: unknown) => {
   if (error instanceof ConfigError) {
     console.error(error.message);
   } else {
-    const database = process.env.DATABASE_URL;
-    const why =
-      (database && describeStartupError(error, database)) ?? (error instanceof Error ? error.message : String(error));
+    const database = process.env.DATABASE_URL || DEFAULTS.DATABASE_URL;
+    const why = describeStartupError(error, database) ?? (error instanceof Error ? error.message : String(error));
     console.error(`domain-space-service could not start: ${why}`);
   }
   process.exit(1);

@@ -25,6 +25,7 @@ const ENGINE_INDEPENDENT = [
   'test/db/limits.test.ts',
   'test/faults/sqlite-lock.test.ts',
   'test/faults/disk-full.test.ts',
+  'test/faults/read-only.test.ts',
   'test/faults/supervisor.test.ts',
 ];
 

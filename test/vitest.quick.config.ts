@@ -27,6 +27,7 @@ export default mergeConfig(
         'test/client/retries.test.ts',
         'test/faults/sqlite-lock.test.ts',
         'test/faults/disk-full.test.ts',
+        'test/faults/read-only.test.ts',
         'test/faults/supervisor.test.ts',
         'test/faults/postgres-*.test.ts',
         // Starts the service as a child process, to read its CPU from /proc.

@@ -1,7 +1,7 @@
 // The database adapter: turns a DATABASE_URL into a kysely instance, and holds everything that differs
 // between the engines behind it (SQLite embedded, PostgreSQL for deployments that outgrow one machine).
 // Nothing outside this file knows which engine it talks to.
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import type { ColumnDefinitionBuilder } from 'kysely';
@@ -133,7 +133,8 @@ export function optimizeSqlite(connection: SQLite.Database, when: 'open' | 'clos
  */
 export function describeStartupError(error: unknown, url: string): string | undefined {
   const target = parseDatabaseUrl(url);
-  if ('error' in target || target.kind !== 'postgres') return undefined;
+  if ('error' in target) return undefined;
+  if (target.kind === 'sqlite') return describeSqliteStartupError(error, target.path);
   const at = new URL(target.url);
   const database = decodeURIComponent(at.pathname.slice(1)) || decodeURIComponent(at.username) || 'postgres';
   const user = decodeURIComponent(at.username) || 'the current user';
@@ -165,6 +166,37 @@ export function describeStartupError(error: unknown, url: string): string | unde
     return `PostgreSQL at ${server} cannot be reached (${message}): is it running, and does DATABASE_URL name the right host and port?`;
   }
   return undefined;
+}
+
+/** SQLite cannot open or write its file at start: say which folder and why (SQLite writes -wal and -shm beside it). */
+function describeSqliteStartupError(error: unknown, path: string): string | undefined {
+  let cause = error;
+  while (cause instanceof Error && cause.cause !== undefined && (cause as { code?: unknown }).code === undefined) {
+    cause = cause.cause;
+  }
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !/^SQLITE_(CANTOPEN|READONLY|IOERR|FULL|PERM|AUTH)/.test(code)) return undefined;
+  const folder = dirname(resolve(path));
+  let access = '';
+  try {
+    accessSync(folder, constants.W_OK);
+  } catch (reason) {
+    const errno = (reason as { code?: string }).code;
+    access =
+      errno === 'EROFS'
+        ? ` Its folder ${folder} is on a read-only file system.`
+        : errno === 'EACCES'
+          ? ` This user cannot write to its folder ${folder}.`
+          : errno === 'ENOENT'
+            ? ` Its folder ${folder} does not exist.`
+            : '';
+  }
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return (
+    `the SQLite database ${path} cannot be opened for writing (${code}: ${message}).${access} ` +
+    `The service needs to write the file and its -wal and -shm files beside it: point DATABASE_URL at a writable ` +
+    `folder with free space.`
+  );
 }
 
 // kysely does not export the type of addColumn's data type argument; this is it.
