@@ -46,7 +46,8 @@ export function judgeMissingFields(ctx: Context): void {
 
 /** Seconds of a delta-seconds Retry-After, or undefined (absent, an HTTP date, garbage). */
 export function retryAfterSeconds(exchange: Exchange): number | undefined {
-  return rateLimitInteger(exchange.reply.headers['retry-after']?.trim());
+  const value = exchange.reply.headers['retry-after']?.trim();
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
 /**
