@@ -35,6 +35,15 @@ const INTERACTIVE_SIGNAL = 'SIGINT';
 const DRAIN_IDLE_LINGER_MS = 500;
 const DRAIN_SWEEP_MS = 50;
 
+/**
+ * SIGTERM's delay is for a balancer's health checks, which ask /readyz again and again: with at least this many
+ * /readyz requests within the window (HAProxy every second or two; Kubernetes every 10 s, shared by the workers),
+ * something routes by it and must see the 503 first. Otherwise (a plain `docker stop`, a developer's shell, a
+ * script that asked once whether the service was up) nobody needs telling, and the drain starts at once.
+ */
+const WATCHED_PROBES = 2;
+const WATCHED_WINDOW_MS = 120_000;
+
 interface Connection {
   /** Requests received and not yet answered (more than one when a client pipelines). */
   requests: number;
@@ -52,6 +61,8 @@ export class Lifecycle {
   /** Each response not yet finished, with its request line as it arrived (Express rewrites req.url later). */
   private readonly inFlight = new Map<ServerResponse, { method?: string; path?: string }>();
   private server?: http.Server;
+  /** When the latest WATCHED_PROBES /readyz requests arrived. */
+  private readonly probes: number[] = [];
 
   constructor(
     private readonly limits: ConnectionLimits,
@@ -105,6 +116,10 @@ export class Lifecycle {
       connection.requests++;
     }
     this.inFlight.set(res, { method: req.method, path: req.url });
+    if (req.url === '/readyz' || req.url?.startsWith('/readyz?')) {
+      this.probes.push(Date.now());
+      if (this.probes.length > WATCHED_PROBES) this.probes.shift();
+    }
     if (this.draining) res.setHeader('Connection', 'close');
     res.once('close', () => {
       this.inFlight.delete(res);
@@ -116,8 +131,9 @@ export class Lifecycle {
   }
 
   /**
-   * On the first of these signals: drain (after the delay, for SIGTERM), run `onStopped` (close the database),
-   * and exit 0 once the last request is answered, or 1 when the grace period ran out and requests were cut.
+   * On the first of these signals: drain (after the delay, for a SIGTERM while health checks watch /readyz), run
+   * `onStopped` (close the database), and exit 0 once the last request is answered, or 1 when the grace period
+   * ran out and requests were cut.
    */
   drainOn(signals: NodeJS.Signals[], onStopped: () => Promise<void>): void {
     for (const signal of signals) {
@@ -131,7 +147,7 @@ export class Lifecycle {
           }
           return;
         }
-        const delayMs = signal === INTERACTIVE_SIGNAL ? 0 : this.limits.drainDelayMs;
+        const delayMs = signal === INTERACTIVE_SIGNAL || !this.watched() ? 0 : this.limits.drainDelayMs;
         this.drain(signal, delayMs).then(
           async (code) => {
             await onStopped();
@@ -147,6 +163,12 @@ export class Lifecycle {
     }
   }
 
+  /** Whether a health checker has been asking /readyz lately (see WATCHED_PROBES). */
+  private watched(): boolean {
+    const oldest = this.probes[0];
+    return this.probes.length >= WATCHED_PROBES && oldest !== undefined && Date.now() - oldest <= WATCHED_WINDOW_MS;
+  }
+
   /**
    * Says it is draining (/readyz 503, `Connection: close` on every answer) while it keeps serving for `delayMs`,
    * then stops accepting, lets the requests in flight finish and closes idle connections; resolves with the exit
@@ -159,6 +181,7 @@ export class Lifecycle {
     this.logger.info('draining', {
       signal,
       delay_s: delayMs / 1000,
+      readiness_checked: this.watched(),
       requests_in_flight: this.inFlight.size,
       connections: this.connections.size,
       grace_s: this.limits.shutdownGraceMs / 1000,

@@ -148,6 +148,8 @@ describe('a supervisor stopping `npm start`', { timeout: 150_000 }, () => {
       expect(exit).toEqual({ code: 0, signal: null });
       expect(run.output()).toContain('"msg":"drained"');
       expect(run.output()).toContain('"exit_code":0,"msg":"stopped"');
+      // The default DRAIN_DELAY_S waits for a balancer's health checks; none asked /readyz here, so no wait.
+      expect(run.output()).toContain('"delay_s":0,"readiness_checked":false');
     },
   );
 

@@ -2,7 +2,8 @@
 // are closed at their limits while other clients are served, and SIGTERM drains keep-alive clients without
 // cutting a request, exiting 0; only a request still running when the grace period ends is cut, and logged.
 // Before the drain, SIGTERM's delay keeps the service accepting while /readyz says 503 (a balancer's checks
-// notice it); Ctrl-C (SIGINT) skips or ends that delay.
+// notice it), when health checks have been asking /readyz; without them, and on Ctrl-C (SIGINT), the drain
+// starts at once (a SIGINT also ends a delay under way).
 import http from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -238,6 +239,8 @@ function fresh(url: string, path: string, headers: Record<string, string> = {}):
 describe('drain delay', SLOW, () => {
   it('keeps accepting and serving on SIGTERM while /readyz says 503 for DRAIN_DELAY_S, then drains and exits 0', async () => {
     const { server, url, key } = await start({ DRAIN_DELAY_S: '3', SHUTDOWN_GRACE_S: '20' });
+    // A balancer's health checks: /readyz asked again and again.
+    expect((await fresh(url, '/readyz')).status).toBe(200);
     expect((await fresh(url, '/readyz')).status).toBe(200);
     server.child.kill('SIGTERM');
     await server.waitForOutput(/"msg":"draining"/, 10_000);
@@ -269,7 +272,7 @@ describe('drain delay', SLOW, () => {
     expect(stoppedAcceptingAt - drainingAt).toBeGreaterThanOrEqual(3000);
     // No connection was refused or reset before the listener closed.
     expect(closedAt).toBeGreaterThanOrEqual(stoppedAcceptingAt);
-    expect(logOf(exit.stdout).find((e) => e.msg === 'draining')?.delay_s).toBe(3);
+    expect(logOf(exit.stdout).find((e) => e.msg === 'draining')).toMatchObject({ delay_s: 3, readiness_checked: true });
     expect(during.length).toBeGreaterThanOrEqual(6);
     expect(during.filter((answer) => answer.error)).toEqual([]);
     const statuses = new Set(during.map((answer) => answer.status));
@@ -287,8 +290,22 @@ describe('drain delay', SLOW, () => {
     expect(logOf(exit.stdout).find((e) => e.msg === 'draining')?.delay_s).toBe(0);
   });
 
+  it('drains at once on SIGTERM when nothing checks /readyz (docker stop, a shell, a script that asked once)', async () => {
+    const { server, url } = await start({ DRAIN_DELAY_S: '60' });
+    expect((await fresh(url, '/readyz')).status).toBe(200);
+    const signalledAt = Date.now();
+    const exit = await server.stop('SIGTERM', 30_000);
+    expect(exit.code).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(20_000);
+    expect(logOf(exit.stdout).find((e) => e.msg === 'draining')).toMatchObject({
+      delay_s: 0,
+      readiness_checked: false,
+    });
+  });
+
   it('ends the delay of a SIGTERM at a SIGINT, and ignores a second SIGTERM', async () => {
-    const { server } = await start({ DRAIN_DELAY_S: '60' });
+    const { server, url } = await start({ DRAIN_DELAY_S: '60' });
+    for (let probe = 0; probe < 2; probe++) expect((await fresh(url, '/readyz')).status).toBe(200);
     server.child.kill('SIGTERM');
     await server.waitForOutput(/"msg":"draining"/, 10_000);
     server.child.kill('SIGTERM');
