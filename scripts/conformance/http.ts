@@ -24,6 +24,22 @@ export interface Exchange {
   sentAt?: number;
 }
 
+/** A response as the runner keeps it (the body read in full; the tests read a clone of theirs with it). */
+export async function replyOf(response: Response): Promise<Reply> {
+  const text = await response.text();
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name.toLowerCase()] = value;
+  });
+  let json: unknown;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers, text, ...(json !== undefined ? { json } : {}) };
+}
+
 export async function send(request: SentRequest, timeoutMs = 15_000): Promise<Exchange> {
   const sentAt = Date.now();
   try {
@@ -34,22 +50,7 @@ export async function send(request: SentRequest, timeoutMs = 15_000): Promise<Ex
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });
-    const text = await response.text();
-    const headers: Record<string, string> = {};
-    response.headers.forEach((value, name) => {
-      headers[name.toLowerCase()] = value;
-    });
-    let json: unknown;
-    try {
-      json = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return {
-      request,
-      reply: { status: response.status, headers, text, ...(json !== undefined ? { json } : {}) },
-      sentAt,
-    };
+    return { request, reply: await replyOf(response), sentAt };
   } catch (error) {
     const cause = (error as { cause?: { message?: string } }).cause?.message;
     const message = `${(error as Error).message}${cause ? `: ${cause}` : ''}`;

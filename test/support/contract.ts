@@ -3,7 +3,7 @@
 // checker (scripts/conformance/response-checks.ts): the status is documented for the operation, the content type
 // is documented, the body matches its schema and documented headers are present and valid. Every answer also
 // carries X-Request-Id, and one for a path or method the spec lacks is a problem.
-import type { Reply } from '../../scripts/conformance/http.js';
+import { replyOf } from '../../scripts/conformance/http.js';
 import { responseFindings } from '../../scripts/conformance/response-checks.js';
 import { schemaErrors } from '../../scripts/conformance/validator.js';
 import { ApiSpec } from '../../server/spec.js';
@@ -16,29 +16,14 @@ const PROBLEM = spec.model.operations
   .map((response) => response.content['application/problem+json'])
   .find((schema) => schema !== undefined);
 
-/** The response as the runner keeps it, read from a clone so that the caller can still read the body. */
-async function replyOf(response: Response): Promise<Reply> {
-  const text = await response.clone().text();
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name.toLowerCase()] = value;
-  });
-  let json: unknown;
-  try {
-    json = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, headers, text, ...(json !== undefined ? { json } : {}) };
-}
-
 /** Throws when the response breaks the spec, naming each failed check. */
 export async function checkResponse(method: string, url: string, response: Response): Promise<void> {
   const { pathname } = new URL(url);
   const what = `${method} ${pathname} -> ${response.status}`;
   if (!pathname.startsWith(spec.basePath)) return;
   const match = spec.match(method, pathname.slice(spec.basePath.length));
-  const reply = await replyOf(response);
+  // A clone: the caller still reads the body.
+  const reply = await replyOf(response.clone());
 
   if (!reply.headers['x-request-id']) throw new Error(`${what}: no X-Request-Id header`);
   if (match.kind !== 'operation') {
