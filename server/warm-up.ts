@@ -2,7 +2,8 @@
 // in-memory database: the validator compiles each operation's schemas on the first request that reaches it,
 // and V8 compiles each code path on its first run. Without this, the first request of each kind to a fresh
 // process cost 20–135 ms of CPU (a refused store 77 ms) instead of 1–4 ms. The copy shares the validator with
-// the app that will serve (http/request-validation.ts keeps one per spec); nothing of it outlives the warm-up.
+// the app that will serve (http/request-validation.ts keeps one per spec) and the docs page it prepared
+// (http/docs.ts keeps one per file); nothing of it outlives the warm-up.
 import type { AddressInfo } from 'node:net';
 import { issueKey } from './accounts/keys.js';
 import { createApp } from './app.js';
@@ -37,10 +38,21 @@ export async function warmUp(spec = ApiSpec.load()): Promise<void> {
       const sends = spec.operations.flatMap((route) =>
         requestsOf(route.method, route.template).map((request) => ({ method: route.method, ...request })),
       );
-      // A path no route takes, with the trailing slashes the 404's hint reads.
-      sends.push({ method: 'GET', path: '/nowhere//' });
-      for (const { method, path, body } of sends) {
-        const response = await fetch(`${origin}${spec.basePath}${path}`, { method, headers, body });
+      // A path no route takes, with the trailing slashes the 404's hint reads (long: code that meets a long
+      // input first runs slower), and a list query its validation refuses for its length.
+      sends.push({ method: 'GET', path: '/nowhere//' }, { method: 'GET', path: `/nowhere${'/'.repeat(2000)}x` });
+      sends.push({ method: 'GET', path: `/spaces?search=${'x'.repeat(2000)}` });
+      const urls: Array<{ method: string; path: string; url: string; body?: string; identity?: boolean }> = sends.map(
+        (send) => ({ ...send, url: `${origin}${spec.basePath}${send.path}` }),
+      );
+      // The pages outside the API, each the first time (the docs page is the one the service prepared).
+      for (const path of ['/docs', '/docs/', '/', '/openapi.json', '/openapi.yaml', '/problems/validation', '/x//'])
+        urls.push({ method: 'GET', path, url: `${origin}${path}` });
+      // The docs page uncompressed too (fetch asks for gzip): its first 4 MB write costs more than the later ones.
+      urls.push({ method: 'GET', path: '/docs', url: `${origin}/docs`, identity: true });
+      for (const { method, url, body, identity } of urls) {
+        const sent = identity ? { ...headers, 'Accept-Encoding': 'identity' } : headers;
+        const response = await fetch(url, { method, headers: sent, body, redirect: 'manual' });
         await response.arrayBuffer();
       }
     } finally {

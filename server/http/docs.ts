@@ -81,18 +81,25 @@ async function prepare(text: string, { sandboxKey }: DocsOptions): Promise<Serve
   return { html, gzipped: await gzipAsync(html), etag, csp: docsCsp(inlineScriptHashes(page)) };
 }
 
+/**
+ * Each page as prepared, by file and console key: the promise is kept, so concurrent first requests share one
+ * read and one compression, and so does every app of the process (the warm-up's copy serves the same bytes).
+ */
+const builds = new Map<string, { version: string; served: Promise<Served> }>();
+
 export function docsPage(file = DOCS_PAGE, options: DocsOptions = {}): RequestHandler {
-  // The promise is kept, so concurrent first requests share one read and one compression.
-  let built: { version: string; served: Promise<Served> } | undefined;
+  const id = `${file}\u0000${options.sandboxKey ?? ''}`;
   const load = async (): Promise<Served> => {
     // Checked on every request (a stat): a rebuilt page shows without a restart.
     const { mtimeMs, size } = await stat(file);
     const version = `${mtimeMs}:${size}`;
+    let built = builds.get(id);
     if (built?.version !== version) {
       const served = readFile(file, 'utf8').then((text) => prepare(text, options));
       built = { version, served };
+      builds.set(id, built);
       served.catch(() => {
-        if (built?.served === served) built = undefined;
+        if (builds.get(id)?.served === served) builds.delete(id);
       });
     }
     return built.served;
