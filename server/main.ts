@@ -33,6 +33,9 @@ import {
 } from './sandbox.js';
 import { warmUp } from './warm-up.js';
 
+/** The key the sandbox's docs console comes with (the sandbox takes any well-formed key). */
+const SANDBOX_CONSOLE_KEY = 'dss_sandbox_console';
+
 async function main(): Promise<void> {
   requireTestedNode();
   // `npm run sandbox`: the same service on a throw-away database, any well-formed key an account (sandbox.ts).
@@ -146,10 +149,10 @@ async function serve(
     metricsToken: config.metricsToken,
     prepareDocs: true,
     // The sandbox takes any well-formed key, so the /docs console comes with one filled in.
-    ...(extra.keyCheck ? { keyCheck: extra.keyCheck, docsSandboxKey: 'dss_sandbox_console' } : {}),
+    ...(extra.keyCheck ? { keyCheck: extra.keyCheck, docsSandboxKey: SANDBOX_CONSOLE_KEY } : {}),
   });
   // The first request of each kind is prepared before anyone can send it (warm-up.ts).
-  await warmUp();
+  await warmUp({ docsSandboxKey: extra.keyCheck ? SANDBOX_CONSOLE_KEY : undefined });
   const listening = lifecycle.listen(app, config.port, config.host);
   // Installed before the banner is printed: whoever reads it may stop the service at once.
   lifecycle.drainOn(['SIGTERM', 'SIGINT'], async () => {

@@ -23,12 +23,24 @@ function requestsOf(method: string, template: string): Array<{ path: string; bod
   return [{ path, body: 'name=&color=9&index_page=x&not_found_page=x&unknown=1' }];
 }
 
-export async function warmUp(spec = ApiSpec.load()): Promise<void> {
+/** `docsSandboxKey`: the one the app that will serve was given, so that both share one prepared docs page. */
+export async function warmUp({
+  spec = ApiSpec.load(),
+  docsSandboxKey,
+}: {
+  spec?: ApiSpec;
+  docsSandboxKey?: string | undefined;
+} = {}): Promise<void> {
   const db = openDatabase('sqlite::memory:');
   try {
     await migrateToLatest(db);
     const { key } = await issueKey(db, 'warm-up');
-    const app = await createApp({ db, spec, logger: createLogger('silent') });
+    const app = await createApp({
+      db,
+      spec,
+      logger: createLogger('silent'),
+      ...(docsSandboxKey ? { docsSandboxKey } : {}),
+    });
     // `exclusive`: in a WORKERS process, a port of its own, not one node:cluster shares between the workers.
     const server = app.listen({ port: 0, host: '127.0.0.1', exclusive: true });
     try {
