@@ -54,6 +54,11 @@ export async function warmUp({
       // input first runs slower), and a list query its validation refuses for its length.
       sends.push({ method: 'GET', path: '/nowhere//' }, { method: 'GET', path: `/nowhere${'/'.repeat(2000)}x` });
       sends.push({ method: 'GET', path: `/spaces?search=${'x'.repeat(2000)}` });
+      // Query strings refused before anything else reads them (400): too many parts, a malformed %-escape.
+      sends.push(
+        { method: 'GET', path: `/spaces?search=${'&'.repeat(2000)}x` },
+        { method: 'GET', path: '/spaces?search=%ZZ' },
+      );
       const urls: Array<{ method: string; path: string; url: string; body?: string; identity?: boolean }> = sends.map(
         (send) => ({ ...send, url: `${origin}${spec.basePath}${send.path}` }),
       );

@@ -87,6 +87,22 @@ describe('query strings read like form bodies (400)', () => {
     expect(body.type).toBe(`${PROBLEM_TYPE_BASE}malformed-query`);
   });
 
+  it.each([
+    ['101 parameters', Array.from({ length: 101 }, (_, i) => `p${i}=1`).join('&'), 101],
+    ['8,000 empty parts between "&"', `search=${'&'.repeat(8000)}x`, 8001],
+  ])('answers 400 to a query of %s, naming the count and the limit', async (_what, query, count) => {
+    const response = await server.fetch(`/api/v1/spaces?${query}`, { headers: auth() });
+    const body = await expectProblem(response, 400);
+    expect(body.type).toBe(`${PROBLEM_TYPE_BASE}malformed-query`);
+    expect(body.detail).toContain(`has ${count} parameters`);
+    expect(body.detail).toContain('the limit is 100');
+  });
+
+  it('serves a query of 100 parameters, empty ones counted', async () => {
+    const response = await server.fetch(`/api/v1/spaces?search=x${'&'.repeat(99)}`, { headers: auth() });
+    expect(response.status).toBe(200);
+  });
+
   it('answers the same bad escape in a form body with 400 too', async () => {
     const response = await server.fetch('/api/v1/spaces', {
       method: 'POST',
