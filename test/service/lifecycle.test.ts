@@ -268,8 +268,9 @@ describe('drain delay', SLOW, () => {
 
     const drainingAt = loggedAt(exit.stdout, 'draining');
     const stoppedAcceptingAt = loggedAt(exit.stdout, 'stopped accepting');
-    // A lower bound only: a timer never fires early, however busy the machine.
-    expect(stoppedAcceptingAt - drainingAt).toBeGreaterThanOrEqual(3000);
+    // A lower bound only (a busy machine makes it longer). Node counts a timer from the event loop's cached
+    // time, which can be a few ms older than the clock read of the log line before it: 2,999 ms was seen.
+    expect(stoppedAcceptingAt - drainingAt).toBeGreaterThanOrEqual(2900);
     // No connection was refused or reset before the listener closed.
     expect(closedAt).toBeGreaterThanOrEqual(stoppedAcceptingAt);
     expect(logOf(exit.stdout).find((e) => e.msg === 'draining')).toMatchObject({ delay_s: 3, readiness_checked: true });
