@@ -139,11 +139,7 @@ export function describeStartupError(error: unknown, url: string): string | unde
   const database = decodeURIComponent(at.pathname.slice(1)) || decodeURIComponent(at.username) || 'postgres';
   const user = decodeURIComponent(at.username) || 'the current user';
   const server = `${at.hostname || 'localhost'}:${at.port || '5432'}`;
-  // The driver's own error, under ours (faults.ts) when it is one of the database's faults.
-  let cause = error;
-  while (cause instanceof Error && cause.cause !== undefined && (cause as { code?: unknown }).code === undefined) {
-    cause = cause.cause;
-  }
+  const cause = driverCause(error);
   const code = (cause as { code?: unknown } | null)?.code;
   const message = cause instanceof Error ? cause.message : String(cause);
   if (code === '3D000') {
@@ -168,12 +164,18 @@ export function describeStartupError(error: unknown, url: string): string | unde
   return undefined;
 }
 
-/** SQLite cannot open or write its file at start: say which folder and why (SQLite writes -wal and -shm beside it). */
-function describeSqliteStartupError(error: unknown, path: string): string | undefined {
+/** The driver's own error, under ours (faults.ts) when it is one of the database's faults. */
+function driverCause(error: unknown): unknown {
   let cause = error;
   while (cause instanceof Error && cause.cause !== undefined && (cause as { code?: unknown }).code === undefined) {
     cause = cause.cause;
   }
+  return cause;
+}
+
+/** SQLite cannot open or write its file at start: say which folder and why (SQLite writes -wal and -shm beside it). */
+function describeSqliteStartupError(error: unknown, path: string): string | undefined {
+  const cause = driverCause(error);
   const code = (cause as { code?: unknown } | null)?.code;
   if (typeof code !== 'string' || !/^SQLITE_(CANTOPEN|READONLY|IOERR|FULL|PERM|AUTH)/.test(code)) return undefined;
   const folder = dirname(resolve(path));

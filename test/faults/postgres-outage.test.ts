@@ -8,7 +8,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stopAll } from '../service/process.js';
 import { freshPostgresDatabase, type TestDatabase } from '../support/database.js';
-import { form, type Service, send, startService } from './support.js';
+import { form, type Service, send, servedAgain, startService } from './support.js';
 
 /** A TCP relay to PostgreSQL that can be cut, silenced and opened again. */
 class Relay {
@@ -95,17 +95,6 @@ const auth = () => ({ Authorization: `Bearer ${service.key}` });
 const list = () => send(`${service.origin}/api/v1/spaces?per_page=100`, { headers: auth() });
 const create = (name: string) =>
   send(`${service.origin}/api/v1/spaces`, { method: 'POST', headers: form(service.key), body: `name=${name}` });
-
-/** Sends `request` until it gets `status`; fails past `withinMs`. */
-async function servedAgain(request: () => ReturnType<typeof send>, status: number, withinMs: number) {
-  const started = Date.now();
-  for (;;) {
-    const answer = await request();
-    if (answer.status === status) return answer;
-    if (Date.now() - started > withinMs) throw new Error(`still ${answer.status} ${answer.type} after ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** What every request meets while the server is out of reach, and what the probes say. */
 async function expectOutOfReach(kinds: string[]): Promise<void> {

@@ -62,6 +62,17 @@ export async function send(
   }
 }
 
+/** Sends `request` until it gets `status` (100 ms apart); resolves with that answer, or fails past `withinMs`. */
+export async function servedAgain(request: () => ReturnType<typeof send>, status: number, withinMs: number) {
+  const started = Date.now();
+  for (;;) {
+    const answer = await request();
+    if (answer.status === status) return answer;
+    if (Date.now() - started > withinMs) throw new Error(`still ${answer.status} ${answer.type} after ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 export const form = (key: string) => ({
   Authorization: `Bearer ${key}`,
   'Content-Type': 'application/x-www-form-urlencoded',
