@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# domain-space-service as an image: `docker build -t domain-space-service .` (README "Operations").
+# domain-space-service as an image: `docker build -t domain-space-service .` (scripts/deploy/OPERATIONS.md).
 # test/deploy/production-install.test.ts does what the build stage does (its COPY and RUN lines) in a clean
 # copy, and starts the result with this file's CMD and ENV as a user who can write only to the data folder.
 ARG NODE_IMAGE=node:24-bookworm-slim

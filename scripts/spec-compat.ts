@@ -27,7 +27,7 @@ export function verdict(report: DiffReport): string | undefined {
   return (
     `${report.summary.major} breaking change(s) since the released ${base}, and info.version ${revision} is not a ` +
     `new major version. Make the change additive, or release it as ${major(base) + 1}.0.0 (served as a new ` +
-    'major path, with the old one deprecated first: see the versioning policy in the README).'
+    'major path, with the old one deprecated first: see the versioning policy in spec/GUIDE.md).'
   );
 }
 

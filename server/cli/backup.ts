@@ -1,6 +1,6 @@
 // `npm run backup -- <file>` and `npm run restore -- <file>`: the SQLite database DATABASE_URL names, copied
 // online into a new file (the service keeps serving and writing meanwhile), and made again from such a copy.
-// PostgreSQL has pg_dump and pg_restore for that (README "Backups").
+// PostgreSQL has pg_dump and pg_restore for that (scripts/deploy/OPERATIONS.md "Backups").
 import { parseArgs } from 'node:util';
 import { ConfigError, readConfig } from '../config.js';
 import { parseDatabaseUrl, redact } from '../db/database.js';
@@ -12,7 +12,7 @@ const USAGE = `Usage: npm run backup -- <file>     Copy the database into <file>
                                     (stop the service and move the old database away first).
 
 The database is the SQLite file DATABASE_URL names (default sqlite:data/domain-space.sqlite). For PostgreSQL,
-use pg_dump --format=custom and pg_restore (README "Backups").`;
+use pg_dump --format=custom and pg_restore (scripts/deploy/OPERATIONS.md "Backups").`;
 
 class UsageError extends Error {}
 

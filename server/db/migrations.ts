@@ -98,7 +98,7 @@ export const provider: MigrationProvider = { getMigrations: async () => migratio
  * has migrated further (every migration this version knows is applied, and more) is left as it is and this
  * version runs on it, as Flyway ignores future migrations: so an instance of the previous version that restarts
  * during a rolling upgrade, or a rollback of the application, still starts. That holds because a release's
- * migrations only add to what the previous release reads (README "Upgrades"). Returns the migrations this
+ * migrations only add to what the previous release reads (scripts/deploy/OPERATIONS.md "Upgrades and migrations"). Returns the migrations this
  * version does not know.
  */
 // biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema; kysely's Migrator takes Kysely<any>.

@@ -1,5 +1,5 @@
 // Backups taken while the service writes, restored into a fresh service: `npm run backup` and `npm run restore`
-// on SQLite (SQLite's online backup), pg_dump and pg_restore on PostgreSQL (README "Backups"). Every create
+// on SQLite (SQLite's online backup), pg_dump and pg_restore on PostgreSQL (scripts/deploy/OPERATIONS.md "Backups"). Every create
 // acknowledged before the backup began is in the restored database, none acknowledged after it ended, and the
 // restored records are a gapless prefix of the committed ones (one consistent snapshot). Both engines in
 // every run: one CI leg only.
