@@ -1,6 +1,6 @@
 // Configuration from the environment, checked as a whole: every problem is reported at once.
 import { parseWorkers } from './cluster.js';
-import { type DatabaseLimits, DEFAULT_DATABASE_LIMITS, parseDatabaseUrl } from './db/database.js';
+import { type DatabaseLimits, DEFAULT_DATABASE_LIMITS, DEFAULT_DATABASE_URL, parseDatabaseUrl } from './db/database.js';
 import { defaultFirstKeyFile } from './first-key.js';
 import { type CorsOrigins, parseCorsOrigins } from './http/cors.js';
 import { parseQuota, parseTrustProxy, type Quota, type TrustProxy } from './http/rate-limit.js';
@@ -41,7 +41,7 @@ export interface Config {
 export const DEFAULTS = {
   PORT: '3000',
   HOST: '127.0.0.1',
-  DATABASE_URL: 'sqlite:data/domain-space.sqlite',
+  DATABASE_URL: DEFAULT_DATABASE_URL,
   LOG_LEVEL: 'info',
   CORS_ORIGINS: '*',
   HEADERS_TIMEOUT_S: '10',

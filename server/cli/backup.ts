@@ -2,10 +2,9 @@
 // online into a new file (the service keeps serving and writing meanwhile), and made again from such a copy.
 // PostgreSQL has pg_dump and pg_restore for that (scripts/deploy/OPERATIONS.md "Backups").
 import { parseArgs } from 'node:util';
-import { ConfigError, readConfig } from '../config.js';
-import { parseDatabaseUrl, redact } from '../db/database.js';
+import { DEFAULT_DATABASE_URL, parseDatabaseUrl, redact } from '../db/database.js';
+import { RESOURCE_TABLES } from '../db/schema.js';
 import { BackupError, backupSqlite, restoreSqlite, type Snapshot } from '../db/sqlite-backup.js';
-import { RESOURCE_NAMES } from '../resources.js';
 
 const USAGE = `Usage: npm run backup -- <file>     Copy the database into <file>, a new file, while the service runs.
        npm run restore -- <file>    Make the database from the backup <file>; only where none exists yet
@@ -18,7 +17,7 @@ class UsageError extends Error {}
 
 const describe = ({ bytes, rows }: Snapshot) =>
   `${(bytes / 1_048_576).toFixed(1)} MB, integrity ok: ${rows.accounts} accounts, ${rows.api_keys} keys, ` +
-  `${RESOURCE_NAMES.map((name) => `${rows[name]} ${name}, `).join('')}${rows.idempotency_keys} idempotency keys`;
+  `${RESOURCE_TABLES.map((name) => `${rows[name]} ${name}, `).join('')}${rows.idempotency_keys} idempotency keys`;
 
 async function run(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
@@ -33,9 +32,11 @@ async function run(argv: string[]): Promise<void> {
   const [file, ...extra] = positionals;
   if (!file || extra.length > 0)
     throw new UsageError(file ? `One file only (got ${positionals.length}).` : 'Name the file.');
-  const { databaseUrl } = readConfig(process.env);
+  // DATABASE_URL alone, as the service reads it: the rest of the configuration is the server's, not a backup's.
+  const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   const target = parseDatabaseUrl(databaseUrl);
-  if (!('kind' in target) || target.kind !== 'sqlite' || target.path === ':memory:') {
+  if ('error' in target) throw new BackupError(target.error);
+  if (target.kind !== 'sqlite' || target.path === ':memory:') {
     throw new UsageError(`DATABASE_URL is ${redact(databaseUrl)}: this command copies a SQLite file.`);
   }
   const started = Date.now();
@@ -52,7 +53,7 @@ run(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     process.exitCode = 2;
-  } else if (error instanceof ConfigError || error instanceof BackupError) {
+  } else if (error instanceof BackupError) {
     console.error(error.message);
     process.exitCode = 1;
   } else {

@@ -1,6 +1,8 @@
-// The database adapter: turns a DATABASE_URL into a kysely instance, and holds everything that differs
-// between the engines behind it (SQLite embedded, PostgreSQL for deployments that outgrow one machine).
-// Nothing outside this file knows which engine it talks to.
+// The database adapter: turns a DATABASE_URL into a kysely instance (SQLite embedded, PostgreSQL for deployments
+// that outgrow one machine). Nothing outside server/db/ knows which engine it talks to; inside it, the
+// differences live here (connections, limits, column types), in the two dialects, and in the statements that
+// must differ, each branching on `engineOf`: the search of listing.ts and the counters and trigram index of
+// counts-and-search.ts.
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type SQLite from 'better-sqlite3';
@@ -35,6 +37,9 @@ export const DEFAULT_DATABASE_LIMITS: DatabaseLimits = {
 
 /** For migrations at start: building an index on a big table may take minutes; a lock wait still ends. */
 export const MIGRATION_LIMITS: DatabaseLimits = { statementTimeoutMs: 0, lockTimeoutMs: 60_000, poolTimeoutMs: 30_000 };
+
+/** DATABASE_URL when the environment sets none. */
+export const DEFAULT_DATABASE_URL = 'sqlite:data/domain-space.sqlite';
 
 /** Parses a DATABASE_URL; returns an error message for one that cannot be opened. */
 export function parseDatabaseUrl(url: string): DatabaseTarget | { error: string } {

@@ -1,7 +1,6 @@
 // Table types for kysely. Timestamps are RFC 3339 strings here; a driver that returns Date is normalised
 // by `toIso` in the repositories.
 import type { ColumnType, Generated } from 'kysely';
-import type { ResourceName } from '../resources.js';
 
 type Timestamp = ColumnType<string | Date, string, string>;
 
@@ -69,10 +68,15 @@ export interface IdempotencyKeysTable {
 }
 
 /**
- * The tables of the resources an account owns, one per registered resource (server/resources.ts): listed,
- * counted and searched alike (server/db/owned.ts and listing.ts). A new resource adds its table to DB.
+ * The tables of the records an account owns: listed, counted and searched alike (server/db/owned.ts and
+ * listing.ts). The database layer owns this list; each resource module (server/resources.ts) names one of them,
+ * and a new resource adds its table here and to DB.
  */
-export type ResourceTable = ResourceName;
+export const RESOURCE_TABLES = ['domains', 'spaces'] as const;
+export type ResourceTable = (typeof RESOURCE_TABLES)[number];
+
+/** Every table of the service's data (the migrations' own bookkeeping aside): what a backup must hold. */
+export const DATA_TABLES = ['accounts', 'api_keys', ...RESOURCE_TABLES, 'idempotency_keys'] as const;
 
 /** How many records of one resource an account holds, kept by triggers (migration 0004). */
 export interface RecordCountsTable {

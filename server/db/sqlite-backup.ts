@@ -2,7 +2,7 @@
 // is made while the service keeps serving and writing, checked, and only then given its name.
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { RESOURCE_NAMES } from '../resources.js';
+import { DATA_TABLES } from './schema.js';
 import { sqliteDriver } from './sqlite-driver.js';
 
 export class BackupError extends Error {}
@@ -13,7 +13,7 @@ export interface Snapshot {
   rows: Record<string, number>;
 }
 
-const TABLES = ['accounts', 'api_keys', ...RESOURCE_NAMES, 'idempotency_keys'];
+const TABLES: readonly string[] = DATA_TABLES;
 /**
  * Pages per step of the backup: all of them. A write by another connection between two steps restarts a backup,
  * which under steady writes might never end; one step reads one snapshot (in WAL mode writers go on meanwhile).

@@ -1,0 +1,122 @@
+// The import structure of server/: no circle of imports (type imports included), the database layer imports
+// nothing of the registry, the resources or HTTP, and the backup command loads the database layer only.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '../..');
+const SERVER = join(ROOT, 'server');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+// Static imports and re-exports, `import type` among them, and dynamic imports: each is an edge.
+const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"\n]+)['"]/gm;
+
+/** Each file of server/ (relative to the repository) → the files of ours it imports. */
+function importGraph(files: string[]): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const targets = [...readFileSync(file, 'utf8').matchAll(IMPORT)].map(([, specifier = '']) =>
+      relative(ROOT, resolve(dirname(file), specifier.replace(/\.js$/, '.ts'))),
+    );
+    graph.set(relative(ROOT, file), targets);
+  }
+  return graph;
+}
+
+/** The strongly connected components of more than one file (Tarjan): each is an import circle. */
+function importCircles(graph: Map<string, string[]>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, counter);
+    low.set(node, counter);
+    counter++;
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node) ?? 0, low.get(next) ?? 0));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node) ?? 0, index.get(next) ?? 0));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string | undefined;
+    do {
+      member = stack.pop();
+      if (member === undefined) break;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1 || (graph.get(node) ?? []).includes(node)) circles.push(component.sort());
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return circles;
+}
+
+/** Every file `start` loads, directly or through others. */
+function reachable(graph: Map<string, string[]>, start: string): Set<string> {
+  const seen = new Set<string>();
+  const walk = (node: string): void => {
+    if (seen.has(node)) return;
+    seen.add(node);
+    for (const next of graph.get(node) ?? []) walk(next);
+  };
+  walk(start);
+  return seen;
+}
+
+const graph = importGraph(sourceFiles(SERVER));
+
+describe('the import structure of server/', () => {
+  it('has no import circle', () => {
+    expect(importCircles(graph)).toEqual([]);
+  });
+
+  it('keeps the database layer free of the registry, the resources and HTTP', () => {
+    const outward = [...graph]
+      .filter(([file]) => file.startsWith('server/db/'))
+      .flatMap(([file, targets]) =>
+        targets
+          .filter((target) => !target.startsWith('server/db/') && target !== 'server/logger.ts')
+          .map((target) => `${file} -> ${target}`),
+      );
+    expect(outward).toEqual([]);
+  });
+
+  it('loads only the configuration and the database layer for a backup', () => {
+    const loaded = [...reachable(graph, 'server/cli/backup.ts')].filter(
+      (file) =>
+        !file.startsWith('server/db/') &&
+        !['server/cli/backup.ts', 'server/config.ts', 'server/logger.ts'].includes(file),
+    );
+    expect(loaded).toEqual([]);
+  });
+
+  it.each([
+    ['no circle', { 'a.ts': ['b.ts'], 'b.ts': ['c.ts'], 'c.ts': [] }, []],
+    ['a circle of two', { 'a.ts': ['b.ts'], 'b.ts': ['a.ts'] }, [['a.ts', 'b.ts']]],
+    ['a file that imports itself', { 'a.ts': ['a.ts'] }, [['a.ts']]],
+    [
+      'a circle of three beside a line',
+      { 'a.ts': ['b.ts'], 'b.ts': ['c.ts'], 'c.ts': ['a.ts', 'd.ts'], 'd.ts': [] },
+      [['a.ts', 'b.ts', 'c.ts']],
+    ],
+  ])('finds %s', (_name, edges, expected) => {
+    expect(importCircles(new Map(Object.entries(edges)))).toEqual(expected);
+  });
+});
