@@ -1,8 +1,8 @@
 // API keys: `dss_<public id>_<secret>`. The public id finds the row; only a SHA-256 of the secret is stored,
 // and it is compared in constant time. Keys are issued by the `keys` command, never through the API.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { sql } from 'kysely';
 import { type Database, toIso } from '../db/database.js';
-import { sql } from '../db/kysely.js';
 import { noteKeyUse } from './last-used.js';
 
 const KEY_PATTERN = /^dss_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;

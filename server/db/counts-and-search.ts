@@ -2,8 +2,8 @@
 // triggers in the writing transaction (so no write path can forget them), and a trigram index for substring
 // search: FTS5 with the trigram tokenizer on SQLite, pg_trgm's GIN operator class on PostgreSQL.
 
+import { type Kysely, sql } from 'kysely';
 import { engineOf } from './database.js';
-import { type Kysely, sql } from './kysely.js';
 
 // The resources as of this migration: a later resource gets its counts and index in its own migration.
 const LISTED = ['domains', 'spaces'] as const;

@@ -7,10 +7,10 @@ import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import type { ColumnDefinitionBuilder } from 'kysely';
+import { Kysely, PostgresIntrospector, sql } from 'kysely';
 import { createLogger, type Logger } from '../logger.js';
 import { guardedDialect } from './fault-guard.js';
 import { DatabaseHealth } from './health.js';
-import { Kysely, PostgresAdapter, sql } from './kysely.js';
 import { postgresDialect, postgresStorageProbe } from './postgres-dialect.js';
 import type { DB } from './schema.js';
 import { sqliteDialect, sqliteStorageProbe } from './sqlite-dialect.js';
@@ -213,13 +213,15 @@ type DataTypeExpression = Parameters<ReturnType<Kysely<any>['schema']['createTab
 /** Which engine a kysely instance talks to, for the few statements that must differ (migrations, search). */
 // biome-ignore lint/suspicious/noExplicitAny: any schema.
 export function engineOf(db: Kysely<any>): 'sqlite' | 'postgres' {
-  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+  // The dialect's introspector is the engine's own class, reached through kysely's public `introspection`
+  // (a transaction's too, which a lookup by instance would miss).
+  return db.introspection instanceof PostgresIntrospector ? 'postgres' : 'sqlite';
 }
 
 /** Column types whose spelling differs between the engines, for the migrations. */
 // biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema; kysely's Migrator takes Kysely<any>.
 export function columnTypes(db: Kysely<any>) {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const postgres = engineOf(db) === 'postgres';
   return {
     /** Type of ids and of the columns that refer to them: 64-bit, as the API's ids go up to 2^53 - 1. */
     key: (postgres ? 'bigint' : 'integer') as DataTypeExpression,

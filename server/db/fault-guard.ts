@@ -3,9 +3,9 @@
 // health of storage is noted for /readyz (db/health.ts), a read whose connection died is tried once more on a
 // fresh one, and a transaction whose connection died does not hide its error behind a failed rollback.
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely';
+import { DeleteQueryNode, InsertQueryNode, SelectQueryNode, UpdateQueryNode } from 'kysely';
 import { asDatabaseUnavailable, classify, DatabaseUnavailable, isStorageFault } from './faults.js';
 import type { DatabaseHealth } from './health.js';
-import { DeleteQueryNode, InsertQueryNode, SelectQueryNode, UpdateQueryNode } from './kysely.js';
 
 export function guardedDialect(dialect: Dialect, health: DatabaseHealth): Dialect {
   return {

@@ -1,8 +1,9 @@
 // Whether the database can serve, for /readyz: it answers a read within a bound, and, once a write failed for
 // the storage's sake (full, read-only, I/O error), the engine's probe says writes go through again. Reads keep
 // working while the storage refuses writes, so a read alone would report ready while every write fails.
+
+import { type Kysely, sql } from 'kysely';
 import { DatabaseUnavailable, type FaultKind } from './faults.js';
-import { type Kysely, sql } from './kysely.js';
 
 export type Readiness = { ready: true } | { ready: false; kind: FaultKind; reason: string };
 

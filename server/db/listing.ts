@@ -4,8 +4,8 @@
 // account of more than SCANNED_ACCOUNT_SIZE records goes through the trigram index, and a cursor resumes from an
 // index position instead of skipping rows.
 import type { Compilable, Expression, SelectQueryBuilder, SqlBool } from 'kysely';
+import { sql } from 'kysely';
 import { type Database, engineOf } from './database.js';
-import { sql } from './kysely.js';
 import { precompiled } from './precompiled.js';
 import type { DB, ResourceTable } from './schema.js';
 

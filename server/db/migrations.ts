@@ -1,9 +1,9 @@
 // Schema migrations, kept in code and applied in order at start-up (and by the keys command). Column types
 // that differ between engines come from the adapter.
 import type { Migration, MigrationProvider } from 'kysely';
+import { DEFAULT_MIGRATION_TABLE, type Kysely, Migrator, sql } from 'kysely';
 import { addCountsAndSearch } from './counts-and-search.js';
 import { columnTypes } from './database.js';
-import { DEFAULT_MIGRATION_TABLE, type Kysely, Migrator, sql } from './kysely.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': {

@@ -5,11 +5,11 @@
 // pool's clients and gives a client that died back as broken, so that the pool destroys it.
 import { createRequire } from 'node:module';
 import type { Dialect, PostgresPool, PostgresPoolClient } from 'kysely';
+import { PostgresDialect } from 'kysely';
 import type PG from 'pg';
 import type { Logger } from '../logger.js';
 import { classify, DatabaseUnavailable } from './faults.js';
 import type { StorageProbe } from './health.js';
-import { PostgresDialect } from './kysely.js';
 
 export interface PostgresOptions {
   url: string;

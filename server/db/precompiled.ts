@@ -3,23 +3,39 @@
 import type { Compilable, CompiledQuery } from 'kysely';
 import type { Database } from './database.js';
 
-/** Stands for the build function's n-th argument while the query is compiled. */
-class Slot {
-  constructor(readonly index: number) {}
-}
+/**
+ * Stand-ins for the build function's integer arguments while the query is compiled: plain numbers, as kysely
+ * expects, which no query of ours holds as a constant, so that their places among the compiled query's
+ * parameters (its public `parameters`) are where each call's values go.
+ */
+const STAND_IN_BASE = -0x7ff0_0000_0000;
 
 /**
- * Wraps `build` (whose arguments may only be used as values: where operands, inserted or set values, limits)
- * into a function that compiles it on first use and afterwards only substitutes the values.
+ * Wraps `build` (whose integer arguments may only be used as values: where operands, inserted or set values,
+ * limits) into a function that compiles it on first use and afterwards only puts each call's values in place.
  */
-export function precompiled<A extends unknown[], R>(
+export function precompiled<A extends number[], R>(
   db: Database,
   build: (...args: A) => Compilable<R>,
 ): (...args: A) => Promise<R[]> {
-  let compiled: CompiledQuery<R> | undefined;
+  let compiled: { query: CompiledQuery<R>; argumentAt: number[] } | undefined;
   return async (...args) => {
-    compiled ??= build(...(Array.from({ length: build.length }, (_, i) => new Slot(i)) as A)).compile();
-    const parameters = compiled.parameters.map((value) => (value instanceof Slot ? args[value.index] : value));
-    return (await db.executeQuery<R>({ ...compiled, parameters })).rows;
+    compiled ??= compile(build);
+    const { query, argumentAt } = compiled;
+    const parameters = query.parameters.map((value, i) => {
+      const at = argumentAt[i] ?? -1;
+      return at >= 0 ? args[at] : value;
+    });
+    return (await db.executeQuery<R>({ ...query, parameters })).rows;
   };
+}
+
+function compile<A extends number[], R>(build: (...args: A) => Compilable<R>) {
+  const standIns = Array.from({ length: build.length }, (_, i) => STAND_IN_BASE - i);
+  const query = build(...(standIns as A)).compile();
+  const argumentAt = query.parameters.map((value) => (typeof value === 'number' ? standIns.indexOf(value) : -1));
+  const missing = standIns.map((_, i) => i).filter((i) => !argumentAt.includes(i));
+  // An argument used other than as a value (e.g. to choose a column) would be compiled into the text itself.
+  if (missing.length > 0) throw new Error(`precompiled: argument(s) ${missing.join(', ')} are not query values`);
+  return { query, argumentAt };
 }

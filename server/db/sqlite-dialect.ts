@@ -14,9 +14,9 @@ import { statfsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult } from 'kysely';
+import { SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql } from 'kysely';
 import { DatabaseUnavailable } from './faults.js';
 import type { StorageProbe } from './health.js';
-import { SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql } from './kysely.js';
 import { sqliteDriver } from './sqlite-driver.js';
 
 export interface SqliteOptions {

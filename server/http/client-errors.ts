@@ -40,12 +40,18 @@ export const IDLE_TIMEOUT: ParseError = Object.assign(new Error('no request with
   code: 'ERR_HTTP_REQUEST_TIMEOUT',
 });
 
-/** The server's 'clientError' listener. */
-export function answerClientErrors(logger: Logger, limits: Limits): (error: ParseError, socket: Duplex) => void {
+/**
+ * The server's 'clientError' listener. `answering` tells whether an answer to an earlier request on the socket
+ * has begun (the server keeps track of its responses: Node's 'clientError' hands over the socket alone).
+ */
+export function answerClientErrors(
+  logger: Logger,
+  limits: Limits,
+  answering: (socket: Duplex) => boolean,
+): (error: ParseError, socket: Duplex) => void {
   return (error, socket) => {
-    const pending = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     // A client that went away, or an answer already under way, leaves nothing to say.
-    if (error.code === 'ECONNRESET' || !socket.writable || pending?.headersSent) {
+    if (error.code === 'ECONNRESET' || !socket.writable || answering(socket)) {
       socket.destroy();
       return;
     }

@@ -3,11 +3,11 @@
 // as an unknown id. Shown with a real fault: once the keys table is gone, both fail alike, while the cached key
 // goes on working. (Timing itself is measured by `npm run bench:auth-timing`, never by a test.)
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cachedAuthenticator, issueKey } from '../../server/accounts/keys.js';
 import { createApp } from '../../server/app.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
-import { sql } from '../../server/db/kysely.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 

@@ -1,6 +1,7 @@
-// Libraries through their documented API only: no import of a path a package does not export (or, for a
-// package without an "exports" map, of a file its documentation does not name), and no use of members a
-// library keeps to itself. The next release of a library may move any of those without a compile error.
+// Libraries through their documented API only, as rules over the source: no import of a path a package does not
+// export (or, for a package without an "exports" map, of a file its documentation does not name), no `._member`
+// of another's object, no `Class.prototype.method.call` around an instance, no `require` of a package's second
+// build. The next release of a library may move any of those without a compile error.
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
@@ -15,15 +16,18 @@ const DOCUMENTED_DEEP_IMPORTS: Record<string, string> = {
   'ajv/dist/2020.js': 'Ajv documents its draft 2020-12 class at this path',
 };
 
-/** Members that libraries we use keep to themselves (protected fields, internal steps found by name). */
-const UNDOCUMENTED_MEMBERS: Record<string, string> = {
-  incrementScriptSha: "rate-limit-redis's protected field",
-  pathParamsMiddleware: "express-openapi-validator's internal step",
-  metadataMiddleware: "express-openapi-validator's internal step",
-  requestMiddleware: "express-openapi-validator's internal step",
-  responseMiddleware: "express-openapi-validator's internal step",
-  installPathParams: "express-openapi-validator's internal method",
-  _router: "Express's private router field",
+/** Prototype calls on a class of Node's own that its documentation offers no other way to make. */
+const DOCUMENTED_PROTOTYPE_CALLS: Record<string, string> = {
+  'net.Server.prototype.close':
+    'http.Server (documented as extending net.Server) has no documented way to stop accepting and leave idle keep-alive connections open; its own close() drops them at once (server/lifecycle.ts)',
+};
+
+/**
+ * Packages loaded through `createRequire` whose ES module entry is only a wrapper of the same CommonJS build, so
+ * that `require` and `import` give one copy (the rule below refuses the others: a second copy breaks `instanceof`).
+ */
+const ONE_BUILD_BEHIND_IMPORT: Record<string, string> = {
+  pg: 'pg/esm/index.mjs re-exports ../lib/index.js, the file require loads',
 };
 
 function sourceFiles(dir: string): string[] {
@@ -69,6 +73,22 @@ function exported(map: Record<string, unknown>, subpath: string): boolean {
   });
 }
 
+// `x._member` on anything but `this`: a leading underscore is how JavaScript libraries mark what is theirs alone.
+const PRIVATE_MEMBER = /(?<!\bthis)(?<=[\w$)\]])\.(_[A-Za-z]\w*)/g;
+// `lib.Class.prototype.method.call(obj)` or `.apply(...)`: a class's own method driven around what the instance
+// does. The language's own built-ins (`Object.prototype.hasOwnProperty.call`) are not a library's.
+const PROTOTYPE_CALL =
+  /(?<![\w$.])(?!(?:Object|Array|Function|String|Number|Symbol|RegExp|Promise|Map|Set)\.prototype)([A-Za-z_$][\w$]*(?:\.[\w$]+)*)\.prototype\.([\w$]+)\.(?:call|apply)\b/g;
+// `createRequire(...)('pkg')`, or a `require` made by it: which package is loaded as CommonJS from an ES module.
+const REQUIRED = /\b(?:createRequire\([^)]*\)|require)\(\s*['"]([^'".][^'"\n]*)['"]\s*\)/g;
+
+/** Whether a package has an ES module build that `require` would load a second copy beside. */
+function hasSeparateImportBuild(name: string, packageRoot: string): boolean {
+  const map = exportsOf(name, packageRoot);
+  const root = map?.['.'];
+  return typeof root === 'object' && root !== null && 'import' in root && !(name in ONE_BUILD_BEHIND_IMPORT);
+}
+
 /** What in one source text reaches past a library's documented API. */
 function violations(source: string, file: string, packageRoot = ROOT): string[] {
   const found: string[] = [];
@@ -80,8 +100,19 @@ function violations(source: string, file: string, packageRoot = ROOT): string[] 
     const allowed = map ? exported(map, subpath) : specifier in DOCUMENTED_DEEP_IMPORTS;
     if (!allowed) found.push(`${file}: imports ${specifier}, which ${name} does not export or document`);
   }
-  for (const [member, whose] of Object.entries(UNDOCUMENTED_MEMBERS)) {
-    if (new RegExp(`\\b${member}\\b`).test(source)) found.push(`${file}: uses ${member} (${whose})`);
+  for (const [, member] of source.matchAll(PRIVATE_MEMBER)) {
+    found.push(`${file}: reads ${member}, a member its owner keeps to itself`);
+  }
+  for (const [, owner, method] of source.matchAll(PROTOTYPE_CALL)) {
+    if (`${owner}.prototype.${method}` in DOCUMENTED_PROTOTYPE_CALLS) continue;
+    found.push(`${file}: calls ${owner}.prototype.${method} on an object of another class`);
+  }
+  for (const [, specifier = ''] of source.matchAll(REQUIRED)) {
+    if (specifier.startsWith('node:')) continue;
+    const [name] = splitSpecifier(specifier);
+    if (hasSeparateImportBuild(name, packageRoot)) {
+      found.push(`${file}: requires ${name}, whose ES module build an import loads as a second copy`);
+    }
   }
   return found;
 }
@@ -98,8 +129,12 @@ describe('library boundaries', () => {
     ["import { fullFormats } from 'ajv-formats/dist/formats.js';", /ajv-formats\/dist\/formats\.js/],
     ["import x from 'express-rate-limit/dist/index.mjs';", /express-rate-limit\/dist\/index\.mjs/],
     ["const m = await import('kysely/dist/esm/index.js');", /kysely\/dist\/esm\/index\.js/],
-    ['store.incrementScriptSha = Promise.resolve(sha);', /incrementScriptSha/],
-    ["steps.find((s) => s.name === 'requestMiddleware')", /requestMiddleware/],
+    ['const pending = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;', /_httpMessage/],
+    ['store._router.stack.pop();', /_router/],
+    ['express.Router.prototype.handle.call(router, req, res, done);', /express\.Router\.prototype\.handle/],
+    ['Reflect.apply(http.Server.prototype.close.apply(server, []));', /http\.Server\.prototype\.close/],
+    ["const kysely = createRequire(import.meta.url)('kysely');", /requires kysely/],
+    ["const require = createRequire(import.meta.url);\nconst k = require('kysely');", /requires kysely/],
   ])('reports %s', (source, expected) => {
     const found = violations(source, 'example.ts');
     expect(found).toHaveLength(1);
@@ -111,6 +146,12 @@ describe('library boundaries', () => {
     "import { PostgresDialect } from 'kysely';",
     "import { parse } from 'yaml';",
     "import type { Store } from 'express-rate-limit';",
+    'this._cache = new Map();',
+    'function f(..._rest: unknown[]) {}',
+    "const pg = () => createRequire(import.meta.url)('pg');",
+    "const prom = createRequire(import.meta.url)('prom-client');",
+    "const builtin = require('node:fs');",
+    'Object.prototype.hasOwnProperty.call(o, key);',
   ])('accepts %s', (source) => {
     expect(violations(source, 'example.ts')).toEqual([]);
   });
