@@ -406,7 +406,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
-        /** @description The API key is missing, malformed, unknown or revoked. */
+        /** @description The API key is missing, malformed, unknown, revoked or expired. */
         unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["request-id"];
@@ -414,6 +414,23 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["ratelimit-policy"];
                 "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                 "WWW-Authenticate": components["headers"]["www-authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["problem"];
+            };
+        };
+        /**
+         * @description The API key is valid but may not do this: it lacks the scope the operation declares (`X-Accepted-Scopes`
+         *     names it), or the request came from an address outside the ranges the key was issued for.
+         */
+        forbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                "X-Accepted-Scopes": components["headers"]["x-accepted-scopes"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -859,6 +876,12 @@ export interface components {
          */
         "www-authenticate": string;
         /**
+         * @description On a `403` for a missing scope: the scopes that would have allowed the request, comma-separated (as
+         *     GitHub's `X-Accepted-GitHub-Permissions`). Issue a key holding one of them.
+         * @example domains:write
+         */
+        "x-accepted-scopes": string;
+        /**
          * @description Seconds to wait before sending the request again: after a `429`, when the current rate-limit window ends; after
          *     a `503`, when the database is expected to serve again.
          * @example 42
@@ -945,6 +968,7 @@ export interface operations {
             200: components["responses"]["domain-page"];
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
@@ -1001,6 +1025,7 @@ export interface operations {
             };
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             406: components["responses"]["not-acceptable"];
             409: components["responses"]["conflict"];
             413: components["responses"]["content-too-large"];
@@ -1070,6 +1095,7 @@ export interface operations {
             200: components["responses"]["domain-page"];
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
@@ -1103,6 +1129,7 @@ export interface operations {
             304: components["responses"]["not-modified"];
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
@@ -1163,6 +1190,7 @@ export interface operations {
             };
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             412: components["responses"]["precondition-failed"];
@@ -1201,6 +1229,7 @@ export interface operations {
             204: components["responses"]["no-content"];
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             412: components["responses"]["precondition-failed"];
@@ -1236,6 +1265,7 @@ export interface operations {
             304: components["responses"]["not-modified"];
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
@@ -1296,6 +1326,7 @@ export interface operations {
             };
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             412: components["responses"]["precondition-failed"];
@@ -1366,6 +1397,7 @@ export interface operations {
             200: components["responses"]["space-page"];
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
@@ -1425,6 +1457,7 @@ export interface operations {
             };
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             406: components["responses"]["not-acceptable"];
             409: components["responses"]["idempotency-in-progress"];
             413: components["responses"]["content-too-large"];
@@ -1494,6 +1527,7 @@ export interface operations {
             200: components["responses"]["space-page"];
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
@@ -1527,6 +1561,7 @@ export interface operations {
             304: components["responses"]["not-modified"];
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
@@ -1586,6 +1621,7 @@ export interface operations {
             };
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             412: components["responses"]["precondition-failed"];
@@ -1624,6 +1660,7 @@ export interface operations {
             204: components["responses"]["no-content"];
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             412: components["responses"]["precondition-failed"];
@@ -1659,6 +1696,7 @@ export interface operations {
             304: components["responses"]["not-modified"];
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
@@ -1718,6 +1756,7 @@ export interface operations {
             };
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             412: components["responses"]["precondition-failed"];

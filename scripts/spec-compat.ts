@@ -1,20 +1,77 @@
 // npm run lint:compat (part of npm run lint): the breaking-change gate. `redocly diff` rates every change
 // between the last released spec (spec/released/openapi.yaml) and this one (generated/openapi.yaml) by the
 // semantic-version bump it needs; a major change fails unless info.version is a new major. Its stylish report
-// is printed either way, so the reason is on the screen.
+// is printed either way, so the reason is on the screen. Both documents are first given their root `security`
+// on every operation that inherits it, as `redocly diff` compares operations' own requirements only.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import { parse, stringify } from 'yaml';
 
 const root = resolve(import.meta.dirname, '..');
 const redocly = join(root, 'node_modules', '.bin', 'redocly');
 const ENV = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
 
+interface DiffChange {
+  path: string;
+  impact: string;
+  kind: string;
+  verdicts?: Array<{ ruleId?: string; message?: string }>;
+  base?: { value?: unknown };
+  revision?: { value?: unknown };
+}
+
 interface DiffReport {
   infoVersions: { base: string; revision: string };
   summary: { major: number; minor: number; patch: number };
-  changes: Array<{ path: string; impact: string; kind: string; verdicts?: Array<{ message?: string }> }>;
+  changes: DiffChange[];
+}
+
+const SPEC_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** The document with the root `security` written into every operation that has none of its own. */
+export function explicitSecurity(text: string): string {
+  const document = parse(text) as { security?: unknown; paths?: Record<string, Record<string, unknown>> };
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const method of SPEC_METHODS) {
+      const operation = item[method] as { security?: unknown } | undefined;
+      if (operation && operation.security === undefined && document.security !== undefined) {
+        operation.security = structuredClone(document.security);
+      }
+    }
+  }
+  return stringify(document, { aliasDuplicateObjects: false });
+}
+
+/**
+ * A scope declared on a requirement that accepted any key (`bearerAuth: []` before) breaks no client: a key
+ * issued without scopes holds every scope, and every key issued before scopes existed was issued without them
+ * (server/accounts/scopes.ts). `redocly diff` cannot know that and rates it major; the gate rates it minor.
+ */
+export function isScopeDeclaredOnOpenRequirement(change: DiffChange): boolean {
+  const before = change.base?.value;
+  const after = change.revision?.value;
+  return (
+    change.kind === 'modified' &&
+    (change.verdicts ?? []).every((v) => v.ruleId === 'security-requirement-changed') &&
+    Array.isArray(before) &&
+    before.length === 0 &&
+    Array.isArray(after) &&
+    after.every((scope) => typeof scope === 'string')
+  );
+}
+
+/** The report with the changes the gate rates differently from `redocly diff` (above) counted as minor. */
+export function rated(report: DiffReport): DiffReport & { scopesDeclared: number } {
+  const declared = report.changes.filter((c) => c.impact === 'major' && isScopeDeclaredOnOpenRequirement(c));
+  const { major, minor, patch } = report.summary;
+  return {
+    ...report,
+    summary: { major: major - declared.length, minor: minor + declared.length, patch },
+    changes: report.changes.map((c) => (declared.includes(c) ? { ...c, impact: 'minor' } : c)),
+    scopesDeclared: declared.length,
+  };
 }
 
 const major = (version: string) => Number(/^(\d+)\./.exec(version)?.[1] ?? Number.NaN);
@@ -36,13 +93,17 @@ export function checkCompatibility(released: string, current: string, log = cons
   const dir = mkdtempSync(join(tmpdir(), 'dss-compat-'));
   try {
     const json = join(dir, 'diff.json');
-    execFileSync(redocly, ['diff', released, current, '--format', 'json', '--fail-on', 'none', '-o', json], {
+    const base = join(dir, 'released.yaml');
+    const revision = join(dir, 'current.yaml');
+    writeFileSync(base, explicitSecurity(readFileSync(released, 'utf8')));
+    writeFileSync(revision, explicitSecurity(readFileSync(current, 'utf8')));
+    execFileSync(redocly, ['diff', base, revision, '--format', 'json', '--fail-on', 'none', '-o', json], {
       cwd: root,
       env: ENV,
       stdio: 'pipe',
     });
-    const report = JSON.parse(readFileSync(json, 'utf8')) as DiffReport;
-    const stylish = spawnSync(redocly, ['diff', released, current, '--fail-on', 'none'], { cwd: root, env: ENV });
+    const report = rated(JSON.parse(readFileSync(json, 'utf8')) as DiffReport);
+    const stylish = spawnSync(redocly, ['diff', base, revision, '--fail-on', 'none'], { cwd: root, env: ENV });
     const shown = stylish.stdout.toString().trim();
     const problem = verdict(report);
     const { major: majors, minor, patch } = report.summary;
@@ -53,7 +114,11 @@ export function checkCompatibility(released: string, current: string, log = cons
     }
     log(
       `Breaking-change gate: ${relative(root, current)} (${report.infoVersions.revision}) against the released ` +
-        `${report.infoVersions.base}: ${majors} major, ${minor} minor, ${patch} patch changes. Passed.`,
+        `${report.infoVersions.base}: ${majors} major, ${minor} minor, ${patch} patch changes` +
+        (report.scopesDeclared > 0
+          ? ` (${report.scopesDeclared} of the minor: a scope declared where any key was accepted).`
+          : '.') +
+        ' Passed.',
     );
     return 0;
   } finally {

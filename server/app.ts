@@ -2,8 +2,8 @@
 //   request id -> its log line and metrics (written once answered) -> security headers -> input lengths (414/431)
 //   -> request target (400)
 //   -> /api/v1, an Express router with one route per operation (http/api-router.ts): CORS -> the operation's
-//   route (no route: 404/405) -> API key (401, or 429 for an address with too many of them) -> rate limit per
-//   key (429) -> Accept (406) -> body, where the operation has one (415/413/400) -> validation (422:
+//   route (no route: 404/405) -> API key (401, or 429 for an address with too many of them; its expiry and
+//   address ranges) -> rate limit per key (429) -> the operation's scope (403) -> Accept (406) -> body, where the operation has one (415/413/400) -> validation (422:
 //   express-openapi-validator as documented, and our own checks, in one problem) -> idempotency key (replay,
 //   409, 422) -> handler -> repository; a problem raised anywhere -> problem+json.
 import express, { type Express } from 'express';
@@ -27,6 +27,7 @@ import { requestId } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
 import { readRequestTarget } from './http/request-target.js';
 import { createRequestValidation } from './http/request-validation.js';
+import { refuseByPolicy, scopeCheck } from './http/scopes.js';
 import { securityHeaders } from './http/security-headers.js';
 import { specDocument } from './http/spec-documents.js';
 import { idempotentCreates } from './idempotency/runner.js';
@@ -114,9 +115,10 @@ export async function createApp({
     spec.basePath,
     apiRouter(spec, {
       cors: cors(spec, corsOrigins),
-      authenticate: requireApiKey(keyCheck),
+      authenticate: requireApiKey(keyCheck, refuseByPolicy),
       perKeyLimit,
       failedAuthGuard,
+      authorize: scopeCheck(spec),
       readBody: readBody(),
       validate: createRequestValidation(spec, FORMATS, validateResponses),
       handle: dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)),

@@ -40,6 +40,8 @@ export interface Operation {
   responses: Record<string, ResponseSpec>;
   /** Empty: public. Otherwise any one of these credentials is enough. */
   security: Credential[];
+  /** The scopes its security requirements declare (`bearerAuth: [domains:read]`); empty when none do. */
+  scopes: string[];
 }
 
 /** A collection path with a create operation, and its item path (collection + "/{param}"). */
@@ -102,9 +104,11 @@ export function buildModel(source: string | Record<string, unknown>): SpecModel 
       // so it is a method of the path but no operation of its own.
       if (method === 'head' && item.get) continue;
       const parameters = mergeParameters(shared, (raw.parameters ?? []) as Array<Record<string, unknown>>);
-      const security = ((raw.security ?? rootSecurity) as Array<Record<string, string[]>>).flatMap((requirement) =>
+      const requirements = (raw.security ?? rootSecurity) as Array<Record<string, string[]>>;
+      const security = requirements.flatMap((requirement) =>
         Object.keys(requirement).map((name) => credentialOf(schemes[name])),
       );
+      const scopes = [...new Set(requirements.flatMap((requirement) => Object.values(requirement).flat()))];
       operations.push({
         id: (raw.operationId as string | undefined) ?? `${method.toUpperCase()} ${path}`,
         object: ((rawItem as Record<string, unknown>)[method] ?? raw) as Record<string, unknown>,
@@ -116,6 +120,7 @@ export function buildModel(source: string | Record<string, unknown>): SpecModel 
         ...(raw.requestBody ? { body: bodyOf(raw.requestBody as Record<string, unknown>) } : {}),
         responses: responsesOf((raw.responses ?? {}) as Record<string, Record<string, unknown>>),
         security,
+        scopes,
       });
     }
     paths.set(path, methods);

@@ -3,6 +3,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import { type Database, toIso } from '../db/database.js';
+import { type KeyPolicy, policyOf } from './key-policy.js';
 import { noteKeyUse } from './last-used.js';
 
 const KEY_PATTERN = /^dss_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
@@ -15,6 +16,18 @@ export interface Account {
   name: string;
   /** The public id of the key that authenticated the request, where keys have one: its rate-limit counter. */
   keyId?: string;
+  /** What the key may do (scopes, expiry, address ranges); undefined: anything, from anywhere, for ever. */
+  policy?: KeyPolicy;
+}
+
+/** What a new key may do, beside its account and label (none of it: everything, as keys always could). */
+export interface KeyOptions {
+  label?: string | null;
+  /** Scope names (key-policy.ts); undefined: every scope. */
+  scopes?: readonly string[];
+  expiresAt?: Date;
+  /** CIDR ranges as parseRange wrote them. */
+  allowedIps?: readonly string[];
 }
 
 export interface IssuedKey {
@@ -30,6 +43,13 @@ export interface KeyListing {
   createdAt: string;
   revokedAt: string | null;
   lastUsedAt: string | null;
+  /** null: every scope. */
+  scopes: string[] | null;
+  expiresAt: string | null;
+  allowedIps: string[] | null;
+  /** The key that replaced it (`keys rotate`), and when that key was made (the start of the overlap). */
+  replacedBy: string | null;
+  replacedAt: string | null;
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
@@ -58,12 +78,31 @@ async function findKey(db: Database, publicId: string): Promise<KeyRow | undefin
     .selectFrom(sql<{ wanted: string }>`(select cast(${publicId} as text) as wanted)`.as('q'))
     .leftJoin('api_keys', 'api_keys.public_id', 'q.wanted')
     .leftJoin('accounts', 'accounts.id', 'api_keys.account_id')
-    .select(['accounts.id as account_id', 'accounts.name as account_name', 'secret_hash', 'revoked_at'])
+    .select([
+      'accounts.id as account_id',
+      'accounts.name as account_name',
+      'secret_hash',
+      'revoked_at',
+      'scopes',
+      'expires_at',
+      'allowed_ips',
+      'replaced_by',
+    ])
     .executeTakeFirst();
   const secretHash = Buffer.from(row?.secret_hash ?? DUMMY_HEX, 'hex');
   return row?.account_id != null && row.account_name != null && row.secret_hash != null
     ? {
-        account: { id: row.account_id, name: row.account_name, keyId: publicId },
+        account: {
+          id: row.account_id,
+          name: row.account_name,
+          keyId: publicId,
+          policy: policyOf({
+            scopes: row.scopes ?? null,
+            expires_at: row.expires_at ?? null,
+            allowed_ips: row.allowed_ips ?? null,
+            replaced_by: row.replaced_by ?? null,
+          }),
+        },
         secretHash,
         revoked: row.revoked_at !== null,
       }
@@ -112,33 +151,106 @@ export function cachedAuthenticator(db: Database, ttlMs = KEY_CACHE_TTL_MS) {
   };
 }
 
-/** Issues a key for the named account, creating the account when it does not exist yet. */
-export async function issueKey(db: Database, accountName: string, label: string | null = null): Promise<IssuedKey> {
+/**
+ * Issues a key for the named account, creating the account when it does not exist yet. A label alone (the
+ * form callers used before keys had options) is a key that may do everything.
+ */
+export async function issueKey(
+  db: Database,
+  accountName: string,
+  options: KeyOptions | string | null = {},
+): Promise<IssuedKey> {
+  const given = typeof options === 'object' && options !== null ? options : { label: options };
+  return db.transaction().execute((trx) => insertKey(trx, accountName, given));
+}
+
+async function insertKey(trx: Database, accountName: string, options: KeyOptions, now = new Date().toISOString()) {
   const publicId = randomBytes(6).toString('hex');
   const secret = randomBytes(32).toString('base64url');
-  const now = new Date().toISOString();
-  return db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('accounts')
-      .values({ name: accountName, created_at: now })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .execute();
-    const account = await trx
-      .selectFrom('accounts')
-      .select(['id', 'name'])
-      .where('name', '=', accountName)
-      .executeTakeFirstOrThrow();
-    await trx
-      .insertInto('api_keys')
-      .values({
-        public_id: publicId,
-        account_id: account.id,
-        label,
-        secret_hash: sha256(secret).toString('hex'),
-        created_at: now,
-      })
-      .execute();
-    return { key: `dss_${publicId}_${secret}`, publicId, account };
+  await trx
+    .insertInto('accounts')
+    .values({ name: accountName, created_at: now })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
+  const account = await trx
+    .selectFrom('accounts')
+    .select(['id', 'name'])
+    .where('name', '=', accountName)
+    .executeTakeFirstOrThrow();
+  await trx
+    .insertInto('api_keys')
+    .values({
+      public_id: publicId,
+      account_id: account.id,
+      label: options.label ?? null,
+      secret_hash: sha256(secret).toString('hex'),
+      created_at: now,
+      scopes: options.scopes ? options.scopes.join(' ') : null,
+      expires_at: options.expiresAt ? options.expiresAt.toISOString() : null,
+      allowed_ips: options.allowedIps?.length ? options.allowedIps.join(',') : null,
+    })
+    .execute();
+  return { key: `dss_${publicId}_${secret}`, publicId, account };
+}
+
+export type Rotation =
+  | { rotated: IssuedKey; oldKeyExpiresAt: string }
+  | { refused: 'unknown' | 'revoked' | 'expired' | 'rotated'; detail?: string };
+
+/**
+ * Issues a successor of an active key (same account, label, scopes and ranges; the same lifetime from now, when
+ * the old key had one) and makes the old key expire `overlapMs` from now (or when it expired anyway, if sooner).
+ * One transaction: the old key is claimed by its update, so two rotations of one key make one successor.
+ */
+export async function rotateKey(db: Database, keyOrPublicId: string, overlapMs: number): Promise<Rotation> {
+  const publicId = KEY_PATTERN.exec(keyOrPublicId)?.[1] ?? keyOrPublicId;
+  return db.transaction().execute(async (trx): Promise<Rotation> => {
+    const old = await trx
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select([
+        'accounts.name as account',
+        'label',
+        'scopes',
+        'expires_at',
+        'allowed_ips',
+        'revoked_at',
+        'replaced_by',
+        'api_keys.created_at',
+      ])
+      .where('public_id', '=', publicId)
+      .executeTakeFirst();
+    if (!old) return { refused: 'unknown' };
+    if (old.revoked_at !== null) return { refused: 'revoked', detail: toIso(old.revoked_at) };
+    if (old.replaced_by !== null) return { refused: 'rotated', detail: old.replaced_by };
+    const nowMs = Date.now();
+    const oldExpiry = old.expires_at === null ? undefined : new Date(old.expires_at).getTime();
+    if (oldExpiry !== undefined && oldExpiry <= nowMs)
+      return { refused: 'expired', detail: toIso(old.expires_at as string) };
+    const lifetime = oldExpiry === undefined ? undefined : oldExpiry - new Date(old.created_at).getTime();
+    const now = new Date(nowMs).toISOString();
+    const rotated = await insertKey(
+      trx,
+      old.account,
+      {
+        label: old.label,
+        ...(old.scopes !== null ? { scopes: old.scopes.split(' ').filter(Boolean) } : {}),
+        ...(lifetime !== undefined ? { expiresAt: new Date(nowMs + lifetime) } : {}),
+        ...(old.allowed_ips ? { allowedIps: old.allowed_ips.split(',') } : {}),
+      },
+      now,
+    );
+    const end = Math.min(nowMs + overlapMs, oldExpiry ?? Number.POSITIVE_INFINITY);
+    const claimed = await trx
+      .updateTable('api_keys')
+      .set({ replaced_by: rotated.publicId, expires_at: new Date(end).toISOString() })
+      .where('public_id', '=', publicId)
+      .where('replaced_by', 'is', null)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (claimed.numUpdatedRows === 0n)
+      throw new Error(`Key ${publicId} changed while it was being rotated; run it again.`);
+    return { rotated, oldKeyExpiresAt: new Date(end).toISOString() };
   });
 }
 
@@ -158,7 +270,20 @@ export async function listKeys(db: Database): Promise<KeyListing[]> {
   const rows = await db
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-    .select(['public_id', 'accounts.name as account', 'label', 'api_keys.created_at', 'revoked_at', 'last_used_at'])
+    .leftJoin('api_keys as successor', 'successor.public_id', 'api_keys.replaced_by')
+    .select([
+      'api_keys.public_id',
+      'accounts.name as account',
+      'api_keys.label',
+      'api_keys.created_at',
+      'api_keys.revoked_at',
+      'api_keys.last_used_at',
+      'api_keys.scopes',
+      'api_keys.expires_at',
+      'api_keys.allowed_ips',
+      'api_keys.replaced_by',
+      'successor.created_at as replaced_at',
+    ])
     .orderBy('api_keys.id')
     .execute();
   return rows.map((row) => ({
@@ -168,7 +293,28 @@ export async function listKeys(db: Database): Promise<KeyListing[]> {
     createdAt: toIso(row.created_at),
     revokedAt: row.revoked_at === null ? null : toIso(row.revoked_at),
     lastUsedAt: row.last_used_at === null ? null : toIso(row.last_used_at),
+    scopes: row.scopes === null ? null : row.scopes.split(' ').filter(Boolean),
+    expiresAt: row.expires_at === null ? null : toIso(row.expires_at),
+    allowedIps: row.allowed_ips ? row.allowed_ips.split(',') : null,
+    replacedBy: row.replaced_by,
+    replacedAt: row.replaced_at == null ? null : toIso(row.replaced_at),
   }));
+}
+
+/** What a key's row says of it now: active, revoked, expired, rotating (in its overlap) or rotated (after it). */
+export function keyStatus(
+  key: KeyListing,
+  now = Date.now(),
+): 'active' | 'revoked' | 'expired' | 'rotating' | 'rotated' {
+  if (key.revokedAt) return 'revoked';
+  const over = key.expiresAt !== null && Date.parse(key.expiresAt) <= now;
+  if (key.replacedBy) return over ? 'rotated' : 'rotating';
+  return over ? 'expired' : 'active';
+}
+
+/** A rotated key used after its successor was made: some client still holds it. */
+export function usedAfterRotation(key: KeyListing): boolean {
+  return key.replacedAt !== null && key.lastUsedAt !== null && Date.parse(key.lastUsedAt) >= Date.parse(key.replacedAt);
 }
 
 export async function countKeys(db: Database): Promise<number> {

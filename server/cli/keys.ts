@@ -1,28 +1,72 @@
-// `npm run keys -- <command>`: issue, list and revoke API keys. Keys are shown once, at creation; the
-// database keeps only a hash of their secret part.
+// `npm run keys -- <command>`: issue, list, rotate and revoke API keys. Keys are shown once, at creation; the
+// database keeps only a hash of their secret part. Every run names its database (stderr) and never makes one.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { issueKey, listKeys, revokeKey } from '../accounts/keys.js';
+import { parseDuration, parseInstant, parseRange, parseScopes, SCOPES } from '../accounts/key-policy.js';
+import {
+  issueKey,
+  type KeyListing,
+  type KeyOptions,
+  keyStatus,
+  listKeys,
+  revokeKey,
+  rotateKey,
+  usedAfterRotation,
+} from '../accounts/keys.js';
 import { ConfigError, readConfig } from '../config.js';
-import { openDatabase } from '../db/database.js';
-import { migrateToLatest } from '../db/migrations.js';
+import { type Database, openDatabase, parseDatabaseUrl, redact } from '../db/database.js';
+import { appliedMigrations, migrateToLatest } from '../db/migrations.js';
+import { controlCharacterIn, printable, table } from './terminal-text.js';
 
 const USAGE = `Usage: npm run keys -- <command>
 
-  create --account <name> [--label <text>]   Issue a key for the account (created if new); prints it once.
-  list                                        List keys: id, account, label, status, created, last used,
-                                              revoked (last used is exact to within a minute).
-  revoke <key-id>                             Revoke a key (by the id that list shows, or the whole key).
-  help                                        Show this text.
+  create --account <name> [--label <text>] [--scopes <list>] [--expires-in <duration> | --expires-at <time>]
+         [--allow-ip <range>]...
+      Issue a key for the account (created if new); prints it once. Without --scopes the key holds every
+      scope, those added later too. Scopes: ${SCOPES.join(', ')}
+      (a write scope does not include its read scope). --expires-in takes 90d, 24h, 30m, 2w; --expires-at
+      a time with its zone (2027-01-31T00:00:00Z). --allow-ip (repeatable) takes an IPv4 or IPv6 address or
+      range (10.0.0.0/8, 2001:db8::/32): the key then works only from there.
+  list
+      List keys: id, account, label, status (active, revoked, expired, rotating, rotated), scopes, expiry,
+      address ranges, the key that replaced it, created, last used (exact to within a minute), revoked.
+  rotate <key-id> [--overlap <duration>]
+      Issue a successor (same account, label, scopes, ranges and lifetime) and keep the old key working for
+      the overlap (default 24h; 0s ends it now). Prints the new key once.
+  revoke <key-id>
+      Revoke a key (by the id that list shows, or the whole key).
+  help
+      Show this text.
 
-The database is the one DATABASE_URL names (default sqlite:data/domain-space.sqlite).`;
+The database is the one DATABASE_URL names (default sqlite:data/domain-space.sqlite); each run names it on
+stderr. A database that does not exist yet (or has no tables of the service) is created only when asked:
+add --create-database.`;
 
 class UsageError extends Error {}
+/** A refusal that is no misuse of the command (no usage follows it). */
+class Refusal extends Error {}
 
 const OPTIONS = {
   account: { type: 'string' },
   label: { type: 'string' },
+  scopes: { type: 'string' },
+  'expires-in': { type: 'string' },
+  'expires-at': { type: 'string' },
+  'allow-ip': { type: 'string', multiple: true },
+  overlap: { type: 'string' },
+  'create-database': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+const EXAMPLES: Record<string, string> = {
+  '--label': '"ci job"',
+  '--scopes': 'spaces:read,domains:read',
+  '--expires-in': '90d',
+  '--expires-at': '2027-01-31T00:00:00Z',
+  '--allow-ip': '10.0.0.0/8',
+  '--overlap': '24h',
+};
 
 /** parseArgs, with its errors (a missing value, an unknown option) said in a sentence of our own. */
 function parse(argv: string[]) {
@@ -32,22 +76,77 @@ function parse(argv: string[]) {
     const code = (error as { code?: string }).code;
     const option = /'(-[^' ]+)/.exec(String((error as Error).message))?.[1] ?? '';
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-      throw new UsageError(
-        `The option ${option} needs a value, as in ${option} ${option === '--label' ? '"ci job"' : 'acme'}.`,
-      );
+      throw new UsageError(`The option ${option} needs a value, as in ${option} ${EXAMPLES[option] ?? 'acme'}.`);
     }
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`Unknown option ${option}.`);
     throw new UsageError(String((error as Error).message));
   }
 }
 
-const table = (rows: string[][]) =>
-  rows.map((row) =>
-    row
-      .map((cell, i) => cell.padEnd(Math.max(...rows.map((r) => r[i]?.length ?? 0))))
-      .join('  ')
-      .trimEnd(),
-  );
+type Values = ReturnType<typeof parse>['values'];
+
+/** A value of ours or the sentence of the problem (key-policy.ts's parsers): the sentence becomes a usage error. */
+function valid<T>(result: T | { error: string }): T {
+  if (typeof result === 'object' && result !== null && 'error' in result) throw new UsageError(result.error);
+  return result as T;
+}
+
+/** Account names and labels are printed by `list`: a control character in one is refused here. */
+function plainText(option: string, value: string): string {
+  const control = controlCharacterIn(value);
+  if (control) throw new UsageError(`${option} must not hold control characters (it has ${control}).`);
+  return value;
+}
+
+/** The options of `create`, checked whole before anything is written. */
+function keyOptions(values: Values): KeyOptions {
+  if (values['expires-in'] !== undefined && values['expires-at'] !== undefined) {
+    throw new UsageError('Give --expires-in or --expires-at, not both.');
+  }
+  const now = Date.now();
+  let expiresAt: Date | undefined;
+  if (values['expires-in'] !== undefined) {
+    expiresAt = new Date(now + valid(parseDuration(values['expires-in'], '--expires-in')));
+  } else if (values['expires-at'] !== undefined) {
+    expiresAt = new Date(valid(parseInstant(values['expires-at'], '--expires-at')));
+    if (expiresAt.getTime() <= now) throw new UsageError(`--expires-at ${values['expires-at']} is in the past.`);
+  }
+  return {
+    label: values.label === undefined ? null : plainText('--label', values.label),
+    ...(values.scopes !== undefined ? { scopes: valid(parseScopes(values.scopes)) } : {}),
+    ...(expiresAt ? { expiresAt } : {}),
+    ...(values['allow-ip'] ? { allowedIps: values['allow-ip'].map((range) => valid(parseRange(range))) } : {}),
+  };
+}
+
+/**
+ * The database DATABASE_URL names, opened only when it is the service's: a SQLite file that is not there, or a
+ * database without the service's tables, is a mistake in DATABASE_URL far more often than a wish for a new one.
+ */
+async function openServiceDatabase(databaseUrl: string, create: boolean): Promise<Database> {
+  const target = parseDatabaseUrl(databaseUrl);
+  if ('error' in target) throw new ConfigError([target.error]);
+  const where =
+    target.kind === 'sqlite'
+      ? `the SQLite file ${resolve(target.path)}`
+      : `the PostgreSQL database ${redact(target.url)}`;
+  const advice = "Set DATABASE_URL to the service's database, or add --create-database to create one here.";
+  if (target.kind === 'sqlite' && target.path !== ':memory:' && !existsSync(target.path) && !create) {
+    throw new Refusal(`There is no database at ${where}. ${advice}`);
+  }
+  const db = openDatabase(databaseUrl);
+  try {
+    if (!create && (await appliedMigrations(db)).length === 0) {
+      throw new Refusal(`${where[0]?.toUpperCase()}${where.slice(1)} has no tables of the service. ${advice}`);
+    }
+    await migrateToLatest(db);
+    console.error(`Database: ${where}.`);
+    return db;
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+}
 
 async function run(argv: string[]): Promise<void> {
   const { positionals, values } = parse(argv);
@@ -57,57 +156,117 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
   if (command === undefined) throw new UsageError('Name a command.');
-  if (!['create', 'list', 'revoke'].includes(command)) throw new UsageError(`Unknown command "${command}".`);
+  if (!['create', 'list', 'revoke', 'rotate'].includes(command)) throw new UsageError(`Unknown command "${command}".`);
+  // Everything the command was given is checked before the database is opened.
+  const account = values.account?.trim();
+  if (command === 'create' && !account) throw new UsageError('create needs --account <name>.');
+  const options = command === 'create' ? keyOptions(values) : {};
+  const overlapMs = valid(parseDuration(values.overlap ?? '24h', '--overlap'));
+  const [id] = rest;
+  if ((command === 'revoke' || command === 'rotate') && !id) {
+    throw new UsageError(`${command} needs the key id (see list).`);
+  }
 
-  const db = openDatabase(readConfig(process.env).databaseUrl);
+  const db = await openServiceDatabase(readConfig(process.env).databaseUrl, values['create-database'] === true);
   try {
-    await migrateToLatest(db);
     if (command === 'create') {
-      const account = values.account?.trim();
-      if (!account) throw new UsageError('create needs --account <name>.');
-      const issued = await issueKey(db, account, values.label ?? null);
-      console.log(`Key ${issued.publicId} for account "${issued.account.name}". It is shown only this once:\n`);
+      const issued = await issueKey(db, plainText('--account', account as string), options);
+      console.log(
+        `Key ${issued.publicId} for account "${printable(issued.account.name)}". It is shown only this once:\n`,
+      );
       console.log(`  ${issued.key}\n`);
     } else if (command === 'list') {
-      const keys = await listKeys(db);
-      if (keys.length === 0) {
-        console.log('No keys yet. Create one: npm run keys -- create --account <name>');
-        return;
-      }
-      const rows = keys.map((k) => [
-        k.publicId,
-        k.account,
-        k.label ?? '',
-        k.revokedAt ? 'revoked' : 'active',
-        k.createdAt,
-        k.lastUsedAt ?? 'never',
-        k.revokedAt ?? '',
-      ]);
-      const header = ['KEY ID', 'ACCOUNT', 'LABEL', 'STATUS', 'CREATED', 'LAST USED', 'REVOKED'];
-      console.log(table([header, ...rows]).join('\n'));
+      printList(await listKeys(db));
+    } else if (command === 'rotate') {
+      await rotate(db, id as string, overlapMs);
     } else {
-      const [id] = rest;
-      if (!id) throw new UsageError('revoke needs the key id (see list).');
-      if (await revokeKey(db, id)) {
-        console.log(`Key ${id} revoked. Requests with it now get 401.`);
-        return;
-      }
-      const known = (await listKeys(db)).find((k) => k.publicId === id || id.startsWith(`dss_${k.publicId}_`));
-      console.error(
-        known?.revokedAt
-          ? `Key ${known.publicId} was already revoked at ${known.revokedAt}.`
-          : `No key with id ${id}. npm run keys -- list shows the key ids.`,
-      );
-      process.exitCode = 1;
+      await revoke(db, id as string);
     }
   } finally {
     await db.destroy();
   }
 }
 
+function printList(keys: KeyListing[]): void {
+  if (keys.length === 0) {
+    console.log('No keys yet. Create one: npm run keys -- create --account <name>');
+    return;
+  }
+  const rows = keys.map((k) => [
+    k.publicId,
+    printable(k.account),
+    printable(k.label ?? ''),
+    keyStatus(k),
+    k.scopes === null ? 'all' : k.scopes.join(',') || 'none',
+    k.expiresAt ?? 'never',
+    k.allowedIps?.join(',') ?? 'any',
+    k.replacedBy ? `${k.replacedBy}${usedAfterRotation(k) ? ' (still in use)' : ''}` : '',
+    k.createdAt,
+    k.lastUsedAt ?? 'never',
+    k.revokedAt ?? '',
+  ]);
+  const header = [
+    'KEY ID',
+    'ACCOUNT',
+    'LABEL',
+    'STATUS',
+    'SCOPES',
+    'EXPIRES',
+    'ALLOWED IPS',
+    'REPLACED BY',
+    'CREATED',
+    'LAST USED',
+    'REVOKED',
+  ];
+  console.log(table([header, ...rows]).join('\n'));
+  const lingering = keys.filter((k) => usedAfterRotation(k) && keyStatus(k) === 'rotating');
+  if (lingering.length > 0) {
+    console.error(
+      `${lingering.length} rotated key(s) used after their successor was made: ` +
+        `${lingering.map((k) => `${k.publicId} (works until ${k.expiresAt})`).join(', ')}. Move their clients to the new key.`,
+    );
+  }
+}
+
+async function rotate(db: Database, id: string, overlapMs: number): Promise<void> {
+  const result = await rotateKey(db, id, overlapMs);
+  if ('rotated' in result) {
+    const { rotated, oldKeyExpiresAt } = result;
+    console.log(
+      `Key ${rotated.publicId} replaces ${id.startsWith('dss_') ? id.split('_')[1] : id} for account ` +
+        `"${printable(rotated.account.name)}"; the old key works until ${oldKeyExpiresAt}. ` +
+        'The new key is shown only this once:\n',
+    );
+    console.log(`  ${rotated.key}\n`);
+    return;
+  }
+  const said = {
+    unknown: `No key with id ${printable(id)}. npm run keys -- list shows the key ids.`,
+    revoked: `Key ${printable(id)} was revoked at ${result.detail}; a revoked key is not rotated.`,
+    expired: `Key ${printable(id)} expired at ${result.detail}; issue a new key with create.`,
+    rotated: `Key ${printable(id)} was rotated already: key ${result.detail} replaces it.`,
+  };
+  console.error(said[result.refused]);
+  process.exitCode = 1;
+}
+
+async function revoke(db: Database, id: string): Promise<void> {
+  if (await revokeKey(db, id)) {
+    console.log(`Key ${printable(id)} revoked. Requests with it now get 401.`);
+    return;
+  }
+  const known = (await listKeys(db)).find((k) => k.publicId === id || id.startsWith(`dss_${k.publicId}_`));
+  console.error(
+    known?.revokedAt
+      ? `Key ${known.publicId} was already revoked at ${known.revokedAt}.`
+      : `No key with id ${printable(id)}. npm run keys -- list shows the key ids.`,
+  );
+  process.exitCode = 1;
+}
+
 run(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
-  else if (error instanceof ConfigError) console.error(error.message);
+  else if (error instanceof ConfigError || error instanceof Refusal) console.error(error.message);
   else console.error(error instanceof Error ? error.message : String(error));
   process.exitCode = 2;
 });

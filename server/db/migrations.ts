@@ -89,6 +89,18 @@ const migrations: Record<string, Migration> = {
     },
   },
   '0004_counts_and_search': { up: addCountsAndSearch },
+  '0006_key_scopes': {
+    // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
+    async up(db: Kysely<any>) {
+      const type = columnTypes(db);
+      // Null scopes: every scope, as every key made before scopes existed had (server/accounts/key-policy.ts).
+      await db.schema.alterTable('api_keys').addColumn('scopes', 'text').execute();
+      await db.schema.alterTable('api_keys').addColumn('expires_at', type.timestamp).execute();
+      await db.schema.alterTable('api_keys').addColumn('allowed_ips', 'text').execute();
+      // A rotated key names its successor (its start is the successor's created_at).
+      await db.schema.alterTable('api_keys').addColumn('replaced_by', 'text').execute();
+    },
+  },
 };
 
 export const provider: MigrationProvider = { getMigrations: async () => migrations };
@@ -128,7 +140,7 @@ export async function migrateToLatest(db: Kysely<any>): Promise<{ newer: string[
 
 /** The names of the migrations applied to the database; none when it has no migration table yet. */
 // biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest.
-async function appliedMigrations(db: Kysely<any>): Promise<string[]> {
+export async function appliedMigrations(db: Kysely<any>): Promise<string[]> {
   const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
   if (!tables.some((table) => table.name === DEFAULT_MIGRATION_TABLE)) return [];
   const rows = await db.selectFrom(DEFAULT_MIGRATION_TABLE).select('name').execute();

@@ -22,6 +22,14 @@ export interface ApiKeysTable {
   revoked_at: Timestamp | null;
   /** When the key last authenticated a request, to within a minute (written at most once a minute per key). */
   last_used_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
+  /** The scopes it holds, space-separated; null: every scope (server/accounts/key-policy.ts). */
+  scopes: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When it stops working; null: never. A rotated key's is the end of its overlap. */
+  expires_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
+  /** The client address ranges it may be used from, CIDR, comma-separated; null: any address. */
+  allowed_ips: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The public id of the key that replaced it (`keys rotate`); null: not rotated. */
+  replaced_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface DomainsTable {

@@ -13,6 +13,8 @@ export interface ApiSteps {
   /** The per-key quota (429), and the failed-authentication guard (an error handler, at the router's end). */
   perKeyLimit: RequestHandler;
   failedAuthGuard: ErrorRequestHandler;
+  /** 403 unless the key holds the scope the operation declares (before its body is read). */
+  authorize: Array<RequestHandler | ErrorRequestHandler>;
   /** Reads a store or update body (415, 413, 400). */
   readBody: RequestHandler[];
   /** Validation of the routed request (422), the validator's middleware among them. */
@@ -40,12 +42,13 @@ export function apiRouter(spec: ApiSpec, steps: ApiSteps): Router {
   return router;
 }
 
-/** One operation's chain: routed -> key (401) -> quota (429) -> Accept (406) -> [body] -> 422 -> handler. */
+/** One operation's chain: routed -> key (401) -> quota (429) -> scope (403) -> Accept (406) -> [body] -> 422 -> handler. */
 function stepsOf(route: Route, steps: ApiSteps): Array<RequestHandler | ErrorRequestHandler> {
   return [
     operationOf(route),
     steps.authenticate,
     steps.perKeyLimit,
+    ...steps.authorize,
     requireJsonAcceptable,
     ...(route.operation.requestBody ? steps.readBody : []),
     ...steps.validate,

@@ -1,6 +1,6 @@
 // Bearer authentication for every /api/v1 request, before any detail of the request is looked at; first, the
 // headers that must come once (Authorization, Idempotency-Key) are refused when repeated.
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Account } from '../accounts/keys.js';
 import { MAX_AUTHORIZATION } from './input-limits.js';
 import { HttpProblem } from './problem.js';
@@ -10,9 +10,9 @@ const REALM = 'domain-space-service';
 // RFC 6750 b64token; the scheme name is case-insensitive.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
-function unauthorized(detail: string, invalidToken: boolean): HttpProblem {
+export function unauthorized(detail: string, invalidToken: boolean, kind = 'unauthorized'): HttpProblem {
   const challenge = invalidToken ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`;
-  return new HttpProblem(401, 'unauthorized', detail, { headers: { 'WWW-Authenticate': challenge } });
+  return new HttpProblem(401, kind, detail, { headers: { 'WWW-Authenticate': challenge } });
 }
 
 /** How a bearer token becomes an account (the API keys by default; the sandbox's own in sandbox.ts). */
@@ -23,7 +23,10 @@ export interface KeyCheck {
   invalidDetail?: string;
 }
 
-export function requireApiKey(authenticate: KeyCheck): RequestHandler {
+/** `requireApiKey`'s last word on a key that authenticated (its expiry, its address ranges): throws to refuse it. */
+export type KeyAcceptance = (account: Account, req: Request) => void;
+
+export function requireApiKey(authenticate: KeyCheck, accept: KeyAcceptance = () => {}): RequestHandler {
   return async (req, res, next) => {
     // Node keeps the first of several Authorization headers; which key was meant is anyone's guess.
     const sent = req.headersDistinct.authorization?.length ?? 0;
@@ -58,6 +61,7 @@ export function requireApiKey(authenticate: KeyCheck): RequestHandler {
         true,
       );
     }
+    accept(account, req);
     context(res).account = account;
     next();
   };
