@@ -56,7 +56,8 @@ export interface paths {
         get: operations["domains_show"];
         /**
          * Update a domain (PUT)
-         * @description Changes the fields sent and keeps the others; a body with no fields returns the domain unchanged.
+         * @description Changes the fields sent and keeps the others;
+         *     a body with no fields, or only the values it has, returns the domain unchanged (same `ETag`, `updated_at`).
          *     `PUT` and `PATCH` behave identically.
          */
         put: operations["domains_update"];
@@ -75,7 +76,8 @@ export interface paths {
         head: operations["domains_show_head"];
         /**
          * Update a domain (PATCH)
-         * @description Changes the fields sent and keeps the others; a body with no fields returns the domain unchanged.
+         * @description Changes the fields sent and keeps the others;
+         *     a body with no fields, or only the values it has, returns the domain unchanged (same `ETag`, `updated_at`).
          *     `PATCH` and `PUT` behave identically.
          */
         patch: operations["domains_patch"];
@@ -132,7 +134,8 @@ export interface paths {
         get: operations["spaces_show"];
         /**
          * Update a space (PUT)
-         * @description Changes the fields sent and keeps the others; a body with no fields returns the space unchanged.
+         * @description Changes the fields sent and keeps the others;
+         *     a body with no fields, or only the values it has, returns the space unchanged (same `ETag`, `updated_at`).
          *     `PUT` and `PATCH` behave identically.
          */
         put: operations["spaces_update"];
@@ -151,7 +154,8 @@ export interface paths {
         head: operations["spaces_show_head"];
         /**
          * Update a space (PATCH)
-         * @description Changes the fields sent and keeps the others; a body with no fields returns the space unchanged.
+         * @description Changes the fields sent and keeps the others;
+         *     a body with no fields, or only the values it has, returns the space unchanged (same `ETag`, `updated_at`).
          *     `PATCH` and `PUT` behave identically.
          */
         patch: operations["spaces_patch"];
@@ -755,6 +759,7 @@ export interface components {
          * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
          *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
          *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+         *     A value that is neither `*` nor a list of quoted tags answers `422` naming `If-Match`.
          *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
          *     to whatever version is current.
          */
@@ -1146,6 +1151,7 @@ export interface operations {
                  * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
                  *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
                  *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+                 *     A value that is neither `*` nor a list of quoted tags answers `422` naming `If-Match`.
                  *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
                  *     to whatever version is current.
                  */
@@ -1210,6 +1216,7 @@ export interface operations {
                  * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
                  *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
                  *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+                 *     A value that is neither `*` nor a list of quoted tags answers `422` naming `If-Match`.
                  *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
                  *     to whatever version is current.
                  */
@@ -1282,6 +1289,7 @@ export interface operations {
                  * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
                  *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
                  *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+                 *     A value that is neither `*` nor a list of quoted tags answers `422` naming `If-Match`.
                  *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
                  *     to whatever version is current.
                  */
@@ -1578,6 +1586,7 @@ export interface operations {
                  * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
                  *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
                  *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+                 *     A value that is neither `*` nor a list of quoted tags answers `422` naming `If-Match`.
                  *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
                  *     to whatever version is current.
                  */
@@ -1641,6 +1650,7 @@ export interface operations {
                  * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
                  *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
                  *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+                 *     A value that is neither `*` nor a list of quoted tags answers `422` naming `If-Match`.
                  *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
                  *     to whatever version is current.
                  */
@@ -1713,6 +1723,7 @@ export interface operations {
                  * @description Change the record only if it is still the version you read: one or more ETags from an earlier answer
                  *     (comma-separated), or `*` for any current version. When none matches, the answer is `412` and nothing
                  *     changes. The check and the write are one atomic step. Compared strongly: a weak `W/"…"` tag never matches.
+                 *     A value that is neither `*` nor a list of quoted tags answers `422` naming `If-Match`.
                  *     For example `"42.3"`, the `ETag` of the version you read. No default: without the header the change applies
                  *     to whatever version is current.
                  */

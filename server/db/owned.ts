@@ -1,6 +1,6 @@
 // Reads and writes of one account's record by id, shared by domains and spaces. A record of another account
 // is treated exactly as a missing one: the account id is part of every statement.
-import type { Selectable, Updateable } from 'kysely';
+import type { ExpressionBuilder, Selectable, Updateable } from 'kysely';
 import type { Database } from './database.js';
 import { type ListPosition, type ListQuery, listPage } from './listing.js';
 import { precompiled } from './precompiled.js';
@@ -34,6 +34,11 @@ export interface Versioned<R> {
   version: number;
 }
 
+/** A record after an update, and whether the update changed anything (events and version follow only a change). */
+export interface Updated<R> extends Versioned<R> {
+  changed: boolean;
+}
+
 /** Throws VersionMismatchError when the record exists, for a write that matched no row at the expected version. */
 async function missingOrStale(
   db: Database,
@@ -46,9 +51,16 @@ async function missingOrStale(
   return undefined;
 }
 
+/** The row after a write, and whether the write changed it (a write of the values it already has does not). */
+export interface Written<Row> {
+  row: Row;
+  changed: boolean;
+}
+
 /**
- * Applies `changes` and returns the new row, one version up; with no changes, returns the row untouched
- * (updated_at and version too). Undefined when the account has no such record.
+ * Applies `changes` and returns the new row, one version up. A write that would change nothing (no changes,
+ * or only the values the row already has) leaves the row untouched, updated_at and version too, and says so
+ * with `changed: false`. Undefined when the account has no such record.
  */
 export async function updateOwned<T extends ResourceTable>(
   db: Database,
@@ -57,27 +69,50 @@ export async function updateOwned<T extends ResourceTable>(
   id: number,
   changes: Updateable<DB[T]>,
   expected: ExpectedVersions = 'any',
-) {
+): Promise<Written<Selectable<DB[T]>> | undefined> {
   // An If-Match that names none of this record's versions can match no row; `in ()` is not SQL either.
   if (expected !== 'any' && expected.length === 0) return missingOrStale(db, table, accountId, id, expected);
-  if (Object.keys(changes).length === 0) {
-    const row = await findOwned(db, table, accountId, id);
-    if (row && expected !== 'any' && !expected.includes(versionOf(row))) throw new VersionMismatchError(id);
-    return row;
+  const columns = Object.entries(changes as Record<string, unknown>);
+  const owned = (eb: ExpressionBuilder<DB, ResourceTable>) =>
+    eb.and([
+      eb('account_id', '=', accountId),
+      eb('id', '=', id),
+      ...(expected === 'any' ? [] : [eb('version', 'in', expected)]),
+    ]);
+  // Null-safe, and in the statement itself: the write applies only where a value differs, atomically.
+  const differs = (eb: ExpressionBuilder<DB, ResourceTable>) =>
+    eb.or(columns.map(([column, value]) => eb(column as 'name', 'is distinct from', value as string)));
+  const update = (onlyIfDifferent: boolean) =>
+    db
+      .updateTable(table as ResourceTable)
+      .set((eb) => ({
+        ...(changes as Updateable<DB[ResourceTable]>),
+        updated_at: new Date().toISOString(),
+        version: eb('version', '+', 1),
+      }))
+      .where((eb) => (onlyIfDifferent ? eb.and([owned(eb), differs(eb)]) : owned(eb)))
+      .returningAll()
+      .executeTakeFirst() as Promise<Selectable<DB[T]> | undefined>;
+
+  if (columns.length > 0) {
+    const written = await update(true);
+    if (written) return { row: written, changed: true };
   }
-  const query = db
-    .updateTable(table as ResourceTable)
-    .set((eb) => ({
-      ...(changes as Updateable<DB[ResourceTable]>),
-      updated_at: new Date().toISOString(),
-      version: eb('version', '+', 1),
-    }))
+  // Nothing written: the record is missing, at another version, or already holds these values.
+  const current = (await db
+    .selectFrom(table as ResourceTable)
+    .selectAll()
+    .select((eb) => (columns.length > 0 ? differs(eb) : eb.lit(false)).as('differs'))
     .where('account_id', '=', accountId)
-    .where('id', '=', id);
-  const row = await (expected === 'any' ? query : query.where('version', 'in', expected))
-    .returningAll()
-    .executeTakeFirst();
-  return (row ?? (await missingOrStale(db, table, accountId, id, expected))) as Selectable<DB[T]> | undefined;
+    .where('id', '=', id)
+    .executeTakeFirst()) as (Selectable<DB[T]> & { differs: unknown }) | undefined;
+  if (!current) return undefined;
+  if (expected !== 'any' && !expected.includes(versionOf(current))) throw new VersionMismatchError(id);
+  const { differs: stillDiffers, ...row } = current;
+  if (!stillDiffers) return { row: row as unknown as Selectable<DB[T]>, changed: false };
+  // Another write changed the values between the two statements; this one now changes them, like any write.
+  const written = await update(false);
+  return written ? { row: written, changed: true } : missingOrStale(db, table, accountId, id, expected);
 }
 
 export async function deleteOwned(

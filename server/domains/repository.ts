@@ -1,7 +1,14 @@
 // Persistence of domains. Takes and returns plain records; knows nothing of HTTP.
 import type { Selectable } from 'kysely';
 import { type Database, toIso } from '../db/database.js';
-import { type ExpectedVersions, ownedRecords, updateOwned, type Versioned, versionOf } from '../db/owned.js';
+import {
+  type ExpectedVersions,
+  ownedRecords,
+  type Updated,
+  updateOwned,
+  type Versioned,
+  versionOf,
+} from '../db/owned.js';
 import type { DomainsTable } from '../db/schema.js';
 import { domainNameKey } from './fields.js';
 
@@ -77,15 +84,18 @@ export function domainRepository(db: Database) {
       return { record: toRecord(row), version: versionOf(row) };
     },
 
-    /** Throws VersionMismatchError when the record is not at one of the `expected` versions. */
+    /**
+     * `changed` is false for a write of the values the record already has: it keeps its version and updated_at.
+     * Throws VersionMismatchError when the record is not at one of the `expected` versions.
+     */
     async update(
       accountId: number,
       id: number,
       changes: DomainChanges,
       expected: ExpectedVersions = 'any',
-    ): Promise<Versioned<DomainRecord> | undefined> {
-      const row = await updateOwned(db, 'domains', accountId, id, changes, expected);
-      return row && { record: toRecord(row), version: versionOf(row) };
+    ): Promise<Updated<DomainRecord> | undefined> {
+      const written = await updateOwned(db, 'domains', accountId, id, changes, expected);
+      return written && { record: toRecord(written.row), version: versionOf(written.row), changed: written.changed };
     },
   };
 }

@@ -1,7 +1,7 @@
 // Conditional requests (RFC 9110 §13): the strong ETag of a record, made of its id and version, and the
 // If-Match and If-None-Match headers read against it. The atomic check itself is in the write (db/owned.ts).
 import { type ExpectedVersions, VersionMismatchError } from '../db/owned.js';
-import { HttpProblem } from './problem.js';
+import { HttpProblem, validationProblem } from './problem.js';
 
 /** `"<id>.<version>"`: changes with every change of the record, and never names another record. */
 export function etagOf(id: number, version: number): string {
@@ -14,10 +14,28 @@ interface EntityTag {
   opaque: string;
 }
 
-/** The members of an If-Match or If-None-Match list; `*` for the wildcard. Members that are not entity tags match nothing. */
-function entityTags(header: string): '*' | EntityTag[] {
+// The tokens of an entity-tag list (RFC 9110 §8.8.3, §5.6.1): a tag, a comma, or white space between them.
+const LIST_TOKEN = /(W\/)?("[\x21\x23-\x7E\x80-\xFF]*")|,|[ \t]+/y;
+
+/**
+ * The members of an If-Match or If-None-Match list; `*` for the wildcard; undefined when it is not such a list
+ * (or names no tag). Tags are separated by commas; empty members are allowed and ignored, as the RFC asks.
+ */
+function entityTags(header: string): '*' | EntityTag[] | undefined {
   if (header.trim() === '*') return '*';
-  return [...header.matchAll(/(W\/)?("[^"]*")/g)].map((m) => ({ weak: m[1] !== undefined, opaque: m[2] ?? '' }));
+  const tags: EntityTag[] = [];
+  let afterComma = true;
+  LIST_TOKEN.lastIndex = 0;
+  while (LIST_TOKEN.lastIndex < header.length) {
+    const token = LIST_TOKEN.exec(header);
+    if (!token) return undefined;
+    if (token[2] !== undefined) {
+      if (!afterComma) return undefined;
+      tags.push({ weak: token[1] !== undefined, opaque: token[2] });
+      afterComma = false;
+    } else if (token[0] === ',') afterComma = true;
+  }
+  return tags.length > 0 ? tags : undefined;
 }
 
 /**
@@ -26,17 +44,28 @@ function entityTags(header: string): '*' | EntityTag[] {
  */
 export function noneMatch(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false;
+  // A malformed list names no tag: the GET answers in full, which is always safe.
   const tags = entityTags(header);
-  return tags === '*' || tags.some((tag) => tag.opaque === etag);
+  return tags === '*' || (tags?.some((tag) => tag.opaque === etag) ?? false);
 }
 
 /**
  * The versions of record `id` that If-Match accepts: `any` without the header or for `*`, else those its
- * strong tags name (a weak tag never matches, RFC 9110 §13.1.1). An empty list matches no version.
+ * strong tags name (a weak tag never matches, RFC 9110 §13.1.1). An empty list matches no version. A header
+ * that is not an entity-tag list is a 422 naming it: answering 412 would tell the client the record changed.
  */
 export function ifMatchVersions(header: string | undefined, id: number): ExpectedVersions {
   if (header === undefined) return 'any';
   const tags = entityTags(header);
+  if (tags === undefined) {
+    throw validationProblem([
+      {
+        location: 'header',
+        field: 'If-Match',
+        message: 'must be * or a comma-separated list of ETags as the service sends them, quotes included, e.g. "42.3"',
+      },
+    ]);
+  }
   if (tags === '*') return 'any';
   const prefix = `"${id}.`;
   return tags

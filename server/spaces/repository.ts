@@ -2,7 +2,14 @@
 import type { Selectable } from 'kysely';
 import { type Database, toIso } from '../db/database.js';
 import { foldText } from '../db/listing.js';
-import { type ExpectedVersions, ownedRecords, updateOwned, type Versioned, versionOf } from '../db/owned.js';
+import {
+  type ExpectedVersions,
+  ownedRecords,
+  type Updated,
+  updateOwned,
+  type Versioned,
+  versionOf,
+} from '../db/owned.js';
 import type { SpacesTable } from '../db/schema.js';
 
 export interface SpaceRecord {
@@ -44,16 +51,19 @@ export function spaceRepository(db: Database) {
       return { record: toRecord(row), version: versionOf(row) };
     },
 
-    /** Throws VersionMismatchError when the record is not at one of the `expected` versions. */
+    /**
+     * `changed` is false for a write of the values the record already has: it keeps its version and updated_at.
+     * Throws VersionMismatchError when the record is not at one of the `expected` versions.
+     */
     async update(
       accountId: number,
       id: number,
       changes: SpaceChanges,
       expected: ExpectedVersions = 'any',
-    ): Promise<Versioned<SpaceRecord> | undefined> {
+    ): Promise<Updated<SpaceRecord> | undefined> {
       const withKey = changes.name === undefined ? changes : { ...changes, name_key: foldText(changes.name) };
-      const row = await updateOwned(db, 'spaces', accountId, id, withKey, expected);
-      return row && { record: toRecord(row), version: versionOf(row) };
+      const written = await updateOwned(db, 'spaces', accountId, id, withKey, expected);
+      return written && { record: toRecord(written.row), version: versionOf(written.row), changed: written.changed };
     },
   };
 }

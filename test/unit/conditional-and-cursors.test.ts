@@ -14,6 +14,7 @@ describe('If-None-Match', () => {
     ['"7.2"', false],
     ['"8.3"', false],
     ['7.3', false],
+    ['garbage, "7.3"', false],
     ['', false],
   ])('%j matches "7.3": %s', (header, expected) => {
     expect(noneMatch(header, etag)).toBe(expected);
@@ -34,9 +35,36 @@ describe('If-Match', () => {
     ['"8.3"', []],
     ['"7.0"', []],
     ['"7.x"', []],
-    ['garbage', []],
+    ['"a,b", "7.3"', [3]],
+    [' "7.3" ,, "7.4" ', [3, 4]],
+    ['W/"7.3", "7.5"', [5]],
   ])('%j for record 7 accepts %j', (header, expected) => {
     expect(ifMatchVersions(header, 7)).toEqual(expected);
+  });
+
+  it.each([
+    'garbage',
+    '7.3',
+    '"7.3',
+    '"7.3" "7.4"',
+    '"7.3", garbage',
+    '"7.3";',
+    'w/"7.3"',
+    '',
+    ' , ',
+    '*, "7.3"',
+    `${' '.repeat(4000)}x`,
+  ])('%j is a 422 naming the If-Match header, not a 412', (header) => {
+    let thrown: unknown;
+    try {
+      ifMatchVersions(header, 7);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(HttpProblem);
+    const problem = thrown as HttpProblem;
+    expect(problem.status).toBe(422);
+    expect(problem.extra.errors).toEqual([expect.objectContaining({ location: 'header', field: 'If-Match' })]);
   });
 });
 
