@@ -23,6 +23,7 @@ const ENGINE_INDEPENDENT = [
   // The faults of SQLite and of the service's supervisor, on their own SQLite files whatever the engine.
   'test/faults/classify.test.ts',
   'test/db/limits.test.ts',
+  'test/db/private-files.test.ts',
   'test/faults/sqlite-lock.test.ts',
   'test/faults/disk-full.test.ts',
   'test/faults/read-only.test.ts',
