@@ -6,6 +6,7 @@ import { type CorsOrigins, parseCorsOrigins } from './http/cors.js';
 import { parseQuota, parseTrustProxy, type Quota, type TrustProxy } from './http/rate-limit.js';
 import type { ConnectionLimits } from './lifecycle.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { parseMaxConnections } from './max-connections.js';
 
 export interface Config {
   port: number;
@@ -47,6 +48,9 @@ export const DEFAULTS = {
   HEADERS_TIMEOUT_S: '10',
   REQUEST_TIMEOUT_S: '30',
   IDLE_TIMEOUT_S: '5',
+  // As HAProxy's `timeout client` in the recommended configuration, and nginx's send_timeout.
+  SEND_TIMEOUT_S: '30',
+  MAX_CONNECTIONS: 'auto',
   SHUTDOWN_GRACE_S: '10',
   // Covers HAProxy's default health checks (3 failures 2 s apart) and still leaves a drain within Docker's
   // default 10 s stop timeout.
@@ -99,10 +103,17 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     }
     return parsed;
   };
+  const maxConnections = () => {
+    const parsed = parseMaxConnections(value('MAX_CONNECTIONS'));
+    if (typeof parsed === 'object') problems.push(parsed.error);
+    return typeof parsed === 'number' ? parsed : 0;
+  };
   const limits: ConnectionLimits = {
     headersTimeoutMs: seconds('HEADERS_TIMEOUT_S') * 1000,
     requestTimeoutMs: seconds('REQUEST_TIMEOUT_S') * 1000,
     idleTimeoutMs: seconds('IDLE_TIMEOUT_S') * 1000,
+    sendTimeoutMs: seconds('SEND_TIMEOUT_S') * 1000,
+    maxConnections: maxConnections(),
     shutdownGraceMs: seconds('SHUTDOWN_GRACE_S') * 1000,
     drainDelayMs: seconds('DRAIN_DELAY_S', { zero: true, max: 600 }) * 1000,
   };

@@ -1,4 +1,4 @@
-// The HTTP server around the app: every connection bounded in time, Node's own errors answered as
+// The HTTP server around the app: every connection bounded in time and in number, Node's own errors answered as
 // problem+json, and a draining shutdown on SIGTERM/SIGINT that no client notices, behind a load balancer too.
 import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import net, { type Socket } from 'node:net';
@@ -12,6 +12,13 @@ export interface ConnectionLimits {
   requestTimeoutMs: number;
   /** A connection with no request under way: before its first byte, and between keep-alive requests. */
   idleTimeoutMs: number;
+  /**
+   * A connection with a request under way that makes no progress, in either direction, for this long is closed:
+   * above all an answer its client does not read (Node's requestTimeout bounds only the receiving).
+   */
+  sendTimeoutMs: number;
+  /** Client connections held at once (max-connections.ts): file descriptors stay free for the database. */
+  maxConnections: number;
   /** How long a drain waits for the requests in flight before it cuts them. */
   shutdownGraceMs: number;
   /**
@@ -44,6 +51,24 @@ const DRAIN_SWEEP_MS = 50;
 const WATCHED_PROBES = 2;
 const WATCHED_WINDOW_MS = 120_000;
 
+/**
+ * Why connections were closed early: a request that made no progress for SEND_TIMEOUT_S; at MAX_CONNECTIONS, one
+ * still sending its answer or an idle one closed for a new client, or the new client refused.
+ */
+type ShedReason = 'stalled_cut' | 'sending_evicted' | 'idle_evicted' | 'refused_at_max';
+const NO_SHEDDING: Record<ShedReason, number> = {
+  stalled_cut: 0,
+  sending_evicted: 0,
+  idle_evicted: 0,
+  refused_at_max: 0,
+};
+const SHED_REPORT_MS = 10_000;
+
+const isSending = (connection: Connection): boolean => {
+  for (const res of connection.responses) if (res.headersSent) return true;
+  return false;
+};
+
 interface Connection {
   /**
    * The responses to requests received and not yet answered (more than one when a client pipelines); the
@@ -66,6 +91,8 @@ export class Lifecycle {
   private server?: http.Server;
   /** When the latest WATCHED_PROBES /readyz requests arrived. */
   private readonly probes: number[] = [];
+  private shedCounts = { ...NO_SHEDDING };
+  private shedReport?: NodeJS.Timeout;
 
   constructor(
     private readonly limits: ConnectionLimits,
@@ -90,6 +117,9 @@ export class Lifecycle {
       app,
     );
     server.keepAliveTimeout = idleTimeoutMs;
+    // Node sets a socket's timeout to this when a keep-alive connection's next request begins; track() sets it
+    // for the first.
+    server.timeout = this.limits.sendTimeoutMs;
     const answerClientError = answerClientErrors(this.logger, this.limits, (socket) =>
       [...(this.connections.get(socket as Socket)?.responses ?? [])].some((res) => res.headersSent),
     );
@@ -98,10 +128,16 @@ export class Lifecycle {
     // is told so (408); one idle between keep-alive requests is closed without a word, as Node would.
     server.on('timeout', (socket: Socket) => {
       const connection = this.connections.get(socket);
-      if (connection && !connection.used) answerClientError(IDLE_TIMEOUT, socket);
-      else socket.destroy();
+      if (connection && !connection.used) return answerClientError(IDLE_TIMEOUT, socket);
+      if (connection && connection.responses.size > 0) this.shed('stalled_cut');
+      socket.destroy();
     });
     server.on('connection', (socket: Socket) => {
+      if (this.connections.size >= this.limits.maxConnections && !this.makeRoom()) {
+        this.shed('refused_at_max');
+        socket.destroy();
+        return;
+      }
       this.connections.set(socket, { responses: new Set(), used: false, idleSince: Date.now() });
       socket.once('close', () => this.connections.delete(socket));
       // Node bounds the wait between keep-alive requests, but not the wait for the first byte.
@@ -116,7 +152,8 @@ export class Lifecycle {
   private track(req: IncomingMessage, res: ServerResponse): void {
     const connection = this.connections.get(req.socket);
     if (connection) {
-      if (!connection.used) req.socket.setTimeout(0);
+      // From the first request on, the idle limit is Node's keepAliveTimeout, and this one while a request is on.
+      if (!connection.used) req.socket.setTimeout(this.limits.sendTimeoutMs);
       connection.used = true;
       connection.responses.add(res);
     }
@@ -227,6 +264,45 @@ export class Lifecycle {
       });
       this.closeIdle();
     });
+  }
+
+  /**
+   * At MAX_CONNECTIONS, closes an idle keep-alive connection, or else the one that has been sending an answer the
+   * longest (a client that reads slowly or not at all holds it), so that a new client is served rather than
+   * refused; false when every connection is still to send a request or waits for its answer.
+   */
+  private makeRoom(): boolean {
+    let sending: Socket | undefined;
+    for (const [socket, connection] of this.connections) {
+      if (connection.used && connection.responses.size === 0) return this.evict(socket, 'idle_evicted');
+      if (!sending && isSending(connection)) sending = socket;
+    }
+    return sending !== undefined && this.evict(sending, 'sending_evicted');
+  }
+
+  private evict(socket: Socket, why: ShedReason): true {
+    this.shed(why);
+    // At once: its descriptor is the new connection's room, and a second new one must not pick it again.
+    this.connections.delete(socket);
+    socket.destroy();
+    return true;
+  }
+
+  /** Counts a connection cut or refused; one warning per SHED_REPORT_MS says how many and why, not one per connection. */
+  private shed(why: ShedReason): void {
+    this.shedCounts[why]++;
+    if (this.shedReport) return;
+    this.shedReport = setTimeout(() => {
+      this.shedReport = undefined;
+      this.logger.warn('connections cut or refused', {
+        ...this.shedCounts,
+        send_timeout_s: this.limits.sendTimeoutMs / 1000,
+        max_connections: this.limits.maxConnections,
+        within_s: SHED_REPORT_MS / 1000,
+      });
+      this.shedCounts = { ...NO_SHEDDING };
+    }, SHED_REPORT_MS);
+    this.shedReport.unref();
   }
 
   private closeIdle(): void {

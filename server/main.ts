@@ -92,6 +92,7 @@ async function main(): Promise<void> {
     url: base,
     database: redact(config.databaseUrl),
     workers: config.workers,
+    max_connections: config.limits.maxConnections,
     ...(metricsUrl ? { metrics_url: metricsUrl } : {}),
   });
   // Only once listening: a key issued before a failed start would be stored but never shown.

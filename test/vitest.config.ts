@@ -23,10 +23,14 @@ const ENGINE_INDEPENDENT = [
   // The faults of SQLite and of the service's supervisor, on their own SQLite files whatever the engine.
   'test/faults/classify.test.ts',
   'test/db/limits.test.ts',
+  'test/db/private-files.test.ts',
   'test/faults/sqlite-lock.test.ts',
   'test/faults/disk-full.test.ts',
   'test/faults/read-only.test.ts',
   'test/faults/supervisor.test.ts',
+  // 1,100 never-reading connections against the service at a 1,024-descriptor limit: heavy, and about Node's
+  // sockets, not the engine (NODE_20_ONLY too).
+  'test/service/slow-readers.test.ts',
 ];
 
 // The deployment's proof (a production install, three instances behind HAProxy on PostgreSQL, backups on both
@@ -38,7 +42,7 @@ const ONE_LEG_ONLY = ['test/deploy/**'];
 const POSTGRES_ONLY = ['test/faults/postgres-*.test.ts'];
 
 // What a supervisor's signal does to `npm start` does not depend on the Node.js major: run once, on Node 20.
-const NODE_20_ONLY = ['test/faults/supervisor.test.ts'];
+const NODE_20_ONLY = ['test/faults/supervisor.test.ts', 'test/service/slow-readers.test.ts'];
 
 function excluded(): string[] {
   if (process.env.DSS_TEST_DATABASE === 'postgres') return [...ENGINE_INDEPENDENT, ...ONE_LEG_ONLY];

@@ -3,7 +3,7 @@
 // differences live here (connections, limits, column types), in the two dialects, and in the statements that
 // must differ, each branching on `engineOf`: the search of listing.ts and the counters and trigram index of
 // counts-and-search.ts.
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import type { ColumnDefinitionBuilder } from 'kysely';
@@ -12,6 +12,7 @@ import { createLogger, type Logger } from '../logger.js';
 import { guardedDialect } from './fault-guard.js';
 import { DatabaseHealth } from './health.js';
 import { postgresDialect, postgresStorageProbe } from './postgres-dialect.js';
+import { createPrivateFile, makeFolderFor } from './private-files.js';
 import type { DB } from './schema.js';
 import { sqliteDialect, sqliteStorageProbe } from './sqlite-dialect.js';
 
@@ -89,7 +90,10 @@ export function openDatabase(
     health = new DatabaseHealth(postgresStorageProbe(target.url, limits.poolTimeoutMs));
     dialect = postgresDialect({ url: target.url, ...limits, logger });
   } else {
-    if (target.path !== ':memory:') mkdirSync(dirname(resolve(target.path)), { recursive: true });
+    if (target.path !== ':memory:') {
+      makeFolderFor(target.path);
+      createPrivateFile(target.path);
+    }
     health = new DatabaseHealth(sqliteStorageProbe(target.path));
     dialect = sqliteDialect({
       path: target.path,

@@ -1,7 +1,9 @@
 // Online backup and restore of the SQLite database, by SQLite's backup API (better-sqlite3's backup()): the copy
-// is made while the service keeps serving and writing, checked, and only then given its name.
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+// is made while the service keeps serving and writing, checked, and only then given its name. Both are written
+// in a private folder (private-files.ts) and linked into place, never through a link planted where they go.
+import { chmodSync, existsSync, linkSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { anythingAt, makeFolderFor, PRIVATE_FILE_MODE, privateWorkFolder } from './private-files.js';
 import { DATA_TABLES } from './schema.js';
 import { sqliteDriver } from './sqlite-driver.js';
 
@@ -23,7 +25,7 @@ const ALL_PAGES = 0x7fffffff;
 /** Copies the database at `source` into the new file `destination`, while others read and write it. */
 export async function backupSqlite(source: string, destination: string): Promise<Snapshot> {
   if (!existsSync(source)) throw new BackupError(`There is no database at ${source}.`);
-  if (existsSync(destination)) throw new BackupError(`${destination} exists already: name a new file.`);
+  if (anythingAt(destination)) throw new BackupError(`${destination} exists already: name a new file.`);
   // A backup is one file: in rollback-journal mode, with no -wal or -shm file beside it when it is read.
   return copyChecked(source, destination, { fileMustExist: true }, 'delete');
 }
@@ -31,14 +33,14 @@ export async function backupSqlite(source: string, destination: string): Promise
 /** Makes the database at `target`, where none exists yet, from the backup file `backup`. */
 export async function restoreSqlite(backup: string, target: string): Promise<Snapshot> {
   if (!existsSync(backup)) throw new BackupError(`There is no backup at ${backup}.`);
-  if ([target, `${target}-wal`].some((file) => existsSync(file))) {
+  if ([target, `${target}-wal`].some(anythingAt)) {
     throw new BackupError(
       `A database exists at ${target} already. Stop the service, move ${target} (with its -wal and -shm ` +
         'files) away, then restore.',
     );
   }
   check(backup);
-  mkdirSync(dirname(resolve(target)), { recursive: true });
+  makeFolderFor(target);
   // The service's database is in WAL mode.
   return copyChecked(backup, target, { readonly: true, fileMustExist: true }, 'wal');
 }
@@ -50,7 +52,8 @@ async function copyChecked(
   journalMode: 'delete' | 'wal',
 ) {
   const Driver = sqliteDriver();
-  const partial = `${to}.partial-${process.pid}`;
+  const work = privateWorkFolder(to);
+  const partial = join(work, 'partial.sqlite');
   try {
     const source = new Driver(from, options);
     try {
@@ -62,10 +65,17 @@ async function copyChecked(
     copy.pragma(`journal_mode = ${journalMode}`);
     copy.close();
     const rows = check(partial);
-    renameSync(partial, to);
+    chmodSync(partial, PRIVATE_FILE_MODE);
+    // link(2), not rename: it neither follows a link at `to` nor replaces whatever was put there meanwhile.
+    try {
+      linkSync(partial, to);
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EEXIST') throw error;
+      throw new BackupError(`${to} was made by someone else meanwhile: name a new file.`);
+    }
     return { bytes: statSync(to).size, rows };
   } finally {
-    for (const file of [partial, `${partial}-wal`, `${partial}-shm`]) rmSync(file, { force: true });
+    rmSync(work, { recursive: true, force: true });
   }
 }
 

@@ -7,7 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import type { ApiSpec } from '../spec.js';
 import { HttpProblem } from './problem.js';
 
@@ -135,11 +135,38 @@ export function docsPage(file = DOCS_PAGE, options: DocsOptions = {}): RequestHa
     }
     res.type('text/html; charset=utf-8');
     if (req.acceptsEncodings('gzip', 'identity') === 'gzip') {
-      res.set('Content-Encoding', 'gzip').send(page.gzipped);
+      res.set('Content-Encoding', 'gzip');
+      sendInSlices(res, page.gzipped);
     } else {
-      res.send(page.html);
+      sendInSlices(res, page.html);
     }
   };
+}
+
+/** Bytes handed to the socket per turn of the event loop when a page is sent. */
+const SLICE_BYTES = 64 * 1024;
+
+/**
+ * Sends a large body a slice at a time, the next once the last was handed to the kernel and the event loop had
+ * its turn: a client that reads slowly makes progress that SEND_TIMEOUT_S sees (Node restarts a socket's timer
+ * when a write completes, and one 4 MB write completes only at its end), and many readers at once share the
+ * loop with every other request instead of each copying megabytes into the kernel in one go.
+ */
+function sendInSlices(res: Response, body: Buffer): void {
+  res.setHeader('Content-Length', body.length);
+  if (res.req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  let at = 0;
+  const next = () => {
+    if (res.destroyed) return;
+    const slice = body.subarray(at, at + SLICE_BYTES);
+    at += slice.length;
+    if (at >= body.length) res.end(slice);
+    else res.write(slice, () => setImmediate(next));
+  };
+  next();
 }
 
 /**

@@ -1,6 +1,7 @@
 // One log line per request, written when the answer is finished (or the connection closed before that): the
 // request id, method, full URL (the query included: keys travel in headers, never in the URL), headers with
-// credentials redacted (REDACTED_PATHS in logger.ts), the client's address, status, duration in ms, the
+// credentials redacted (REDACTED_PATHS in logger.ts), the peer's address and the client's (`req.ip`: the peer's,
+// or with TRUST_PROXY the one its trusted proxies forwarded), status, duration in ms, the
 // operation and the account. 5xx at level error, everything else at info. The shape is pino-http's; the
 // line is built here because pino-http's two child loggers per request cost about a fifth of a show request.
 import type { RequestHandler } from 'express';
@@ -14,6 +15,7 @@ export function requestLog(logger: Logger): RequestHandler {
     // Taken now: routing reads HEAD as GET, and an absolute-form target is rewritten to its path.
     const { method, originalUrl: url, headers } = req;
     const remoteAddress = req.socket.remoteAddress;
+    const clientAddress = req.ip;
     const written = () => {
       res.off('finish', written);
       res.off('close', written);
@@ -21,7 +23,7 @@ export function requestLog(logger: Logger): RequestHandler {
       const statusCode = res.statusCode;
       const line = {
         request_id: ctx.requestId,
-        req: { id: ctx.requestId, method, url, headers, remoteAddress },
+        req: { id: ctx.requestId, method, url, headers, remoteAddress, clientAddress },
         operation_id: ctx.route?.operation.operationId,
         account_id: ctx.account?.id,
         res: { statusCode },

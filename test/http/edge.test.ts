@@ -23,6 +23,8 @@ async function edgeServer(isDraining = () => false) {
     headersTimeoutMs: 1000,
     requestTimeoutMs: 1500,
     idleTimeoutMs: 1000,
+    sendTimeoutMs: 5000,
+    maxConnections: 1000,
     shutdownGraceMs: 1000,
     drainDelayMs: 0,
   };

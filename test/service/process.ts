@@ -47,7 +47,12 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: () => stri
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-export function runScript(script: string, args: string[], env: Record<string, string>): Running {
+export function runScript(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  { openFiles }: { openFiles?: number } = {},
+): Running {
   // node with tsx's loader rather than the tsx command, which runs the script in a child of its own:
   // this way a signal (SIGKILL too) reaches the script's process itself.
   // Each run writes a first key to a file of its own (never to the repository's data/, shared by every test).
@@ -55,7 +60,12 @@ export function runScript(script: string, args: string[], env: Record<string, st
   const keyFile = env.FIRST_KEY_FILE ?? join(keyDir as string, 'first-api-key');
   // Plain JavaScript (scripts/start.mjs and keys.mjs, what npm runs) runs without tsx, as npm runs it.
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, script, ...args], {
+  const command = [process.execPath, ...loader, script, ...args];
+  // A descriptor limit of its own (ulimit -n): bash sets it and execs node, so the child is still the script.
+  const [file, ...argv] = openFiles
+    ? ['bash', '-c', `ulimit -n ${openFiles} && exec "$@"`, 'bash', ...command]
+    : command;
+  const child = spawn(file as string, argv, {
     cwd: ROOT,
     // npm start's docs build would compete with the tests for the CPU; a test that wants it sets DSS_BUILD_DOCS=1.
     // No load balancer waits on a test's SIGTERM: the drain starts at once unless a test sets DRAIN_DELAY_S.
