@@ -17,12 +17,16 @@ export interface paths {
          * @description Returns one page of the account's domains, newest first unless `sort_by`/`sort` say otherwise. Omitted
          *     parameters take their defaults. Unknown parameters and values outside the allowed ones are rejected with
          *     `422`, never ignored.
+         *
+         *     **Scope:** `domains:read` (a key without it gets `403`).
          */
         get: operations["domains_list"];
         put?: never;
         /**
          * Store a domain
          * @description Creates a domain in the account and answers with it and its `Location`.
+         *
+         *     **Scope:** `domains:write` (a key without it gets `403`).
          */
         post: operations["domains_store"];
         delete?: never;
@@ -31,6 +35,8 @@ export interface paths {
          * List domains, headers only (HEAD)
          * @description `GET /domains` without the body (RFC 9110 §9.3.2): the same parameters, status and headers, so a client can
          *     check a query or read its rate-limit fields without transferring the page.
+         *
+         *     **Scope:** `domains:read` (a key without it gets `403`).
          */
         head: operations["domains_list_head"];
         patch?: never;
@@ -52,6 +58,8 @@ export interface paths {
         /**
          * Show a domain
          * @description Returns one domain of the account.
+         *
+         *     **Scope:** `domains:read` (a key without it gets `403`).
          */
         get: operations["domains_show"];
         /**
@@ -59,12 +67,16 @@ export interface paths {
          * @description Changes the fields sent and keeps the others;
          *     a body with no fields, or only the values it has, returns the domain unchanged (same `ETag`, `updated_at`).
          *     `PUT` and `PATCH` behave identically.
+         *
+         *     **Scope:** `domains:write` (a key without it gets `403`).
          */
         put: operations["domains_update"];
         post?: never;
         /**
          * Delete a domain
          * @description Deletes one domain of the account for good. A second delete of the same id answers `404`.
+         *
+         *     **Scope:** `domains:write` (a key without it gets `403`).
          */
         delete: operations["domains_delete"];
         options?: never;
@@ -72,6 +84,8 @@ export interface paths {
          * Show a domain, headers only (HEAD)
          * @description `GET /domains/{id}` without the body (RFC 9110 §9.3.2): the same status and headers, `ETag` included, so a
          *     client can check whether its copy is current (or whether the domain exists) without transferring it.
+         *
+         *     **Scope:** `domains:read` (a key without it gets `403`).
          */
         head: operations["domains_show_head"];
         /**
@@ -79,6 +93,8 @@ export interface paths {
          * @description Changes the fields sent and keeps the others;
          *     a body with no fields, or only the values it has, returns the domain unchanged (same `ETag`, `updated_at`).
          *     `PATCH` and `PUT` behave identically.
+         *
+         *     **Scope:** `domains:write` (a key without it gets `403`).
          */
         patch: operations["domains_patch"];
         trace?: never;
@@ -95,12 +111,16 @@ export interface paths {
          * @description Returns one page of the account's spaces, newest first unless `sort_by`/`sort` say otherwise. Omitted
          *     parameters take their defaults. Unknown parameters and values outside the allowed ones are rejected with
          *     `422`, never ignored.
+         *
+         *     **Scope:** `spaces:read` (a key without it gets `403`).
          */
         get: operations["spaces_list"];
         put?: never;
         /**
          * Store a space
          * @description Creates a space in the account and answers with it and its `Location`.
+         *
+         *     **Scope:** `spaces:write` (a key without it gets `403`).
          */
         post: operations["spaces_store"];
         delete?: never;
@@ -109,6 +129,8 @@ export interface paths {
          * List spaces, headers only (HEAD)
          * @description `GET /spaces` without the body (RFC 9110 §9.3.2): the same parameters, status and headers, so a client can
          *     check a query or read its rate-limit fields without transferring the page.
+         *
+         *     **Scope:** `spaces:read` (a key without it gets `403`).
          */
         head: operations["spaces_list_head"];
         patch?: never;
@@ -130,6 +152,8 @@ export interface paths {
         /**
          * Show a space
          * @description Returns one space of the account.
+         *
+         *     **Scope:** `spaces:read` (a key without it gets `403`).
          */
         get: operations["spaces_show"];
         /**
@@ -137,12 +161,16 @@ export interface paths {
          * @description Changes the fields sent and keeps the others;
          *     a body with no fields, or only the values it has, returns the space unchanged (same `ETag`, `updated_at`).
          *     `PUT` and `PATCH` behave identically.
+         *
+         *     **Scope:** `spaces:write` (a key without it gets `403`).
          */
         put: operations["spaces_update"];
         post?: never;
         /**
          * Delete a space
          * @description Deletes one space of the account for good. A second delete of the same id answers `404`.
+         *
+         *     **Scope:** `spaces:write` (a key without it gets `403`).
          */
         delete: operations["spaces_delete"];
         options?: never;
@@ -150,6 +178,8 @@ export interface paths {
          * Show a space, headers only (HEAD)
          * @description `GET /spaces/{id}` without the body (RFC 9110 §9.3.2): the same status and headers, `ETag` included, so a
          *     client can check whether its copy is current (or whether the space exists) without transferring it.
+         *
+         *     **Scope:** `spaces:read` (a key without it gets `403`).
          */
         head: operations["spaces_show_head"];
         /**
@@ -157,6 +187,8 @@ export interface paths {
          * @description Changes the fields sent and keeps the others;
          *     a body with no fields, or only the values it has, returns the space unchanged (same `ETag`, `updated_at`).
          *     `PATCH` and `PUT` behave identically.
+         *
+         *     **Scope:** `spaces:write` (a key without it gets `403`).
          */
         patch: operations["spaces_patch"];
         trace?: never;

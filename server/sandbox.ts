@@ -2,6 +2,7 @@
 // account of its own, made on its first request with a few records to start from. Nothing survives a
 // restart. Only the authentication differs from the service: the app, validation and storage are the same.
 import { createHash } from 'node:crypto';
+import { READ_SCOPES, SCOPES } from './accounts/key-policy.js';
 import type { Account } from './accounts/keys.js';
 import type { Database } from './db/database.js';
 import type { KeyCheck } from './http/auth.js';
@@ -13,6 +14,23 @@ export const SANDBOX_DATABASE_URL = 'sqlite::memory:';
 /** A sandbox key: `dss_` and at least 4 letters, digits, `_` or `-` (a real key's shape fits too). */
 export const SANDBOX_KEY = /^dss_[A-Za-z0-9_-]{4,200}$/;
 export const SANDBOX_KEY_RULE = 'dss_ followed by at least 4 letters, digits, _ or -';
+
+/**
+ * A sandbox key may end in scopes, to try a limited key without an operator: `~read` (every read scope) or
+ * `~spaces.read`, several in a row (`~spaces.read~domains.read`). A bearer token cannot hold `:`, so the scope's
+ * `:` is written `.`. The account is the key's without the suffix: the limited key sees the same records.
+ */
+export const SANDBOX_SCOPES_RULE =
+  'optionally ending in ~read or ~<scope with . for :>, as dss_sandbox_alice~spaces.read';
+
+/** The token's account part and the scopes its suffix names; undefined for a suffix that names no scope. */
+export function sandboxToken(token: string): { account: string; scopes?: string[] } | undefined {
+  const [account = '', ...suffix] = token.split('~');
+  if (suffix.length === 0) return { account };
+  const scopes = suffix.flatMap((part) => (part === 'read' ? READ_SCOPES : [part.replace('.', ':')]));
+  const known = (SCOPES as readonly string[]).includes.bind(SCOPES);
+  return scopes.every(known) ? { account, scopes: [...new Set(scopes)].sort() } : undefined;
+}
 
 async function createAccount(db: Database, tokenHash: string): Promise<Account> {
   // The account is named by the token's hash: the token itself is never stored.
@@ -85,8 +103,9 @@ export function sandboxAccounts(db: Database, maxAccounts = SANDBOX_MAX_ACCOUNTS
   };
 
   const check: KeyCheck = async (token, res) => {
-    if (!SANDBOX_KEY.test(token)) return undefined;
-    const hash = createHash('sha256').update(token).digest('hex');
+    const parsed = sandboxToken(token);
+    if (!parsed || !SANDBOX_KEY.test(parsed.account)) return undefined;
+    const hash = createHash('sha256').update(parsed.account).digest('hex');
     let entry = accounts.get(hash);
     if (entry) {
       accounts.delete(hash);
@@ -116,9 +135,10 @@ export function sandboxAccounts(db: Database, maxAccounts = SANDBOX_MAX_ACCOUNTS
         else if (!pending.kept && pending.inFlight === 0) forget(hash, pending);
       });
     }
-    return entry.account;
+    const { scopes } = parsed;
+    return scopes ? { ...(await entry.account), policy: { scopes: new Set(scopes) } } : entry.account;
   };
-  check.invalidDetail = `The sandbox takes any key of the form ${SANDBOX_KEY_RULE}, as "Authorization: Bearer dss_sandbox_alice"; each is an account of its own.`;
+  check.invalidDetail = `The sandbox takes any key of the form ${SANDBOX_KEY_RULE}, as "Authorization: Bearer dss_sandbox_alice"; each is an account of its own. A key ${SANDBOX_SCOPES_RULE}, has only those scopes.`;
   return check;
 }
 
@@ -131,6 +151,10 @@ export function sandboxLines(apiUrl: string): string[] {
     'request with 2 domains and 3 spaces to start from; no key needs issuing. Try it:',
     '',
     `  curl -s -H 'Authorization: Bearer dss_sandbox_alice' ${apiUrl}/domains`,
+    '',
+    'A key ending in ~read (or ~spaces.read, ~domains.write, ...) is the same account with only those scopes:',
+    '',
+    `  curl -s -X DELETE -H 'Authorization: Bearer dss_sandbox_alice~read' ${apiUrl}/domains/1   # 403`,
     '',
   ];
 }

@@ -85,27 +85,29 @@ export interface ResourceApi<
   Create = CreateOf<P>,
   Update = UpdateOf<P>,
 > {
-  /** One page: `{ data, links, meta }`. */
+  /** One page: `{ data, links, meta }`. Scope: `<resource>:read` (e.g. `spaces:read`). */
   list(params?: ListParams, options?: CallOptions): Promise<PageOf<P>>;
   /**
    * Every record, fetched lazily one page at a time (100 per page unless `params.per_page` says otherwise) by
    * following the cursor of `links.next` (`after`), whose cost per page does not grow with the depth of the
    * walk; from `params.page` on by page numbers when a later page is given. A `break` stops the fetching. The
-   * options apply per page.
+   * options apply per page. Scope: `<resource>:read`.
    */
   listAll(params?: ListParams, options?: CallOptions): AsyncGenerator<Item, void, undefined>;
+  /** Scope: `<resource>:read`. */
   get(id: number, options?: CallOptions): Promise<Item>;
   /**
    * The record if it changed since the version `etag` names (an ETag, or a record a helper returned), else
-   * undefined: the server answered 304 without sending it again.
+   * undefined: the server answered 304 without sending it again. Scope: `<resource>:read`.
    */
   getIfChanged(id: number, etag: string | object, options?: CallOptions): Promise<Item | undefined>;
-  /** Sends an Idempotency-Key (see CreateOptions), so it is retried like the other calls. */
+  /** Sends an Idempotency-Key (see CreateOptions), so it is retried like the other calls. Scope: `<resource>:write`. */
   create(body: Create, options?: CreateOptions): Promise<Item>;
-  /** PATCH: changes the fields sent, keeps the others; `null` clears a nullable field. */
+  /** PATCH: changes the fields sent, keeps the others; `null` clears a nullable field. Scope: `<resource>:write`. */
   update(id: number, body: Update, options?: WriteOptions): Promise<Item>;
-  /** PUT: the contract gives it the same meaning as PATCH (only the fields sent change). */
+  /** PUT: the contract gives it the same meaning as PATCH (only the fields sent change). Scope: `<resource>:write`. */
   replace(id: number, body: Update, options?: WriteOptions): Promise<Item>;
+  /** Scope: `<resource>:write`. */
   delete(id: number, options?: WriteOptions): Promise<void>;
 }
 

@@ -17,6 +17,9 @@ or a target that cannot be tested (unreachable, or every request answered 404 or
                            (Prism: its root, e.g. http://127.0.0.1:4010)
   --api-key <key>          a key of the account the run works in (env DSS_API_KEY)
   --second-api-key <key>   a key of another account, for the account_isolation check (env DSS_SECOND_API_KEY)
+  --read-only-api-key <key>
+                           a key of the first account holding only the read scopes, for the scope_enforced
+                           check: writes must get 403 naming their scope (env DSS_READONLY_API_KEY)
   --seed <n>               reproduce a run: the same seed sends the same requests (default: random, printed)
   --cases <n>              generated valid and invalid cases per operation (default 50); an operation on
                            a path id gets n valid cases, about one in four on an id the account does not own
@@ -61,6 +64,7 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
       '--base-url',
       '--api-key',
       '--second-api-key',
+      '--read-only-api-key',
       '--seed',
       '--cases',
       '--spec',
@@ -85,6 +89,8 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
   const options: CliOptions = { baseUrl, apiKey };
   const second = values.get('second-api-key') ?? env.DSS_SECOND_API_KEY;
   if (second) options.secondApiKey = second;
+  const readOnly = values.get('read-only-api-key') ?? env.DSS_READONLY_API_KEY;
+  if (readOnly) options.readOnlyApiKey = readOnly;
   const seed = values.get('seed');
   if (seed !== undefined) {
     if (!/^-?\d+$/.test(seed) || !Number.isSafeInteger(Number(seed))) throw new UsageError('--seed must be an integer');

@@ -22,6 +22,8 @@ export interface Context {
   baseUrl: string;
   primary: Account;
   second?: Account;
+  /** A key of the primary account holding only read scopes, for the scope_enforced check. */
+  readOnly?: Account;
   secrets: Secret[];
   profile: Profile;
   concurrency: number;

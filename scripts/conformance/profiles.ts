@@ -20,6 +20,7 @@ const MOCK_LIMITATIONS: Record<string, string> = {
   'odd_ids:1e3': 'Prism reads the path segment "1e3" as the integer 1000',
   'odd_ids:1?x=1': 'Prism ignores query parameters the spec does not list',
   duplicate_credentials: 'a mock cannot know which keys exist: Prism accepts any well-formed bearer token',
+  scope_enforced: 'a mock cannot know what a key may do: Prism accepts any well-formed bearer token for any operation',
   head_like_get:
     'Prism answers HEAD without the Content-Type its GET has (and flags its own answer as a violation of the spec)',
   problem_accept:

@@ -41,6 +41,7 @@ const SHORT: Record<CheckName, string> = {
   control_characters: 'ctrl',
   absolute_form_target: 'absform',
   duplicate_credentials: 'dupauth',
+  scope_enforced: 'scope',
   head_like_get: 'head',
   long_path: 'longpath',
   problem_accept: 'accprob',

@@ -25,6 +25,7 @@ export const CHECKS = [
   'control_characters',
   'absolute_form_target',
   'duplicate_credentials',
+  'scope_enforced',
   'head_like_get',
   'long_path',
   'problem_accept',

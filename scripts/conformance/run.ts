@@ -26,6 +26,7 @@ import { judgeMissingFields, spendBudget } from './rate-limit.js';
 import { RateLimitTracker } from './rate-limit-fields.js';
 import { renderReport } from './report.js';
 import { type CheckName, Results } from './results.js';
+import { probeScopes } from './scopes.js';
 import { checkIsolation, cleanUp, runScenarios, setUp } from './stateful.js';
 import { runValidCases } from './valid-cases.js';
 
@@ -45,6 +46,8 @@ export interface ConformanceOptions {
   baseUrl: string;
   apiKey: string;
   secondApiKey?: string;
+  /** A key of the same account with only read scopes: writes must be refused with 403 naming their scope. */
+  readOnlyApiKey?: string;
   /** Default: a random one, printed. */
   seed?: number;
   /** Generated valid and invalid cases per operation (default 50). */
@@ -95,6 +98,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const secrets: Secret[] = [
     [options.apiKey, 'DSS_API_KEY'],
     ...(options.secondApiKey ? ([[options.secondApiKey, 'DSS_SECOND_API_KEY']] as Secret[]) : []),
+    ...(options.readOnlyApiKey ? ([[options.readOnlyApiKey, 'DSS_READONLY_API_KEY']] as Secret[]) : []),
   ];
   const ctx: Context = {
     model,
@@ -103,6 +107,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     primary: { key: options.apiKey, variable: 'DSS_API_KEY' },
     ...(options.secondApiKey ? { second: { key: options.secondApiKey, variable: 'DSS_SECOND_API_KEY' } } : {}),
+    ...(options.readOnlyApiKey ? { readOnly: { key: options.readOnlyApiKey, variable: 'DSS_READONLY_API_KEY' } } : {}),
     secrets,
     profile: options.profile ?? 'auto',
     concurrency: options.concurrency ?? 4,
@@ -144,6 +149,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     await phase('control characters', ['control_characters'], () => probeControlCharacters(ctx));
     await phase('absolute-form target', ['absolute_form_target'], () => probeAbsoluteForm(ctx));
     await phase('duplicate credentials', ['duplicate_credentials'], () => probeDuplicateCredentials(ctx));
+    await phase('scopes', ['scope_enforced'], () => probeScopes(ctx));
     await phase('HEAD', ['head_like_get'], () => probeHead(ctx));
     await phase('long paths', ['long_path'], () => probeLongPaths(ctx));
     await phase('Accept: application/problem+json', ['problem_accept'], () => probeProblemAccept(ctx));

@@ -29,12 +29,19 @@ export interface KeyPolicy {
   allowedIps?: { list: BlockList; text: string };
 }
 
-/** Reads a comma- or space-separated list of scopes; the sentence of the problem when one is unknown. */
+/** Every read scope: what `read` stands for in a list of scopes (a read-only key). */
+export const READ_SCOPES = SCOPES.filter((scope) => scope.endsWith(':read'));
+
+/**
+ * Reads a comma- or space-separated list of scopes (`read` stands for every read scope); the sentence of the
+ * problem when one is unknown.
+ */
 export function parseScopes(text: string): Scope[] | { error: string } {
   const names = text
     .split(/[\s,]+/)
     .map((name) => name.trim())
-    .filter(Boolean);
+    .filter(Boolean)
+    .flatMap((name) => (name === 'read' ? READ_SCOPES : [name]));
   if (names.length === 0) return { error: `Name at least one scope: ${SCOPES.join(', ')}.` };
   const unknown = names.filter((name) => !(SCOPES as readonly string[]).includes(name));
   if (unknown.length > 0) {

@@ -1,5 +1,6 @@
-// Redocly plugin holding this project's own spec rules.
+// Redocly plugin holding this project's own spec rules, and the decorator that bundling applies.
 import OperationIdScheme from './operation-id-scheme.js';
+import ScopeNotes from './scope-notes.js';
 
 export default function dssPlugin() {
   return {
@@ -7,6 +8,11 @@ export default function dssPlugin() {
     rules: {
       oas3: {
         'operation-id-scheme': OperationIdScheme,
+      },
+    },
+    decorators: {
+      oas3: {
+        'scope-notes': ScopeNotes,
       },
     },
   };

@@ -7,12 +7,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECKS, type CheckName } from '../../scripts/conformance/results.js';
 import { type ConformanceResult, runConformance } from '../../scripts/conformance/run.js';
+import { READ_SCOPES } from '../../server/accounts/key-policy.js';
+import { issueKey } from '../../server/accounts/keys.js';
 import { runCli } from '../support/conformance-cli.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 
 let server: TestServer;
 let first: TestAccount;
 let second: TestAccount;
+let readOnly: string;
 
 // Rate limits on, with quotas the run cannot exhaust: their fields are checked on every answer.
 const GENEROUS = { limit: 1_000_000, windowSeconds: 60 };
@@ -21,6 +24,7 @@ beforeAll(async () => {
   server = await startServer({ rateLimit: { perKey: GENEROUS, authFailures: GENEROUS } });
   first = await server.account('conformance-first');
   second = await server.account('conformance-second');
+  readOnly = (await issueKey(server.db, 'conformance-first', { scopes: READ_SCOPES })).key;
 });
 afterAll(() => server.close());
 
@@ -38,6 +42,7 @@ describe('a full run against our server', () => {
       baseUrl: server.apiUrl,
       apiKey: first.key,
       secondApiKey: second.key,
+      readOnlyApiKey: readOnly,
       seed: 20261121,
       cases: 200,
     });

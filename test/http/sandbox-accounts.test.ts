@@ -98,4 +98,26 @@ describe('a sandbox account', () => {
     expect(statuses).toEqual([200, 200, 200, 429]);
     expect((await as(bob, '/spaces')).status).toBe(200);
   });
+
+  it('takes a scope suffix: the same account, with only those scopes', async () => {
+    const { as } = await sandboxApp(100);
+    const full = 'dss_sandbox_zed';
+    const listed = (await (await as(full, '/spaces')).json()) as { data: Array<{ id: number }> };
+    const id = listed.data[0]?.id as number;
+    // ~read: every read scope, on the records of dss_sandbox_zed.
+    const read = (await (await as(`${full}~read`, '/spaces')).json()) as { data: Array<{ id: number }> };
+    expect(read.data.map((space) => space.id)).toEqual(listed.data.map((space) => space.id));
+    const refused = await as(`${full}~read`, `/spaces/${id}`, { method: 'DELETE' });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('x-accepted-scopes')).toBe('spaces:write');
+    expect((await as(`${full}~spaces.write`, '/domains')).status).toBe(403);
+    expect((await as(`${full}~spaces.write`, `/spaces/${id}`, { method: 'DELETE' })).status).toBe(204);
+  });
+
+  it('refuses a suffix that names no scope, saying the rule', async () => {
+    const { as } = await sandboxApp(100);
+    const response = await as('dss_sandbox_zed~spaces.erase', '/spaces');
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as { detail: string }).detail).toContain('~spaces.read');
+  });
 });

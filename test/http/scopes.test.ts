@@ -35,6 +35,10 @@ describe('scopes declared by the spec', () => {
     for (const operation of spec.model.operations) {
       expect(operation.scopes, operation.id).toHaveLength(1);
       expect(SCOPES, operation.id).toContain(operation.scopes[0]);
+      // The bundle's description says it (spec/lint/scope-notes.js): the docs page and the client's types show it.
+      expect((operation.object as { description: string }).description, operation.id).toContain(
+        `**Scope:** \`${operation.scopes[0]}\``,
+      );
     }
   });
 

@@ -129,6 +129,7 @@ describe('the conformance runner against the sandbox', { timeout: 300_000 }, () 
       'scripts/conformance/main.ts',
       [
         ...['--base-url', url, '--api-key', 'dss_conformance_one', '--second-api-key', 'dss_conformance_two'],
+        ...['--read-only-api-key', 'dss_conformance_one~read'],
         ...['--profile', 'server', '--cases', '10', '--seed', '42', '--rate-limit-budget', '3000'],
       ],
       {},

@@ -1,0 +1,180 @@
+// The keys command's key policies and hygiene, as a process against a running server's database: create with
+// scopes, an expiry and address ranges, rotate with an overlap, list showing all of it; control characters
+// refused at create and printed escaped; and a database that is not there is named and not made.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueKey } from '../../server/accounts/keys.js';
+import { controlCharacterIn } from '../../server/cli/terminal-text.js';
+import { apiClient, startServer, type TestServer } from '../support/server.js';
+import { KEY_PATTERN, runToExit, stopAll } from './process.js';
+
+const CLI = 'scripts/keys.mjs';
+const SLOW = { timeout: 180_000 };
+
+let server: TestServer;
+const scratch = mkdtempSync(join(tmpdir(), 'dss-keys-cli-'));
+
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(async () => {
+  await stopAll();
+  await server.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const keys = (...args: string[]) => runToExit(CLI, args, { DATABASE_URL: server.databaseUrl, LOG_LEVEL: 'silent' });
+
+async function createKey(...args: string[]): Promise<{ key: string; publicId: string }> {
+  const exit = await keys('create', ...args);
+  const key = exit.stdout.match(KEY_PATTERN)?.[0];
+  if (exit.code !== 0 || !key) throw new Error(`no key printed:\n${exit.stdout}\n${exit.stderr}`);
+  return { key, publicId: key.split('_')[1] as string };
+}
+
+/** The row of `list` for a key, by its header's column names. */
+async function listedRow(publicId: string): Promise<Record<string, string>> {
+  const exit = await keys('list');
+  expect(exit.code).toBe(0);
+  const [header, ...lines] = exit.stdout.trimEnd().split('\n') as [string, ...string[]];
+  const starts = [...header.matchAll(/\S+( \S+)*/g)].map((m) => ({ name: m[0], at: m.index }));
+  const line = lines.find((l) => l.startsWith(publicId)) ?? '';
+  return Object.fromEntries(
+    starts.map(({ name, at }, i) => [name, line.slice(at, starts[i + 1]?.at ?? line.length).trim()]),
+  );
+}
+
+describe('create with a policy', SLOW, () => {
+  it('issues a key with scopes, an expiry and address ranges, and list shows them', async () => {
+    const before = Date.now();
+    const { key, publicId } = await createKey(
+      '--account',
+      'dashboard',
+      '--scopes',
+      'spaces:read,domains:read',
+      '--expires-in',
+      '90d',
+      '--allow-ip',
+      '127.0.0.0/8',
+      '--allow-ip',
+      '::1',
+    );
+    const row = await listedRow(publicId);
+    expect(row).toMatchObject({ STATUS: 'active', SCOPES: 'domains:read,spaces:read' });
+    expect(row['ALLOWED IPS']).toBe('127.0.0.0/8,::1/128');
+    const expires = Date.parse(row.EXPIRES as string);
+    expect(expires - before).toBeGreaterThanOrEqual(90 * 86_400_000 - 60_000);
+    expect(expires - Date.now()).toBeLessThanOrEqual(90 * 86_400_000);
+    const api = apiClient(server.apiUrl, key);
+    expect((await api.GET('/spaces')).response.status).toBe(200);
+    const refused = await api.POST('/spaces', { body: { name: 'Not mine to make' } });
+    expect(refused.response.status).toBe(403);
+    expect(refused.response.headers.get('x-accepted-scopes')).toBe('spaces:write');
+  });
+
+  it.each([
+    { given: ['--scopes', 'spaces:delete'], says: 'Unknown scope "spaces:delete"' },
+    { given: ['--expires-in', '90'], says: '--expires-in must be' },
+    { given: ['--expires-at', '2001-01-01T00:00:00Z'], says: 'is in the past' },
+    { given: ['--allow-ip', '10.0.0.0/33'], says: 'not an IPv4 or IPv6 address or range' },
+  ])('refuses $given with a sentence, issuing nothing', async ({ given, says }) => {
+    const exit = await keys('create', '--account', 'refused', ...given);
+    expect(exit.code).toBe(2);
+    expect(exit.stderr).toContain(says);
+    expect(exit.stdout.match(KEY_PATTERN)).toBeNull();
+  });
+});
+
+describe('rotate', SLOW, () => {
+  it('issues a successor, keeps the old key for the overlap, and list shows it rotating and still in use', async () => {
+    const old = await createKey('--account', 'rotation', '--scopes', 'spaces:read');
+    const exit = await keys('rotate', old.publicId, '--overlap', '24h');
+    expect(exit.code).toBe(0);
+    const successor = exit.stdout.match(KEY_PATTERN)?.[0] as string;
+    expect(successor).toBeDefined();
+    expect(exit.stdout).toContain(`replaces ${old.publicId}`);
+    // Both work; the old one is used after its successor was made.
+    expect((await apiClient(server.apiUrl, old.key).GET('/spaces')).response.status).toBe(200);
+    expect((await apiClient(server.apiUrl, successor).GET('/spaces')).response.status).toBe(200);
+    const successorId = successor.split('_')[1] as string;
+    await expect
+      .poll(async () => (await listedRow(old.publicId))['REPLACED BY'], { timeout: 20_000, interval: 200 })
+      .toBe(`${successorId} (still in use)`);
+    const row = await listedRow(old.publicId);
+    expect(row.STATUS).toBe('rotating');
+    expect((await listedRow(successorId)).SCOPES).toBe('spaces:read');
+  });
+
+  it('with --overlap 0s, the old key is refused within 1 s (the key cache) and the new one works', async () => {
+    const old = await createKey('--account', 'rotation-now');
+    expect((await apiClient(server.apiUrl, old.key).GET('/spaces')).response.status).toBe(200);
+    const exit = await keys('rotate', old.publicId, '--overlap', '0s');
+    expect(exit.code).toBe(0);
+    const successor = exit.stdout.match(KEY_PATTERN)?.[0] as string;
+    // As a revocation: the server may answer from its key cache for KEY_CACHE_TTL_MS, never 1 s.
+    await sleep(1000);
+    expect((await apiClient(server.apiUrl, old.key).GET('/spaces')).response.status).toBe(401);
+    expect((await apiClient(server.apiUrl, successor).GET('/spaces')).response.status).toBe(200);
+    expect((await listedRow(old.publicId)).STATUS).toBe('rotated');
+  });
+
+  it('refuses to rotate an unknown key', async () => {
+    const exit = await keys('rotate', '000000000000');
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toContain('No key with id 000000000000');
+  });
+});
+
+describe('control characters', SLOW, () => {
+  it.each([
+    ['--account', 'evil\u001b[2Jcorp'],
+    ['--label', 'line\nabcdefabcdef  forged  active'],
+  ])('refuses them in %s, issuing nothing', async (option, value) => {
+    const args = option === '--account' ? ['--account', value] : ['--account', 'plain', option, value];
+    const exit = await keys('create', ...args);
+    expect(exit.code).toBe(2);
+    expect(exit.stderr).toContain(`${option} must not hold control characters`);
+    expect(exit.stdout.match(KEY_PATTERN)).toBeNull();
+  });
+
+  it('prints a stored value with control characters escaped: no terminal escape, no forged row', async () => {
+    // Written past the command, as an older version (or another tool) may have stored it.
+    const { publicId } = await issueKey(server.db, 'stored\u001b]0;pwned\u0007', 'x\nffffffffffff  forged');
+    const exit = await keys('list');
+    expect(controlCharacterIn(exit.stdout.replaceAll('\n', ''))).toBeUndefined();
+    expect(exit.stdout).toContain('stored\\x1b]0;pwned\\x07');
+    const lines = exit.stdout.split('\n');
+    expect(lines.filter((l) => l.startsWith('ffffffffffff'))).toEqual([]);
+    expect(lines.find((l) => l.startsWith(publicId))).toContain('x\\x0affffffffffff  forged');
+  });
+});
+
+describe('the database it works on', SLOW, () => {
+  it('names it on stderr', async () => {
+    const exit = await keys('list');
+    expect(exit.stderr).toMatch(/^Database: /m);
+  });
+
+  it('refuses a SQLite file that is not there, naming it, and does not create it', async () => {
+    const file = join(scratch, 'typo.sqlite');
+    const exit = await runToExit(CLI, ['list'], { DATABASE_URL: `sqlite:${file}` });
+    expect(exit.code).toBe(2);
+    expect(exit.stderr).toContain(`There is no database at the SQLite file ${file}`);
+    expect(exit.stderr).toContain('--create-database');
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('creates it when told to, and names it', async () => {
+    const file = join(scratch, 'new.sqlite');
+    const exit = await runToExit(CLI, ['create', '--account', 'first', '--create-database'], {
+      DATABASE_URL: `sqlite:${file}`,
+    });
+    expect(exit.code).toBe(0);
+    expect(exit.stdout.match(KEY_PATTERN)).toHaveLength(1);
+    expect(exit.stderr).toContain(`Database: the SQLite file ${file}.`);
+    expect(existsSync(file)).toBe(true);
+  });
+});

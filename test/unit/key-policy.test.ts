@@ -1,0 +1,219 @@
+// What a key may do, as tables: scope lists, the scopes an operation needs, durations and times for an expiry,
+// address ranges and the client addresses they admit, and how stored text prints on a terminal.
+import { describe, expect, it } from 'vitest';
+import {
+  addressAllowed,
+  expired,
+  type KeyPolicy,
+  missingScopes,
+  parseDuration,
+  parseInstant,
+  parseRange,
+  parseScopes,
+  policyOf,
+  rangeList,
+  SCOPES,
+} from '../../server/accounts/key-policy.js';
+import { type KeyListing, keyStatus } from '../../server/accounts/keys.js';
+import { controlCharacterIn, printable } from '../../server/cli/terminal-text.js';
+import { ApiSpec } from '../../server/spec.js';
+
+describe('parseScopes', () => {
+  it.each([
+    ['spaces:read', ['spaces:read']],
+    ['spaces:read,domains:read', ['domains:read', 'spaces:read']],
+    [' domains:write  spaces:write ', ['domains:write', 'spaces:write']],
+    ['events:read,events:read', ['events:read']],
+    ['read', ['domains:read', 'events:read', 'spaces:read', 'webhooks:read']],
+    ['read,spaces:write', ['domains:read', 'events:read', 'spaces:read', 'spaces:write', 'webhooks:read']],
+  ])('reads %j', (text, scopes) => {
+    expect(parseScopes(text)).toEqual(scopes);
+  });
+
+  it.each([
+    ['', /at least one scope/],
+    [',', /at least one scope/],
+    ['spaces:delete', /Unknown scope "spaces:delete"/],
+    ['Spaces:Read', /Unknown scope/],
+    ['spaces', /Unknown scope "spaces"/],
+  ])('refuses %j', (text, problem) => {
+    expect((parseScopes(text) as { error: string }).error).toMatch(problem);
+  });
+
+  it('knows every scope an operation of the spec declares', () => {
+    for (const operation of ApiSpec.load().model.operations) {
+      for (const scope of operation.scopes) expect(SCOPES, operation.id).toContain(scope);
+    }
+  });
+});
+
+describe('missingScopes', () => {
+  const only = (...scopes: string[]): KeyPolicy => ({ scopes: new Set(scopes) });
+  it.each([
+    ['a key without scopes holds every scope', undefined, ['domains:write'], []],
+    ['a key without scopes holds scopes added later', {}, ['billing:read'], []],
+    ['the declared scope', only('domains:read'), ['domains:read'], []],
+    ['write does not include read', only('domains:write'), ['domains:read'], ['domains:read']],
+    ['read does not include write', only('domains:read'), ['domains:write'], ['domains:write']],
+    ['another resource', only('spaces:write'), ['domains:write'], ['domains:write']],
+    ['no scopes at all', only(), ['spaces:read'], ['spaces:read']],
+    ['all of a requirement', only('a:read'), ['a:read', 'b:read'], ['b:read']],
+  ])('%s', (_name, policy, declared, missing) => {
+    expect(missingScopes(policy as KeyPolicy | undefined, declared)).toEqual(missing);
+  });
+});
+
+describe('parseDuration and parseInstant', () => {
+  it.each([
+    ['90d', 90 * 86_400_000],
+    ['24h', 86_400_000],
+    ['30m', 1_800_000],
+    ['45s', 45_000],
+    ['2w', 14 * 86_400_000],
+    ['0s', 0],
+  ])('%s', (text, ms) => {
+    expect(parseDuration(text, '--expires-in')).toBe(ms);
+  });
+
+  it.each(['90', 'd', '1.5d', '-1d', '90 days', '3661d', '1y', ''])('refuses the duration %j', (text) => {
+    expect((parseDuration(text, '--expires-in') as { error: string }).error).toMatch(/--expires-in must be/);
+  });
+
+  it.each([
+    ['2027-01-31T00:00:00Z', Date.UTC(2027, 0, 31)],
+    ['2027-01-31T01:00:00+01:00', Date.UTC(2027, 0, 31)],
+    ['2027-01-31T00:00:00.500Z', Date.UTC(2027, 0, 31) + 500],
+  ])('reads the time %s', (text, ms) => {
+    expect(parseInstant(text, '--expires-at')).toBe(ms);
+  });
+
+  it.each(['2027-01-31', '2027-01-31T00:00:00', 'tomorrow', '2027-13-01T00:00:00Z'])('refuses the time %j', (text) => {
+    expect((parseInstant(text, '--expires-at') as { error: string }).error).toMatch(/with its zone/);
+  });
+
+  it.each([
+    [undefined, false],
+    [{}, false],
+    [{ expiresAt: 1_000 }, true],
+    [{ expiresAt: 1_001 }, false],
+  ])('expired(%j) at 1000: %s', (policy, want) => {
+    expect(expired(policy, 1_000)).toBe(want);
+  });
+});
+
+describe('address ranges', () => {
+  it.each([
+    ['10.0.0.0/8', '10.0.0.0/8'],
+    ['192.0.2.7', '192.0.2.7/32'],
+    ['2001:DB8::/32', '2001:db8::/32'],
+    ['::1', '::1/128'],
+    ['0.0.0.0/0', '0.0.0.0/0'],
+  ])('reads %s', (text, range) => {
+    expect(parseRange(text)).toBe(range);
+  });
+
+  it.each(['10.0.0.0/33', '10.0.0/8', '2001:db8::/129', 'example.com', '10.0.0.0/8/8', '10.0.0.0/x', ''])(
+    'refuses %j',
+    (text) => {
+      expect((parseRange(text) as { error: string }).error).toMatch(/not an IPv4 or IPv6 address or range/);
+    },
+  );
+
+  const policy: KeyPolicy = { allowedIps: rangeList('10.0.0.0/8,192.0.2.7/32,2001:db8::/32') };
+  it.each([
+    ['10.1.2.3', true],
+    ['11.0.0.1', false],
+    ['192.0.2.7', true],
+    ['192.0.2.8', false],
+    ['::ffff:10.9.9.9', true],
+    ['::ffff:11.9.9.9', false],
+    ['2001:db8:1::5', true],
+    ['2001:db9::5', false],
+    ['', false],
+    ['not an address', false],
+  ])('%s is allowed: %s', (address, want) => {
+    expect(addressAllowed(policy, address)).toBe(want);
+  });
+
+  it('lets a key without ranges in from anywhere', () => {
+    expect(addressAllowed({}, '203.0.113.9')).toBe(true);
+    expect(addressAllowed(undefined, undefined)).toBe(true);
+  });
+});
+
+describe('policyOf a row', () => {
+  it('reads null columns as no limit', () => {
+    expect(policyOf({ scopes: null, expires_at: null, allowed_ips: null, replaced_by: null })).toEqual({});
+  });
+
+  it('reads an empty scope list as no scope, not every scope', () => {
+    expect(policyOf({ scopes: '', expires_at: null, allowed_ips: null, replaced_by: null }).scopes?.size).toBe(0);
+  });
+
+  it('reads scopes, expiry and successor', () => {
+    const policy = policyOf({
+      scopes: 'domains:read spaces:read',
+      expires_at: '2027-01-31T00:00:00.000Z',
+      allowed_ips: '10.0.0.0/8',
+      replaced_by: 'abcdefabcdef',
+    });
+    expect([...(policy.scopes ?? [])]).toEqual(['domains:read', 'spaces:read']);
+    expect(policy.expiresAt).toBe(Date.UTC(2027, 0, 31));
+    expect(policy.replacedBy).toBe('abcdefabcdef');
+    expect(addressAllowed(policy, '10.0.0.1')).toBe(true);
+  });
+});
+
+describe('keyStatus', () => {
+  const key = (extra: Partial<KeyListing>): KeyListing => ({
+    publicId: 'abcdefabcdef',
+    account: 'acme',
+    label: null,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    revokedAt: null,
+    lastUsedAt: null,
+    scopes: null,
+    expiresAt: null,
+    allowedIps: null,
+    replacedBy: null,
+    replacedAt: null,
+    ...extra,
+  });
+  const now = Date.UTC(2026, 5, 1);
+  it.each([
+    ['active', {}],
+    ['revoked', { revokedAt: '2026-02-01T00:00:00.000Z' }],
+    ['expired', { expiresAt: '2026-05-01T00:00:00.000Z' }],
+    ['active', { expiresAt: '2026-07-01T00:00:00.000Z' }],
+    ['rotating', { replacedBy: 'b', expiresAt: '2026-06-02T00:00:00.000Z' }],
+    ['rotated', { replacedBy: 'b', expiresAt: '2026-05-31T00:00:00.000Z' }],
+  ])('%s: %j', (status, extra) => {
+    expect(keyStatus(key(extra), now)).toBe(status);
+  });
+});
+
+describe('text printed on a terminal', () => {
+  it.each([
+    ['acme', undefined],
+    ['Zoë & Co', undefined],
+    ['evil\u001b[2J', '\\x1b'],
+    ['two\nlines', '\\x0a'],
+    ['tab\there', '\\x09'],
+    ['del\u007f', '\\x7f'],
+    ['c1\u009b', '\\x9b'],
+    ['bidi\u202eevil', '\\u202e'],
+  ])('%j has the control character %s', (text, control) => {
+    expect(controlCharacterIn(text)).toBe(control);
+  });
+
+  it.each([
+    ['acme', 'acme'],
+    ['a\u001b[31mred', 'a\\x1b[31mred'],
+    ['row\nforged  active', 'row\\x0aforged  active'],
+    ['back\\slash', 'back\\\\slash'],
+    ['\u202eabc', '\\u202eabc'],
+  ])('prints %j as %j', (text, shown) => {
+    expect(printable(text)).toBe(shown);
+    expect(controlCharacterIn(printable(text))).toBeUndefined();
+  });
+});
