@@ -41,10 +41,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -119,10 +116,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -168,7 +162,6 @@ export interface components {
         /**
          * Format: int64
          * @description Identifier of the record, a positive integer assigned by the service.
-         * @example 42
          */
         id: number;
         /**
@@ -693,7 +686,6 @@ export interface components {
          * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
          *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
          *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
-         * @example shop
          */
         search: string;
         /**
@@ -720,7 +712,6 @@ export interface components {
         /**
          * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
          *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
-         * @example 2
          */
         page: number;
         /**
@@ -732,7 +723,6 @@ export interface components {
          *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
          *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
          *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
-         * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
          */
         after: string;
         /**
@@ -744,10 +734,7 @@ export interface components {
          *     fails validation does not use its key up. Send it once: two `Idempotency-Key` headers answer `400`.
          */
         "idempotency-key": string;
-        /**
-         * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-         * @example 42
-         */
+        /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
         id: components["schemas"]["id"];
         /**
          * @description The ETags of copies you already hold (comma-separated), or `*`. When the record's current ETag is among
@@ -771,9 +758,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "name": "shop.example.com",
-                 *       "index_page": "https://shop.example.com/welcome.html",
-                 *       "not_found_page": "https://shop.example.com/404.html"
+                 *       "name": "shop.example.com"
                  *     }
                  */
                 "application/x-www-form-urlencoded": components["schemas"]["domain-store"];
@@ -790,12 +775,7 @@ export interface components {
         /** @description The fields to change, as a form (documented) or as JSON. An empty value clears a page to null. */
         "domain-update": {
             content: {
-                /**
-                 * @example {
-                 *       "index_page": "https://shop.example.com/home.html",
-                 *       "not_found_page": ""
-                 *     }
-                 */
+                /** @example {} */
                 "application/x-www-form-urlencoded": components["schemas"]["domain-update"];
                 /**
                  * @example {
@@ -811,8 +791,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "name": "Marketing",
-                 *       "color": 3
+                 *       "name": "Marketing"
                  *     }
                  */
                 "application/x-www-form-urlencoded": components["schemas"]["space-store"];
@@ -828,11 +807,7 @@ export interface components {
         /** @description The fields to change, as a form (documented) or as JSON. */
         "space-update": {
             content: {
-                /**
-                 * @example {
-                 *       "color": 5
-                 *     }
-                 */
+                /** @example {} */
                 "application/x-www-form-urlencoded": components["schemas"]["space-update"];
                 /**
                  * @example {
@@ -921,7 +896,6 @@ export interface operations {
                  * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
                  *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
                  *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
-                 * @example shop
                  */
                 search?: components["parameters"]["search"];
                 /**
@@ -948,7 +922,6 @@ export interface operations {
                 /**
                  * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
                  *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
-                 * @example 2
                  */
                 page?: components["parameters"]["page"];
                 /**
@@ -960,7 +933,6 @@ export interface operations {
                  *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
                  *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
-                 * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
                  */
                 after?: components["parameters"]["after"];
             };
@@ -1048,7 +1020,6 @@ export interface operations {
                  * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
                  *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
                  *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
-                 * @example shop
                  */
                 search?: components["parameters"]["search"];
                 /**
@@ -1075,7 +1046,6 @@ export interface operations {
                 /**
                  * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
                  *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
-                 * @example 2
                  */
                 page?: components["parameters"]["page"];
                 /**
@@ -1087,7 +1057,6 @@ export interface operations {
                  *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
                  *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
-                 * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
                  */
                 after?: components["parameters"]["after"];
             };
@@ -1120,10 +1089,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["if-none-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1158,10 +1124,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["if-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1223,10 +1186,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["if-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1258,10 +1218,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["if-none-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1296,10 +1253,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["if-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1353,7 +1307,6 @@ export interface operations {
                  * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
                  *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
                  *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
-                 * @example shop
                  */
                 search?: components["parameters"]["search"];
                 /**
@@ -1380,7 +1333,6 @@ export interface operations {
                 /**
                  * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
                  *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
-                 * @example 2
                  */
                 page?: components["parameters"]["page"];
                 /**
@@ -1392,7 +1344,6 @@ export interface operations {
                  *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
                  *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
-                 * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
                  */
                 after?: components["parameters"]["after"];
             };
@@ -1483,7 +1434,6 @@ export interface operations {
                  * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
                  *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
                  *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
-                 * @example shop
                  */
                 search?: components["parameters"]["search"];
                 /**
@@ -1510,7 +1460,6 @@ export interface operations {
                 /**
                  * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
                  *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
-                 * @example 2
                  */
                 page?: components["parameters"]["page"];
                 /**
@@ -1522,7 +1471,6 @@ export interface operations {
                  *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
                  *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
-                 * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
                  */
                 after?: components["parameters"]["after"];
             };
@@ -1555,10 +1503,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["if-none-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1593,10 +1538,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["if-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1657,10 +1599,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["if-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1692,10 +1631,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["if-none-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1730,10 +1666,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["if-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
