@@ -47,10 +47,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -141,10 +138,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -200,7 +194,6 @@ export interface components {
         /**
          * Format: int64
          * @description Identifier of the record, a positive integer assigned by the service.
-         * @example 42
          */
         id: number;
         /**
@@ -725,7 +718,6 @@ export interface components {
          * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
          *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
          *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
-         * @example shop
          */
         search: string;
         /**
@@ -752,7 +744,6 @@ export interface components {
         /**
          * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
          *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
-         * @example 2
          */
         page: number;
         /**
@@ -764,7 +755,6 @@ export interface components {
          *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
          *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
          *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
-         * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
          */
         after: string;
         /**
@@ -776,10 +766,7 @@ export interface components {
          *     fails validation does not use its key up. Send it once: two `Idempotency-Key` headers answer `400`.
          */
         "idempotency-key": string;
-        /**
-         * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-         * @example 42
-         */
+        /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
         id: components["schemas"]["id"];
         /**
          * @description The ETags of copies you already hold (comma-separated), or `*`. When the record's current ETag is among
@@ -803,9 +790,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "name": "shop.example.com",
-                 *       "index_page": "https://shop.example.com/welcome.html",
-                 *       "not_found_page": "https://shop.example.com/404.html"
+                 *       "name": "shop.example.com"
                  *     }
                  */
                 "application/x-www-form-urlencoded": components["schemas"]["domain-store"];
@@ -822,12 +807,7 @@ export interface components {
         /** @description The fields to change, as a form (documented) or as JSON. An empty value clears a page to null. */
         "domain-update": {
             content: {
-                /**
-                 * @example {
-                 *       "index_page": "https://shop.example.com/home.html",
-                 *       "not_found_page": ""
-                 *     }
-                 */
+                /** @example {} */
                 "application/x-www-form-urlencoded": components["schemas"]["domain-update"];
                 /**
                  * @example {
@@ -843,8 +823,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "name": "Marketing",
-                 *       "color": 3
+                 *       "name": "Marketing"
                  *     }
                  */
                 "application/x-www-form-urlencoded": components["schemas"]["space-store"];
@@ -860,11 +839,7 @@ export interface components {
         /** @description The fields to change, as a form (documented) or as JSON. */
         "space-update": {
             content: {
-                /**
-                 * @example {
-                 *       "color": 5
-                 *     }
-                 */
+                /** @example {} */
                 "application/x-www-form-urlencoded": components["schemas"]["space-update"];
                 /**
                  * @example {
@@ -953,7 +928,6 @@ export interface operations {
                  * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
                  *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
                  *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
-                 * @example shop
                  */
                 search?: components["parameters"]["search"];
                 /**
@@ -980,7 +954,6 @@ export interface operations {
                 /**
                  * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
                  *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
-                 * @example 2
                  */
                 page?: components["parameters"]["page"];
                 /**
@@ -992,7 +965,6 @@ export interface operations {
                  *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
                  *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
-                 * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
                  */
                 after?: components["parameters"]["after"];
             };
@@ -1080,7 +1052,6 @@ export interface operations {
                  * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
                  *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
                  *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
-                 * @example shop
                  */
                 search?: components["parameters"]["search"];
                 /**
@@ -1107,7 +1078,6 @@ export interface operations {
                 /**
                  * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
                  *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
-                 * @example 2
                  */
                 page?: components["parameters"]["page"];
                 /**
@@ -1119,7 +1089,6 @@ export interface operations {
                  *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
                  *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
-                 * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
                  */
                 after?: components["parameters"]["after"];
             };
@@ -1152,10 +1121,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["if-none-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1190,10 +1156,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["if-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1255,10 +1218,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["if-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1290,10 +1250,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["if-none-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1328,10 +1285,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["if-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1385,7 +1339,6 @@ export interface operations {
                  * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
                  *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
                  *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
-                 * @example shop
                  */
                 search?: components["parameters"]["search"];
                 /**
@@ -1412,7 +1365,6 @@ export interface operations {
                 /**
                  * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
                  *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
-                 * @example 2
                  */
                 page?: components["parameters"]["page"];
                 /**
@@ -1424,7 +1376,6 @@ export interface operations {
                  *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
                  *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
-                 * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
                  */
                 after?: components["parameters"]["after"];
             };
@@ -1515,7 +1466,6 @@ export interface operations {
                  * @description Case-insensitive, Unicode-aware substring of the field named by `search_by` (`ÄRGER` finds `ärger`).
                  *     `%`, `_` and `\` match themselves. An empty value (the default) means no filter. A space may be sent as
                  *     `%20` or `+`. Control characters (U+0000–U+001F, U+007F–U+009F) are refused with `422`.
-                 * @example shop
                  */
                 search?: components["parameters"]["search"];
                 /**
@@ -1542,7 +1492,6 @@ export interface operations {
                 /**
                  * @description The page to return, from 1. A page past the end is an empty page with true `meta`. To read every record,
                  *     walk with `after` instead: its cost per page does not grow with depth. Cannot be combined with `after`.
-                 * @example 2
                  */
                 page?: components["parameters"]["page"];
                 /**
@@ -1554,7 +1503,6 @@ export interface operations {
                  *     must be sent with the `sort_by` and `sort` of the walk it came from (`422` otherwise). With a cursor,
                  *     `meta.from`, `meta.to` and `meta.current_page` count from where the walk started; `links.prev` and
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
-                 * @example WyJpZCIsImRlc2MiLDEwLDQxXQ
                  */
                 after?: components["parameters"]["after"];
             };
@@ -1587,10 +1535,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["if-none-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1625,10 +1570,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["if-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1689,10 +1631,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["if-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1724,10 +1663,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["if-none-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;
@@ -1762,10 +1698,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["if-match"];
             };
             path: {
-                /**
-                 * @description Identifier of the record. Another account's id answers `404`, as an unknown one does.
-                 * @example 42
-                 */
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
                 id: components["parameters"]["id"];
             };
             cookie?: never;

@@ -8,6 +8,12 @@
   const spec = JSON.parse(document.getElementById('dss-spec').textContent, (_key, value) =>
     typeof value === 'string' ? value.replaceAll(SAMPLE_ORIGIN, location.origin) : value,
   );
+  // HEAD operations stay in the contract (spec-driven proxies read them) but not in the reference, where each
+  // doubled its GET in the sidebar: Scalar leaves out what `x-scalar-ignore` marks. The guide says HEAD works
+  // wherever GET does.
+  for (const item of Object.values(spec.paths ?? {})) {
+    if (item?.head) item.head['x-scalar-ignore'] = true;
+  }
   const basePath = spec.servers?.[0]?.url ?? '';
   spec.servers = [{ url: `${location.origin}${basePath}`, description: 'This deployment (the origin of this page)' }];
 

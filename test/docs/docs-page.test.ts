@@ -1,17 +1,21 @@
 // /docs in a real browser: Debian's Chromium, driven by playwright-core, against the running service and the
 // page `npm run docs` builds. The guide and every operation of the spec render, the console sends a create to
 // this service with the key typed into it (and a fresh Idempotency-Key each time), the samples show this origin,
-// and the page logs no errors (a CSP violation is one) and sends no request off its origin. Saves screenshots at
-// 1280 and 390 px to test-results/. Without Chromium (a contributor's laptop) the tests are skipped with a
-// message; under CI they fail instead.
+// and the page logs no errors (a CSP violation is one) and sends no request off its origin. What the console
+// shows is what it sends (no optional value shown unticked, no made-up id or cursor), the sidebar lists each
+// operation once, every response status is in view, and nothing is drawn over a label or a sample's line numbers.
+// Saves screenshots at 1280 and 390 px to test-results/. Without Chromium (a contributor's laptop) the tests are
+// skipped with a message; under CI they fail instead.
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDocs } from '../../scripts/docs.js';
+import { spec } from '../support/contract.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 import { operations, type SpecOperation } from '../support/spec-operations.js';
+import { coveredTabs, linesUnderTheirNumbers, overlappingControls, shownButNotSent } from './page-checks.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -38,11 +42,29 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
 
   /** Opens the page at an operation and returns its section once its heading shows. */
   async function openOperation(operation: SpecOperation) {
+    // A console left open by a failed test would cover the page for the next one.
+    if (await page.getByRole('dialog').isVisible()) await page.keyboard.press('Escape');
     await page.goto(`${server.origin}/docs${routeOf(operation)}`);
     const section = page.locator(`section[id$="${routeOf(operation).slice(1)}"]`);
     await section.getByRole('heading', { name: operation.summary, exact: true }).waitFor({ state: 'visible' });
     return section;
   }
+
+  /** Opens the console of an operation with the account's key typed in. */
+  async function openConsole(operation: SpecOperation): Promise<Locator> {
+    const section = await openOperation(operation);
+    await section.getByRole('button', { name: /Test Request/ }).click();
+    const dialog = page.getByRole('dialog');
+    const token = dialog.getByPlaceholder('Token');
+    if ((await token.inputValue()) === '') await token.fill(account.key);
+    return dialog;
+  }
+
+  const operationNamed = (operationId: string) => {
+    const found = operations.find((operation) => operation.operationId === operationId);
+    if (!found) throw new Error(`${operationId} is not in the spec`);
+    return found;
+  };
 
   beforeAll(async () => {
     if (!hasChromium) throw new Error(`CI needs Chromium at ${CHROMIUM}: apt-get install chromium`);
@@ -137,12 +159,9 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
   );
 
   it('sends a create from the console to this service: 201, the key typed in, a fresh Idempotency-Key each time', async () => {
-    const store = operations.find(({ operationId }) => operationId === 'spaces_store');
-    if (!store) throw new Error('spaces_store is not in the spec');
-    const section = await openOperation(store);
-    await section.getByRole('button', { name: /Test Request/ }).click();
-    const dialog = page.getByRole('dialog');
-    await dialog.getByPlaceholder('Token').fill(account.key);
+    const dialog = await openConsole(operationNamed('spaces_store'));
+    // A value shown unticked would not be sent: a space "created with colour 3" would get colour 1.
+    expect(await shownButNotSent(dialog)).toEqual([]);
     const sent = apiRequests.length;
     for (let attempt = 0; attempt < 2; attempt++) {
       const [response] = await Promise.all([
@@ -169,6 +188,56 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
     await page.screenshot({ path: join(RESULTS, 'docs-console-1280.png') });
     await page.keyboard.press('Escape');
   }, 90_000);
+
+  it('sends the list and a show as the console shows them: no made-up cursor, page or id', async () => {
+    const list = await openConsole(operationNamed('spaces_list'));
+    expect(await shownButNotSent(list)).toEqual([]);
+    const [listed] = await Promise.all([
+      page.waitForResponse((answer) => new URL(answer.url()).pathname === '/api/v1/spaces'),
+      list.getByRole('button', { name: /^Send/ }).first().click(),
+    ]);
+    // The spec's examples once filled in both `page` and a cursor: a 422 for the first request a reader sent.
+    expect(listed.status()).toBe(200);
+    await page.keyboard.press('Escape');
+
+    const { data } = await account.client.POST('/spaces', { body: { name: 'Shown by id' } });
+    const id = data?.data.id;
+    if (id === undefined) throw new Error('the space was not created');
+    const show = await openConsole(operationNamed('spaces_show'));
+    const idValue = show.locator('tr[id="id"] [contenteditable][aria-label$="Value"]');
+    expect(await idValue.innerText()).toBe('');
+    await idValue.click();
+    await page.keyboard.type(String(id));
+    const [shown] = await Promise.all([
+      page.waitForResponse((answer) => answer.url() === `${server.apiUrl}/spaces/${id}`),
+      show.getByRole('button', { name: /^Send/ }).first().click(),
+    ]);
+    expect(shown.status()).toBe(200);
+    await expect.poll(() => show.innerText()).toContain('"name": "Shown by id"');
+    await page.keyboard.press('Escape');
+  }, 90_000);
+
+  it('lists each operation once in the sidebar (HEAD works wherever GET does, and is not listed)', async () => {
+    const list = operationNamed('spaces_list');
+    await openOperation(list);
+    const sidebarEntry = page.getByText(list.summary, { exact: true });
+    await expect.poll(() => sidebarEntry.count()).toBeGreaterThan(1);
+    expect(await page.getByText(/headers only \(HEAD\)/).count()).toBe(0);
+  }, 60_000);
+
+  it("shows a tab for every status of an operation's responses, none covered by the card's buttons", async () => {
+    const store = operationNamed('spaces_store');
+    const section = await openOperation(store);
+    const card = section.locator('.response-card').first();
+    await card.scrollIntoViewIfNeeded();
+    const documented = spec.model.operations.find((operation) => operation.id === store.operationId);
+    const { responses } = (documented?.object ?? {}) as { responses?: Record<string, unknown> };
+    const statuses = Object.keys(responses ?? {});
+    expect(statuses.length).toBeGreaterThan(8);
+    const tabs = (await card.getByRole('tab').allInnerTexts()).map((text) => text.replace(/status:/i, '').trim());
+    expect(tabs).toEqual(statuses);
+    expect(await coveredTabs(card)).toEqual([]);
+  }, 60_000);
 
   it('opens a problem type at its row of the guide (/problems/<kind> leads there)', async () => {
     await page.goto(`${server.origin}/problems/validation`, { waitUntil: 'commit' });
@@ -210,7 +279,14 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
       const block = section.locator('.scalar-code-block').first();
       // No line of the sample runs past its card: nothing is hidden behind the edge or the copy button.
       expect(await block.evaluate((element) => element.scrollWidth <= element.clientWidth + 1)).toBe(true);
+      // A wrapped line goes on beside its number, not under it.
+      expect(await linesUnderTheirNumbers(block)).toEqual([]);
       await page.screenshot({ path: join(RESULTS, `docs-store-${width}.png`) });
+      await section.getByRole('button', { name: /Test Request/ }).click();
+      await page.getByRole('dialog').getByRole('button', { name: /^Send/ }).first().waitFor({ state: 'visible' });
+      expect(await overlappingControls(page)).toEqual([]);
+      await page.screenshot({ path: join(RESULTS, `docs-console-store-${width}.png`) });
+      await page.keyboard.press('Escape');
       await page.setViewportSize({ width: 1280, height: 900 });
     },
     90_000,
