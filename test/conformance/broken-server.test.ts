@@ -26,20 +26,31 @@ afterAll(async () => {
   await server.close();
 });
 
-/** A run against the proxy with `fault` planted: every check, or only the one the fault must be reported under. */
-const run = (fault: Fault | undefined, only?: CheckName) => {
+/**
+ * A run against the proxy with `fault` planted: every check, or only the one the fault must be reported under.
+ * A planted fault shows on the first request of its kind, so a few generated cases per operation find it; only
+ * a fault that needs a certain generated value (a non-ASCII name) asks for more.
+ */
+const run = (fault: Fault | undefined, only?: CheckName, cases = 3) => {
   broken.fault = fault;
   return runConformance({
     baseUrl: broken.apiUrl,
     apiKey: first.key,
     secondApiKey: second.key,
     seed: 4242,
-    cases: 25,
+    cases,
     ...(only ? { only: [only] } : {}),
   });
 };
 
-const PLANTED: Array<{ fault: Fault; subject: string; check: CheckName; message: RegExp; detail?: RegExp }> = [
+const PLANTED: Array<{
+  fault: Fault;
+  subject: string;
+  check: CheckName;
+  message: RegExp;
+  detail?: RegExp;
+  cases?: number;
+}> = [
   { fault: 'head-answers-405', subject: 'spaces_list', check: 'head_like_get', message: /HEAD answered 405, GET 200/ },
   {
     fault: 'undocumented-field-in-show',
@@ -64,6 +75,7 @@ const PLANTED: Array<{ fault: Fault; subject: string; check: CheckName; message:
     subject: 'spaces_store',
     check: 'no_server_error',
     message: /status 500/,
+    cases: 25,
   },
   {
     fault: 'show-ignores-account',
@@ -168,17 +180,17 @@ const PLANTED: Array<{ fault: Fault; subject: string; check: CheckName; message:
 
 describe('the broken server', () => {
   it('passes every check with no fault planted (the proxy itself is faithful)', async () => {
-    const result = await run(undefined);
+    const result = await run(undefined, undefined, 25);
     expect(result.results.failures.size === 0 ? '' : result.report).toBe('');
     expect(result.passed).toBe(true);
   }, 60_000);
 
   it.each(PLANTED)(
     'reports $fault under $check ($subject)',
-    async ({ fault, subject, check, message, detail }) => {
+    async ({ fault, subject, check, message, detail, cases }) => {
       // Only the phases of that check (all of them for a check made on every answer): the clean run above
       // shows that nothing else fails.
-      const result = await run(fault, check);
+      const result = await run(fault, check, cases);
       expect(result.passed).toBe(false);
       const found = [...result.results.failures.values()].find(
         (f) => f.subject === subject && f.check === check && message.test(f.message),

@@ -1,0 +1,166 @@
+// Which suite runs in which leg: `npm test` (SQLite, Node.js 20), `npm run test:postgres` (PostgreSQL, Node.js 20),
+// the Node.js 24 leg of CI (SQLite, DSS_TEST_LEG=node24) and `npm run test:quick` (the inner loop, locally).
+// test/vitest.config.ts and test/vitest.quick.config.ts read this table; CI runs the first three legs.
+
+export type Leg = 'sqlite' | 'postgres' | 'node24' | 'quick';
+
+export interface LegRule {
+  /** A file, or a glob over files, relative to the repository's root. */
+  suite: string;
+  legs: Leg[];
+  why: string;
+}
+
+/**
+ * A suite listed nowhere runs in every leg: an HTTP suite on an app of its own in the test's process, cheap, and
+ * what it tests can differ by engine (the SQL) and by Node.js major (its HTTP parser, fetch, ICU, and the
+ * better-sqlite3 build each major loads). Heavy suites (child processes, other programs, real-time waits) run
+ * where their outcome can differ, once if it cannot; each is left out of the quick loop.
+ */
+export const LEG_RULES: LegRule[] = [
+  // The pyramid's base.
+  {
+    suite: 'test/unit/**',
+    legs: ['sqlite', 'node24', 'quick'],
+    why: 'pure functions, no database; Node 24 has its own ICU and RegExp',
+  },
+
+  // The deployment's proof.
+  {
+    suite: 'test/deploy/**',
+    legs: ['sqlite'],
+    why: 'a production install, HAProxy in front of three instances, backups: each picks its own engines',
+  },
+
+  // The engines' own faults.
+  {
+    suite: 'test/faults/postgres-*.test.ts',
+    legs: ['postgres'],
+    why: "PostgreSQL's faults (connections cut, a lock held, an outage), on its own database whatever the leg",
+  },
+  {
+    suite: 'test/faults/classify.test.ts',
+    legs: ['sqlite', 'node24', 'quick'],
+    why: 'sorts both drivers’ errors without a server; Node 24 loads another better-sqlite3 major',
+  },
+  {
+    suite: 'test/faults/{sqlite-lock,disk-full,read-only}.test.ts',
+    legs: ['sqlite'],
+    why: "SQLite's own faults on SQLite files whatever the leg; the driver's error codes are classify's, on Node 24 too",
+  },
+  {
+    suite: 'test/faults/supervisor.test.ts',
+    legs: ['sqlite'],
+    why: "a supervisor's signals to `npm start`: neither the engine nor the Node.js major changes them",
+  },
+  { suite: 'test/db/limits.test.ts', legs: ['sqlite', 'quick'], why: 'configuration read from the environment' },
+  {
+    suite: 'test/db/private-files.test.ts',
+    legs: ['sqlite', 'node24', 'quick'],
+    why: 'SQLite files and backups made owner-only: files, not PostgreSQL; Node 24 loads another SQLite driver',
+  },
+
+  // The service as a process.
+  {
+    suite: 'test/service/startup.test.ts',
+    legs: ['sqlite', 'postgres', 'node24'],
+    why: 'the bundled entry point: its start on each engine, and on Node 24 with the other SQLite driver',
+  },
+  {
+    suite: 'test/service/{keys-cli,workers,key-revocation}.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'processes sharing one database (the keys command, workers): engine-dependent, not Node-dependent',
+  },
+  {
+    suite: 'test/service/{lifecycle,node-version}.test.ts',
+    legs: ['sqlite', 'node24'],
+    why: "Node's sockets, timeouts and signals, and its version check: not the engine",
+  },
+  {
+    suite: 'test/service/slow-readers.test.ts',
+    legs: ['sqlite'],
+    why: "1,100 never-reading connections at a 1,024-descriptor limit: heavy, and Node's sockets rather than the engine",
+  },
+  {
+    suite: 'test/service/{sandbox,rate-limit-redis}.test.ts',
+    legs: ['sqlite'],
+    why: 'an in-memory SQLite database of its own; counters in Redis: neither depends on the leg',
+  },
+  {
+    suite: 'test/service/library-boundaries.test.ts',
+    legs: ['sqlite', 'quick'],
+    why: 'reads the sources, runs nothing',
+  },
+  {
+    suite: 'test/http/adversarial-input.test.ts',
+    legs: ['sqlite', 'postgres', 'node24'],
+    why: "the service's CPU per hostile request (a search reaches the engine); Node 24's parsers cost differently",
+  },
+  {
+    suite: 'test/http/rate-limit-redis.test.ts',
+    legs: ['sqlite'],
+    why: 'counters in a real Redis behind a proxy this test freezes: not the engine, not the Node.js major',
+  },
+
+  // The conformance runner.
+  {
+    suite: 'test/conformance/own-server.test.ts',
+    legs: ['sqlite'],
+    why: "the runner's full run and its CLI; .ci/conformance runs the same 200 cases against PostgreSQL",
+  },
+  {
+    suite: 'test/conformance/{broken-server,plan,preflight,prism-mock,prism-proxy,rate-limit-fields}.test.ts',
+    legs: ['sqlite'],
+    why: "the runner's own logic against a proxy, a mock or no server: the engine behind them does not matter",
+  },
+
+  // The client library.
+  {
+    suite: 'test/client/{browser,package,fresh-clone,prism}.test.ts',
+    legs: ['sqlite'],
+    why: 'Chromium, npm pack, a fresh clone, Prism: the client as consumers get it, not the service',
+  },
+  {
+    suite: 'test/client/{rate-limit,retries}.test.ts',
+    legs: ['sqlite', 'node24'],
+    why: "the client waiting out real Retry-After seconds: the client's fetch differs by Node.js major, not by engine",
+  },
+  {
+    suite: 'test/client/{errors,etags,helpers,idempotent-creates,list-all,options,timeouts}.test.ts',
+    legs: ['sqlite', 'node24', 'quick'],
+    why: "the client's behaviour, whatever engine answers; its fetch differs by Node.js major",
+  },
+
+  // The spec's tooling and the docs.
+  {
+    suite: 'test/spec/{generators,generated-drift,compat-gate}.test.ts',
+    legs: ['sqlite'],
+    why: 'tsc, the generators and redocly over the spec: files in, files out',
+  },
+  {
+    suite: 'test/spec/{resources,spec-loading}.test.ts',
+    legs: ['sqlite', 'node24', 'quick'],
+    why: 'the registry and the spec against the app built from them: no engine-specific step',
+  },
+  {
+    suite: 'test/docs/{docs-page,docs-build,code-samples}.test.ts',
+    legs: ['sqlite'],
+    why: 'the docs build (Scalar) and the page in Chromium: the same static page on any engine',
+  },
+  {
+    suite: 'test/docs/{docs-route,host-independence,doc-links}.test.ts',
+    legs: ['sqlite', 'node24', 'quick'],
+    why: 'the page and the spec as served, and the links of the docs: no database involved',
+  },
+];
+
+/** The leg this process runs, from the environment CI sets. */
+export function currentLeg(env: NodeJS.ProcessEnv = process.env): Exclude<Leg, 'quick'> {
+  if (env.DSS_TEST_DATABASE === 'postgres') return 'postgres';
+  return env.DSS_TEST_LEG === 'node24' ? 'node24' : 'sqlite';
+}
+
+/** The globs a leg leaves out: every listed suite that does not name it. */
+export function excludedFrom(leg: Leg): string[] {
+  return LEG_RULES.filter((rule) => !rule.legs.includes(leg)).map((rule) => rule.suite);
+}
