@@ -1,11 +1,13 @@
 // Builds the Express app without listening. One request path, in the order of the steps below:
 //   request id -> its log line and metrics (written once answered) -> security headers -> input lengths (414/431)
 //   -> request target (400)
-//   -> /api/v1, an Express router with one route per operation (http/api-router.ts): CORS -> the operation's
-//   route (no route: 404/405) -> API key (401, or 429 for an address with too many of them; its expiry and
-//   address ranges) -> rate limit per key (429) -> the operation's scope (403) -> Accept (406) -> body, where the operation has one (415/413/400) -> validation (422:
-//   express-openapi-validator as documented, and our own checks, in one problem) -> idempotency key (replay,
-//   409, 422) -> handler -> repository; a problem raised anywhere -> problem+json.
+//   -> /api/v1, an Express router with one route per path of the spec (http/api-router.ts): CORS -> the path's
+//   route (no such path: 404; a method it lacks: 405, from the route itself; a preflight: 204) -> the operation's
+//   steps: API key (401, or 429 for an address with too many of them; its expiry and address ranges) -> rate
+//   limit per key (429) -> the operation's scope (403) -> Accept (406) -> body, where the operation has one
+//   (415/413/400) -> validation (422: express-openapi-validator and our own checks, in one problem:
+//   http/request-validation.ts) -> idempotency key (replay, 409, 422) -> handler -> repository; a problem raised
+//   anywhere -> problem+json.
 import express, { type Express } from 'express';
 import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';
@@ -26,7 +28,8 @@ import { type RateLimitSettings, rateLimits, type TrustProxy } from './http/rate
 import { requestId } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
 import { readRequestTarget } from './http/request-target.js';
-import { createRequestValidation } from './http/request-validation.js';
+import { prepareValidation, type RequestValidation } from './http/request-validation.js';
+import { routeTable } from './http/routes.js';
 import { refuseByPolicy, scopeCheck } from './http/scopes.js';
 import { securityHeaders } from './http/security-headers.js';
 import { specDocument } from './http/spec-documents.js';
@@ -34,7 +37,7 @@ import { idempotentCreates } from './idempotency/runner.js';
 import { createLogger, type Logger } from './logger.js';
 import { formatsOf, handlersOf } from './resource.js';
 import { RESOURCES } from './resources.js';
-import { ApiSpec } from './spec.js';
+import { ApiSpec } from './spec-model.js';
 
 /** The spec's custom formats: the resource modules' fields, and the list cursor's that every list shares. */
 export const FORMATS: Record<string, FieldFormat> = { ...formatsOf(RESOURCES), ...cursorFormats };
@@ -45,6 +48,11 @@ export interface AppDeps {
   spec?: ApiSpec;
   /** Check every JSON response against the spec too (on in tests: a response that breaks it is a 500). */
   validateResponses?: boolean;
+  /**
+   * The validation of `spec`'s requests (prepareValidation), when one is shared: the warm-up's app and the app
+   * that serves use one, so that what the warm-up compiled serves. Made from `spec` and `validateResponses` if not.
+   */
+  validation?: RequestValidation;
   /** Origins whose browser pages may call the API (CORS); any origin by default. */
   corsOrigins?: CorsOrigins;
   /** The API reference page that `npm run docs` builds, served at /docs. */
@@ -74,6 +82,7 @@ export async function createApp({
   logger = createLogger('silent'),
   spec = ApiSpec.load(),
   validateResponses = false,
+  validation = prepareValidation(spec, routeTable(spec), FORMATS, { validateResponses }),
   corsOrigins = '*',
   docsFile = DOCS_PAGE,
   docsSandboxKey,
@@ -95,7 +104,7 @@ export async function createApp({
   app.set('env', 'production');
   // Express's own ETags (a hash of each body) are off: the handlers send the record's ETag (id and version).
   app.set('etag', false);
-  // "/API/V1/domains" must not slip past the validator, which matches paths case-sensitively.
+  // "/API/V1/domains" and "/domains/" are not the spec's paths.
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
   app.set('query parser', 'simple');
@@ -111,16 +120,17 @@ export async function createApp({
     readRequestTarget,
   );
   const [failedAuthGuard, perKeyLimit] = rateLimits(rateLimit, logger);
+  const routes = routeTable(spec);
   app.use(
     spec.basePath,
-    apiRouter(spec, {
-      cors: cors(spec, corsOrigins),
+    apiRouter(routes, spec.basePath, {
+      cors: cors(corsOrigins),
       authenticate: requireApiKey(keyCheck, refuseByPolicy),
       perKeyLimit,
       failedAuthGuard,
       authorize: scopeCheck(spec),
       readBody: readBody(),
-      validate: createRequestValidation(spec, FORMATS, validateResponses),
+      validation,
       handle: dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)),
     }),
   );
@@ -137,7 +147,7 @@ export async function createApp({
   if (metrics && metricsToken) app.get('/metrics', metricsEndpoint(metrics, metricsToken));
   app.get('/problems/:kind', problemTypePage(spec));
 
-  app.use(notFoundOutsideApi(spec));
+  app.use(notFoundOutsideApi(routes, spec.basePath));
   app.use(problemHandler(logger));
   return app;
 }

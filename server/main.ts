@@ -3,7 +3,7 @@
 // whoever started the service, goes to stderr.
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { createApp } from './app.js';
+import { createApp, FORMATS } from './app.js';
 import { forkWorkers, isWorker } from './cluster.js';
 import { type Config, ConfigError, DEFAULTS, readConfig } from './config.js';
 import {
@@ -20,6 +20,8 @@ import { firstKeyLines } from './first-key.js';
 import type { KeyCheck } from './http/auth.js';
 import { DOCS_PAGE } from './http/docs.js';
 import { createClusterMetrics, createMetrics, listenForMetrics, type Metrics } from './http/metrics.js';
+import { prepareValidation } from './http/request-validation.js';
+import { routeTable } from './http/routes.js';
 import { Lifecycle } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
 import { requireTestedNode } from './node-version.js';
@@ -31,6 +33,7 @@ import {
   sandboxMaxAccounts,
   sandboxWorkersProblem,
 } from './sandbox.js';
+import { ApiSpec } from './spec-model.js';
 import { warmUp } from './warm-up.js';
 
 /** The key the sandbox's docs console comes with (the sandbox takes any well-formed key). */
@@ -138,9 +141,14 @@ async function serve(
     redis,
     redisPrefix: config.redisPrefix,
   };
+  const spec = ApiSpec.load();
+  // One validation for this app and the warm-up's: what the warm-up's requests compile is what serves.
+  const validation = prepareValidation(spec, routeTable(spec), FORMATS);
   const app = await createApp({
     db,
     logger,
+    spec,
+    validation,
     corsOrigins: config.corsOrigins,
     isDraining: lifecycle.isDraining,
     hstsMaxAgeSeconds: config.hstsMaxAgeSeconds,
@@ -153,7 +161,7 @@ async function serve(
     ...(extra.keyCheck ? { keyCheck: extra.keyCheck, docsSandboxKey: SANDBOX_CONSOLE_KEY } : {}),
   });
   // The first request of each kind is prepared before anyone can send it (warm-up.ts).
-  await warmUp({ docsSandboxKey: extra.keyCheck ? SANDBOX_CONSOLE_KEY : undefined });
+  await warmUp({ spec, validation, docsSandboxKey: extra.keyCheck ? SANDBOX_CONSOLE_KEY : undefined });
   const listening = lifecycle.listen(app, config.port, config.host);
   // Installed before the banner is printed: whoever reads it may stop the service at once.
   lifecycle.drainOn(['SIGTERM', 'SIGINT'], async () => {

@@ -1,7 +1,8 @@
-// The one reading of an OpenAPI 3.x document, shared by the server (its route table, server/spec.ts), the
-// conformance runner and the tests: operations with dereferenced parameter, body and response schemas, their
-// security, and the resources (collection + item paths) in it. It reads any spec, not only ours: the runner
-// points it at other deployments' documents.
+// The one reading of an OpenAPI 3.x document, shared by the server (ApiSpec below, and its route table in
+// server/http/routes.ts), the conformance runner and the tests: operations with dereferenced parameter, body and
+// response schemas, their security, and the resources (collection + item paths) in it. It reads any spec, not
+// only ours: the runner points it at other deployments' documents.
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 
@@ -222,17 +223,20 @@ function uniqueFieldsOf(create: Operation): string[] {
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/** What a local `$ref` ("#/components/schemas/x") points at in the document. */
+function lookup(document: Record<string, unknown>, ref: string): unknown {
+  return ref
+    .slice(2)
+    .split('/')
+    .map((part) => decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], document);
+}
+
 /**
  * Inlines every local $ref. A cycle would make the schema infinite: the runner's own spec has none, and one
  * that does gets an empty schema (anything goes) at the point where the cycle closes.
  */
 function dereferencer(document: Record<string, unknown>): (node: unknown) => unknown {
-  const lookup = (ref: string): unknown =>
-    ref
-      .slice(2)
-      .split('/')
-      .map((part) => decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~'))
-      .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], document);
   const walk = (node: unknown, seen: string[]): unknown => {
     if (Array.isArray(node)) return node.map((item) => walk(item, seen));
     if (node === null || typeof node !== 'object') return node;
@@ -240,7 +244,7 @@ function dereferencer(document: Record<string, unknown>): (node: unknown) => unk
     if (typeof record.$ref === 'string' && record.$ref.startsWith('#/')) {
       if (seen.includes(record.$ref)) return {};
       const { $ref, ...siblings } = record;
-      const target = walk(lookup($ref), [...seen, $ref]) as Record<string, unknown>;
+      const target = walk(lookup(document, $ref), [...seen, $ref]) as Record<string, unknown>;
       return Object.keys(siblings).length ? { ...target, ...(walk(siblings, seen) as object) } : target;
     }
     return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, walk(value, seen)]));
@@ -262,4 +266,65 @@ export function flatten(schema: Schema): Schema {
     Object.assign(merged, flat, properties);
   }
   return merged;
+}
+
+const BUNDLED_YAML = new URL('../generated/openapi.yaml', import.meta.url);
+const BUNDLED_JSON = new URL('../generated/openapi.json', import.meta.url);
+let bundledSpec: ApiSpec | undefined;
+
+/**
+ * The service's spec: the document as served (JSON and YAML), its base path, and its model. The bundled one
+ * (generated/openapi.yaml, and the same document as JSON in generated/openapi.json, which starts the service
+ * sooner than parsing the YAML) is read once per process.
+ */
+export class ApiSpec {
+  readonly document: Record<string, unknown>;
+  readonly json: string;
+  readonly basePath: string;
+  /** The operations, parameters, bodies and responses, with schemas dereferenced. */
+  readonly model: SpecModel;
+  private yamlText: string | (() => string);
+
+  /**
+   * `bundled`: the committed generated/ spec, which CI checks (Redocly's lint, the drift check, the tests), so
+   * the validator need not check it against the OpenAPI schema again at every start.
+   */
+  constructor(
+    yamlText: string | (() => string),
+    document?: Record<string, unknown>,
+    readonly bundled = false,
+  ) {
+    this.yamlText = yamlText;
+    this.document = document ?? (parse(this.yaml) as Record<string, unknown>);
+    this.json = JSON.stringify(this.document);
+    this.basePath = (this.document.servers as Array<{ url?: string }> | undefined)?.[0]?.url ?? '';
+    this.model = buildModel(this.document);
+  }
+
+  /** The spec as YAML, as written (the bundled spec's file is read when first asked for). */
+  get yaml(): string {
+    if (typeof this.yamlText === 'function') this.yamlText = this.yamlText();
+    return this.yamlText;
+  }
+
+  /** The bundled spec, read once per process (it does not change while the process runs). */
+  static load(): ApiSpec {
+    bundledSpec ??= new ApiSpec(
+      () => readFileSync(BUNDLED_YAML, 'utf8'),
+      JSON.parse(readFileSync(BUNDLED_JSON, 'utf8')) as Record<string, unknown>,
+      true,
+    );
+    return bundledSpec;
+  }
+
+  /** Follows local `$ref`s (`#/components/...`) until a plain object is reached. */
+  resolve<T>(node: T): T {
+    let current: unknown = node;
+    for (let hops = 0; hops < 32; hops++) {
+      const ref = (current as { $ref?: unknown } | null)?.$ref;
+      if (typeof ref !== 'string') return current as T;
+      current = lookup(this.document, ref);
+    }
+    throw new Error(`$ref chain too deep at ${JSON.stringify(node)}`);
+  }
 }

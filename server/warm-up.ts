@@ -1,16 +1,18 @@
 // Before the service listens, it sends one request of each kind through a copy of its app on a throw-away
-// in-memory database: the validator compiles each operation's schemas on the first request that reaches it,
-// and V8 compiles each code path on its first run. Without this, the first request of each kind to a fresh
-// process cost 20–135 ms of CPU (a refused store 77 ms) instead of 1–4 ms. The copy shares the validator with
-// the app that will serve (http/request-validation.ts keeps one per spec) and the docs page it prepared
-// (http/docs.ts keeps one per file); nothing of it outlives the warm-up.
+// in-memory database: express-openapi-validator compiles an operation's schemas when the first request reaches it
+// (its API offers no way to compile them sooner), and V8 compiles each code path on its first run. Without this,
+// the first request of each kind to a fresh process cost 20–135 ms of CPU (a refused store 77 ms) instead of
+// 1–4 ms. The copy is given the validation of the app that will serve, and shares the docs page it prepared
+// (http/docs.ts keeps one per file); nothing else of it outlives the warm-up.
 import type { AddressInfo } from 'node:net';
 import { issueKey } from './accounts/keys.js';
 import { createApp } from './app.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrations.js';
+import type { RequestValidation } from './http/request-validation.js';
+import { routeTable } from './http/routes.js';
 import { createLogger } from './logger.js';
-import { ApiSpec } from './spec.js';
+import { ApiSpec } from './spec-model.js';
 
 /** Requests a route's operation is sent: a valid one and one its validation refuses (nothing is stored). */
 function requestsOf(method: string, template: string): Array<{ path: string; body?: string }> {
@@ -26,9 +28,12 @@ function requestsOf(method: string, template: string): Array<{ path: string; bod
 /** `docsSandboxKey`: the one the app that will serve was given, so that both share one prepared docs page. */
 export async function warmUp({
   spec = ApiSpec.load(),
+  validation,
   docsSandboxKey,
 }: {
   spec?: ApiSpec;
+  /** The serving app's validation: the one to compile. */
+  validation?: RequestValidation;
   docsSandboxKey?: string | undefined;
 } = {}): Promise<void> {
   const db = openDatabase('sqlite::memory:');
@@ -39,6 +44,7 @@ export async function warmUp({
       db,
       spec,
       logger: createLogger('silent'),
+      ...(validation ? { validation } : {}),
       ...(docsSandboxKey ? { docsSandboxKey } : {}),
     });
     // `exclusive`: in a WORKERS process, a port of its own, not one node:cluster shares between the workers.
@@ -47,7 +53,7 @@ export async function warmUp({
       await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
       const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/x-www-form-urlencoded' };
-      const sends = spec.operations.flatMap((route) =>
+      const sends = routeTable(spec).routes.flatMap((route) =>
         requestsOf(route.method, route.template).map((request) => ({ method: route.method, ...request })),
       );
       // A path no route takes, with the trailing slashes the 404's hint reads (long: code that meets a long

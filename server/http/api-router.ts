@@ -1,12 +1,15 @@
-// /api/v1 as an Express router built from the spec: one route per operation, `router[method](path, ...steps)`
-// with the steps that operation needs, in the order they run, then one fallback for the requests no route took
-// (404, 405) and the failed-authentication guard over every answer given before a key was accepted.
+// /api/v1 as an Express router built from the route table: one Express route per path of the spec, with each
+// operation's steps under its method in the order they run, the CORS preflight and a 405 for any other method
+// (`router.route(path).get(…).patch(…).options(preflight).all(405)`), then one 404 for a path no route has and the
+// failed-authentication guard over every answer given before a key was accepted.
 import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
-import type { ApiSpec, Route } from '../spec.js';
-import { noOperation, operationOf, requireJsonAcceptable } from './routing.js';
+import { preflight } from './cors.js';
+import type { RequestValidation } from './request-validation.js';
+import type { Route, RouteTable } from './routes.js';
+import { methodNotAllowed, noSuchPath, operationOf, requireJsonAcceptable } from './routing.js';
 
 export interface ApiSteps {
-  /** CORS, for every request under the base path (preflights included). */
+  /** CORS headers, for every request under the base path (preflights included). */
   cors: RequestHandler;
   /** 401 unless the bearer key belongs to an account. */
   authenticate: RequestHandler;
@@ -18,26 +21,25 @@ export interface ApiSteps {
   /** Reads a store or update body (415, 413, 400). */
   readBody: RequestHandler[];
   /** Validation of the routed request (422), the validator's middleware among them. */
-  validate: Array<RequestHandler | ErrorRequestHandler>;
+  validation: RequestValidation;
   /** Runs the operation's handler and writes its reply. */
   handle: RequestHandler;
 }
 
-/** `/spaces/{id}` as Express writes it: `/spaces/:id`. */
-export function expressPath(template: string): string {
-  return template.replace(/\{([^{}/]+)\}/g, ':$1');
-}
+type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
 
-export function apiRouter(spec: ApiSpec, steps: ApiSteps): Router {
-  // "/API/V1/domains" and "/domains/" are not the spec's paths: 404, with a hint (routing.ts).
+export function apiRouter(routes: RouteTable, basePath: string, steps: ApiSteps): Router {
+  // "/API/V1/domains" and "/domains/" are not the spec's paths: 404, with a hint (path-hints.ts).
   const router = express.Router({ caseSensitive: true, strict: true });
   router.use(steps.cors);
-  for (const route of spec.operations) {
-    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    // A GET route serves HEAD too (Express's router does; the spec declares HEAD beside every GET).
-    router[method](expressPath(route.template), ...stepsOf(route, steps));
+  for (const path of routes.paths) {
+    const route = router.route(path.expressPath);
+    // A GET serves HEAD too (Express's route does; the spec declares HEAD beside every GET).
+    for (const operation of path.routes) route[operation.method.toLowerCase() as Method](...stepsOf(operation, steps));
+    route.options(preflight(path.allow));
+    route.all(methodNotAllowed(path.allow));
   }
-  router.use(noOperation(spec));
+  router.use(noSuchPath(routes, basePath));
   router.use(steps.failedAuthGuard);
   return router;
 }
@@ -50,8 +52,8 @@ function stepsOf(route: Route, steps: ApiSteps): Array<RequestHandler | ErrorReq
     steps.perKeyLimit,
     ...steps.authorize,
     requireJsonAcceptable,
-    ...(route.operation.requestBody ? steps.readBody : []),
-    ...steps.validate,
+    ...(route.operation.body ? steps.readBody : []),
+    ...steps.validation.stepsOf(route),
     steps.handle,
   ];
 }

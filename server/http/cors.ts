@@ -1,7 +1,6 @@
 // Cross-origin access for browser apps. The API authenticates with a bearer key that a browser never attaches
 // by itself (no cookies), so letting another origin call it exposes nothing that origin doesn't already hold.
 import type { RequestHandler } from 'express';
-import type { ApiSpec } from '../spec.js';
 
 /** `*` (any origin), a list of exact origins such as `https://app.example`, or `[]` for none. */
 export type CorsOrigins = '*' | string[];
@@ -13,28 +12,31 @@ const EXPOSED_HEADERS =
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 
 /**
- * Adds CORS headers to answers for allowed origins and answers their preflight requests (204) with the
- * methods the spec lists for the path. Anything else, including a plain OPTIONS, goes on to the router,
- * which answers 404 or 405 as the spec says.
+ * Adds CORS headers to answers for allowed origins, on every request under the base path. A preflight request
+ * from an allowed origin is answered by its path's route (`preflight`); anything else, including a plain OPTIONS,
+ * goes on to the router, which answers 404 or 405 as the spec says.
  */
-export function cors(spec: ApiSpec, origins: CorsOrigins): RequestHandler {
+export function cors(origins: CorsOrigins): RequestHandler {
   return (req, res, next) => {
     const origin = req.get('origin');
     // With a list, the answer depends on the Origin header whether or not it is allowed.
     if (origins !== '*' && origins.length > 0) res.vary('Origin');
     if (!origin || (origins !== '*' && !origins.includes(origin))) return next();
-
     res.set('Access-Control-Allow-Origin', origins === '*' ? '*' : origin);
-    const requestedMethod = req.get('access-control-request-method');
-    if (req.method !== 'OPTIONS' || !requestedMethod) {
+    if (req.method !== 'OPTIONS' || !req.get('access-control-request-method')) {
       res.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
-      return next();
     }
+    next();
+  };
+}
 
-    const match = spec.match('OPTIONS', req.path);
-    if (match.kind !== 'method-not-allowed') return next();
+/** A path's answer to a preflight from an allowed origin (204), with the methods the spec lists for it. */
+export function preflight(allow: string[]): RequestHandler {
+  const methods = allow.join(', ');
+  return (req, res, next) => {
+    if (!res.get('Access-Control-Allow-Origin') || !req.get('access-control-request-method')) return next();
     res.set({
-      'Access-Control-Allow-Methods': match.allow.join(', '),
+      'Access-Control-Allow-Methods': methods,
       'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS,
       'Access-Control-Max-Age': PREFLIGHT_MAX_AGE_SECONDS,
     });

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { RequestHandler, Response } from 'express';
-import type { ApiSpec } from '../spec.js';
+import type { ApiSpec } from '../spec-model.js';
 import { HttpProblem } from './problem.js';
 
 const gzipAsync = promisify(gzip);

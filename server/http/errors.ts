@@ -4,10 +4,10 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DatabaseUnavailable, FAULTS } from '../db/faults.js';
 import type { Logger } from '../logger.js';
-import type { ApiSpec } from '../spec.js';
 import { pathHint } from './path-hints.js';
 import { HttpProblem, PROBLEM_TYPE_BASE, problemBody } from './problem.js';
 import { context } from './request-context.js';
+import type { RouteTable } from './routes.js';
 
 const INTERNAL_DETAIL = 'Something went wrong on our side. Quote the request id to support.';
 const INTERNAL_BODY = (requestId: string) => ({
@@ -66,8 +66,12 @@ export function unavailable({ kind, retryAfterSeconds }: DatabaseUnavailable): H
   return new HttpProblem(503, kind, FAULTS[kind].detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 }
 
-export function notFoundOutsideApi(spec: ApiSpec): RequestHandler {
+export function notFoundOutsideApi(routes: RouteTable, basePath: string): RequestHandler {
   return (req) => {
-    throw new HttpProblem(404, 'not-found', `There is no resource at ${req.path}.${pathHint(spec, req.path)}`);
+    throw new HttpProblem(
+      404,
+      'not-found',
+      `There is no resource at ${req.path}.${pathHint(routes, basePath, req.path)}`,
+    );
   };
 }

@@ -1,8 +1,9 @@
 // The words of a 422: what each field error tells the client, in our own terms and naming what is allowed
-// ("must be one of 10, 25, 50, 100", "must not be empty"), whichever check found it (the validator's schema
-// keywords, a custom format, our integer checks). Kept apart from the validation pipeline so that either can
-// change without the other.
+// ("must be one of 10, 25, 50, 100", "must not be empty"). Built from structured data only: the schema keyword
+// that failed, the field's schema as the spec model reads it (its format, pattern, enum, limits) and the value
+// sent; never from a validator's message text, which is no API.
 import { type FieldFormat, MAX_FORMAT_INPUT, PATTERN_MESSAGES } from '../formats.js';
+import type { Schema } from '../spec-model.js';
 
 /** The rules of an integer field as the spec states them. */
 export interface IntegerRule {
@@ -29,12 +30,12 @@ export const unknownParameterMessage = (known: string[]) =>
 
 export const NOT_PLAIN_INTEGER = 'must be an integer written in plain decimal digits';
 
-/** One finding of the validator about one field: the schema keyword that failed and the validator's text. */
+/** One finding about one field: the schema keyword that failed, the field's schema and the value sent. */
 export interface Finding {
   field: string;
   keyword: string;
-  /** The validator's own message, read for the numbers and names it carries. */
-  raw: string;
+  /** The field's schema (flattened), where the spec has one for it. */
+  schema?: Schema;
   /** The value as the client sent it, when known. */
   value?: unknown;
 }
@@ -51,13 +52,13 @@ export interface MessageContext {
 const article = (type: string) =>
   type === 'integer' || type === 'object' || type === 'array' ? `an ${type}` : type === 'null' ? 'null' : `a ${type}`;
 
-const numberIn = (raw: string) => Number(/(-?\d+(?:\.\d+)?)/.exec(raw)?.[1]);
-
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
+const listed = (values: unknown[]) =>
+  values.map((value) => (typeof value === 'string' ? value : JSON.stringify(value)));
+
 /** Our message for one finding. */
-export function messageFor(finding: Finding, context: MessageContext): string {
-  const { keyword, raw, field, value } = finding;
+export function messageFor({ keyword, field, schema = {}, value }: Finding, context: MessageContext): string {
   switch (keyword) {
     case 'required':
       return 'is required';
@@ -68,30 +69,39 @@ export function messageFor(finding: Finding, context: MessageContext): string {
       return specific ?? `is not a field of this operation; accepted: ${(context.acceptedFields ?? []).join(', ')}`;
     }
     case 'format': {
-      const name = /format "([^"]+)"/.exec(raw)?.[1] ?? '';
-      const format = context.formats[name];
+      const name = typeof schema.format === 'string' ? schema.format : '';
+      const format = Object.hasOwn(context.formats, name) ? context.formats[name] : undefined;
       const hint = typeof value === 'string' && value.length <= MAX_FORMAT_INPUT ? format?.hint?.(value) : undefined;
-      return hint ?? format?.message ?? raw;
+      return hint ?? format?.message ?? `must be a valid ${name || 'value'}`;
     }
     case 'pattern': {
-      const pattern = /pattern "(.*)"$/.exec(raw)?.[1] ?? '';
-      return PATTERN_MESSAGES[pattern] ?? `must match the pattern ${pattern}`;
+      const pattern = typeof schema.pattern === 'string' ? schema.pattern : '';
+      return (
+        (Object.hasOwn(PATTERN_MESSAGES, pattern) ? PATTERN_MESSAGES[pattern] : undefined) ??
+        `must match the pattern ${pattern}`
+      );
     }
     case 'type': {
-      const types = raw.replace(/^must be /, '').split(',');
+      const types = Array.isArray(schema.type) ? (schema.type as string[]) : [String(schema.type ?? 'value')];
       return `must be ${types.map(article).join(' or ')}`;
     }
     case 'enum': {
-      const allowed = /allowed values: (.*)$/.exec(raw)?.[1];
-      if (!allowed) return 'must be one of the values the spec lists';
-      return allowed.includes(', ') ? `must be one of ${allowed}` : `must be ${allowed} (the only value allowed)`;
+      const allowed = Array.isArray(schema.enum) ? listed(schema.enum) : [];
+      if (allowed.length === 0) return 'must be one of the values the spec lists';
+      return allowed.length > 1
+        ? `must be one of ${allowed.join(', ')}`
+        : `must be ${allowed[0]} (the only value allowed)`;
     }
-    case 'minLength': {
-      const least = numberIn(raw);
-      return value === '' ? 'must not be empty' : `must be at least ${plural(least, 'character')}`;
-    }
+    case 'const':
+      return `must be ${listed([schema.const])[0]} (the only value allowed)`;
+    case 'minLength':
+      return value === '' ? 'must not be empty' : `must be at least ${plural(Number(schema.minLength), 'character')}`;
     case 'maxLength':
-      return `must be at most ${plural(numberIn(raw), 'character')}`;
+      return `must be at most ${plural(Number(schema.maxLength), 'character')}`;
+    case 'minItems':
+      return `must have at least ${plural(Number(schema.minItems), 'item')}`;
+    case 'maxItems':
+      return `must have at most ${plural(Number(schema.maxItems), 'item')}`;
     case 'minimum':
     case 'maximum':
     case 'exclusiveMinimum':
@@ -99,11 +109,14 @@ export function messageFor(finding: Finding, context: MessageContext): string {
       const rule = context.integerRule?.(field);
       if (rule) return integerRuleMessage(rule);
       return keyword.toLowerCase().includes('min')
-        ? `must be at least ${numberIn(raw)}`
-        : `must be at most ${numberIn(raw)}`;
+        ? `must be at least ${schema[keyword]}`
+        : `must be at most ${schema[keyword]}`;
     }
+    case '':
+      // A finding about no field of the request (the request line itself).
+      return 'is not valid';
     default:
-      return raw;
+      return `does not meet the spec's "${keyword}" rule`;
   }
 }
 

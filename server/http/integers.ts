@@ -1,7 +1,8 @@
 // Integers sent as text (path ids, page numbers, form fields): their one accepted spelling and their range,
 // judged on the text before anything turns them into numbers.
-import type { IntegerBounds } from '../spec.js';
+
 import { integerRuleMessage, NOT_PLAIN_INTEGER } from './field-messages.js';
+import type { IntegerBounds } from './routes.js';
 
 /** An integer as text in its one plain spelling: decimal digits, an optional minus, no leading zeros. */
 const PLAIN_INTEGER = /^-?(0|[1-9][0-9]*)$/;

@@ -54,7 +54,7 @@ export function createMetrics(): Metrics {
   const observe: RequestHandler = (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const operation = context(res).route?.operation.operationId;
+      const operation = context(res).route?.operation.id;
       const path = req.originalUrl.split('?')[0] ?? '';
       const labels = {
         operation_id: operation ?? (OWN_PATHS.has(path) ? path : 'unknown'),

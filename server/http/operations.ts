@@ -4,9 +4,8 @@
 import type { RequestHandler } from 'express';
 import type { operations } from '../../generated/api.js';
 import type { Account } from '../accounts/keys.js';
-import type { Route } from '../spec.js';
 import { context } from './request-context.js';
-import { sentQuery } from './request-validation.js';
+import type { Route } from './routes.js';
 
 /** The operations that have handlers: a `*_head` operation is its GET served without the body (spec-model.ts). */
 export type OperationId = Exclude<keyof operations, `${string}_head`>;
@@ -69,9 +68,8 @@ export type Runner = (
 /** Runs the handler of the operation routing found. Runs after validation, so values have their types. */
 export function dispatch(handlers: Handlers, run: Runner = (_request, handle) => handle()): RequestHandler {
   return async (req, res) => {
-    const { route, account, requestId } = context(res);
+    const { route, account, requestId, validated, sentQuery = {} } = context(res);
     // Defence in depth: a handler only ever sees a request that validation has checked (and typed).
-    const validated = (req as { openapi?: { pathParams: Record<string, unknown> } }).openapi;
     if (!route || !account || !validated) throw new Error('request reached dispatch unrouted or unvalidated');
     const values = (where: 'path' | 'query' | 'header', from: Record<string, unknown>) =>
       Object.fromEntries(
@@ -80,16 +78,17 @@ export function dispatch(handlers: Handlers, run: Runner = (_request, handle) =>
           // Node keeps header names in lowercase.
           .map((p) => [p.name, from[where === 'header' ? p.name.toLowerCase() : p.name]]),
       );
+    // Path and query values as the validator coerced them (numbers, defaults filled in).
     const input = {
       account,
-      path: values('path', validated.pathParams),
+      path: values('path', req.params),
       query: values('query', req.query),
       headers: values('header', req.headers),
       body: req.body ?? {},
-      url: { path: `${req.baseUrl}${req.path}`, sent: sentQuery(req) },
+      url: { path: `${req.baseUrl}${req.path}`, sent: sentQuery },
     } as UntypedInput;
     // The spec matched the operation at run time; its input and reply were checked per operation at compile time.
-    const operationId = route.operation.operationId as OperationId;
+    const operationId = route.operation.id as OperationId;
     const reply = await run({ route, input, requestId }, (on = handlers) =>
       (on[operationId] as unknown as UntypedHandler)(input),
     );

@@ -1,18 +1,15 @@
 // A 404 for a path that is almost right says which path was meant: the API path without its /api/v1 prefix, or
 // with a trailing slash.
-import type { ApiSpec } from '../spec.js';
+import type { RouteTable } from './routes.js';
 
 /** " Did you mean …?" for a path of the spec that the one given nearly is; "" when there is none. */
-export function pathHint(spec: ApiSpec, path: string): string {
-  const base = spec.basePath;
+export function pathHint(routes: RouteTable, base: string, path: string): string {
   const trimmed = withoutTrailingSlashes(path);
   const slash = trimmed !== path;
   const candidates = [trimmed, ...(trimmed.startsWith(`${base}/`) ? [] : [`${base}${trimmed}`])];
   const meant = candidates.find(
     (candidate) =>
-      candidate !== path &&
-      candidate.startsWith(`${base}/`) &&
-      spec.match('GET', candidate.slice(base.length)).kind !== 'not-found',
+      candidate !== path && candidate.startsWith(`${base}/`) && routes.hasPath(candidate.slice(base.length)),
   );
   if (!meant) return '';
   return slash && meant === trimmed

@@ -1,7 +1,7 @@
 // GET /problems/<kind>: a problem's `type` URI, opened, leads to its entry in the docs' "Problem types" table.
 // The kinds are the anchors of that table in the spec's guide, so documenting a new kind is one table row.
 import type { RequestHandler } from 'express';
-import type { ApiSpec } from '../spec.js';
+import type { ApiSpec } from '../spec-model.js';
 import { HttpProblem } from './problem.js';
 
 /** The kinds the spec's guide documents: each `<a id="problem-<kind>">` anchor. */

@@ -1,14 +1,22 @@
-// Per-request state kept in res.locals, typed in one place: the request id, the operation routing matched
-// (with its path parameters as sent) and the account the key belongs to.
+// Per-request state, kept in res.locals and typed in one place: every step after the one that learns a thing
+// reads it from here (the request itself is left as it arrived, but for what the validator coerces).
 import type { Response } from 'express';
 import type { Account } from '../accounts/keys.js';
-import type { Route } from '../spec.js';
+import type { FieldError } from './problem.js';
+import type { Route } from './routes.js';
 
 export interface RequestContext {
   requestId: string;
-  account?: Account;
+  /** The operation the route serves, with its path parameters and query parameters as sent (text). */
   route?: Route;
   pathParams?: Record<string, string>;
+  sentQuery?: Record<string, string>;
+  /** The account the key belongs to. */
+  account?: Account;
+  /** What our own checks found, until the validator has had its say (request-validation.ts). */
+  findings?: FieldError[];
+  /** Set once the request passed validation: a handler only ever runs on a validated request. */
+  validated?: boolean;
 }
 
 export const context = (res: Response): RequestContext => res.locals as RequestContext;

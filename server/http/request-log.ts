@@ -24,7 +24,7 @@ export function requestLog(logger: Logger): RequestHandler {
       const line = {
         request_id: ctx.requestId,
         req: { id: ctx.requestId, method, url, headers, remoteAddress, clientAddress },
-        operation_id: ctx.route?.operation.operationId,
+        operation_id: ctx.route?.operation.id,
         account_id: ctx.account?.id,
         res: { statusCode },
         duration_ms: Math.round((performance.now() - started) * 10) / 10,

@@ -1,25 +1,23 @@
-// Validation of a routed request, and the one place a 422 is built. express-openapi-validator, mounted as its
-// README shows, checks the request against the spec; ours are only the checks it cannot make (each says why),
-// and every finding of both becomes one field error in one problem.
-
-import { parse } from 'node:querystring';
+// Why did a request get a 422? This file. express-openapi-validator checks the routed request against the spec,
+// configured through its documented options; before it, our own steps make the few checks it cannot (each says
+// why); after it, every finding of both becomes one field error in one problem, built from each finding's path and
+// keyword and from the spec model (field-messages.ts words it), never from the validator's message text.
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
 import { type FieldFormat, MAX_FORMAT_INPUT } from '../formats.js';
-import type { ApiSpec, Route } from '../spec.js';
+import { type ApiSpec, flatten, type Schema } from '../spec-model.js';
 import { type Finding, fieldMessage, type MessageContext, unknownParameterMessage } from './field-messages.js';
 import { integerParameterProblem, readFormInteger } from './integers.js';
 import { FORM, JSON_TYPE } from './media-types.js';
 import { type FieldError, HttpProblem, validationProblem } from './problem.js';
 import { context } from './request-context.js';
+import type { Route, RouteTable } from './routes.js';
 
 /** The error express-openapi-validator passes on (its README: `err.status`, `err.errors`). */
 interface ValidatorError {
   status: number;
-  path?: string;
-  message: string;
   errors: Array<{ path: string; message: string; errorCode?: string }>;
 }
 
@@ -28,85 +26,96 @@ function isValidatorError(error: unknown): error is ValidatorError {
   return typeof candidate?.status === 'number' && Array.isArray(candidate.errors);
 }
 
-/** What our own checks found, and what the client sent, for the step that joins them with the validator's. */
-interface Sent {
-  route: Route;
-  ours: FieldError[];
-  sent: { path: Record<string, string>; query: Record<string, string>; body: unknown };
+/** Each route's validation steps, prepared once for a spec: an app, and the warm-up before it, use them. */
+export interface RequestValidation {
+  stepsOf(route: Route): Array<RequestHandler | ErrorRequestHandler>;
 }
-
-const sentOf = new WeakMap<Response, Sent>();
 
 /**
- * The steps of a route that validate its request (and, in tests, its JSON response): our checks, the
- * validator's middleware, then the one 422 of both. The validator is made once per spec, formats and mode and
- * shared by every app (the test suite makes many): its steps keep nothing of one app.
+ * The validator of each path of the spec, with our steps around it. A spec naming a format that nobody validates
+ * fails here, at start. The validator compiles an operation's schemas when its first request arrives (its API has
+ * no way to compile them sooner): server/warm-up.ts sends that request before the service listens.
  */
-export function createRequestValidation(
+export function prepareValidation(
   spec: ApiSpec,
+  routes: RouteTable,
   formats: Record<string, FieldFormat>,
-  validateResponses: boolean,
-): Array<RequestHandler | ErrorRequestHandler> {
-  const bySpec = built.get(formats) ?? new WeakMap<ApiSpec, Map<boolean, RequestHandler[]>>();
-  built.set(formats, bySpec);
-  const byMode = bySpec.get(spec) ?? new Map<boolean, RequestHandler[]>();
-  bySpec.set(spec, byMode);
-  let validator = byMode.get(validateResponses);
-  if (!validator) {
-    refuseUnknownFormats(spec, formats);
-    validator = openApiValidator({
-      apiSpec: structuredClone(spec.document) as never,
-      // Any other spec is checked against the OpenAPI schema before the app serves anything (ApiSpec.bundled).
-      validateApiSpec: !spec.bundled,
-      validateRequests: { allowUnknownQueryParameters: true, coerceTypes: false, allErrors: true },
-      validateResponses: validateResponses ? { allErrors: true } : false,
-      validateSecurity: false,
-      formats: Object.fromEntries(
-        Object.entries(formats).map(([name, format]) => [
-          name,
-          { type: 'string', validate: (value: string) => value.length <= MAX_FORMAT_INPUT && format.validate(value) },
-        ]),
-      ),
-    }) as RequestHandler[];
-    byMode.set(validateResponses, validator);
-  }
-  return [ourChecks, ...validator, noFindings, joinFindings(formats)];
+  { validateResponses = false } = {},
+): RequestValidation {
+  refuseUnknownFormats(spec, formats);
+  const validatorFormats = Object.fromEntries(
+    Object.entries(formats).map(([name, format]) => [
+      name,
+      {
+        type: 'string' as const,
+        validate: (value: string) => value.length <= MAX_FORMAT_INPUT && format.validate(value),
+      },
+    ]),
+  );
+  const paths = spec.document.paths as Record<string, unknown>;
+  const byPath = new Map(
+    routes.paths.map(({ template }) => [
+      template,
+      openApiValidator({
+        // Only this route's path: the validator then finds a request's operation among one path, not all of them
+        // (Express's router has found it already). A copy: the validator edits the document it is given.
+        apiSpec: structuredClone({ ...spec.document, paths: { [template]: paths[template] } }) as never,
+        // Any other spec is checked against the OpenAPI schema before the app serves anything (ApiSpec.bundled).
+        validateApiSpec: !spec.bundled,
+        // Unknown query parameters are ours (unknownQueryParameters): the validator stops at the first one and
+        // says so without the request's other findings.
+        validateRequests: { allowUnknownQueryParameters: true, allErrors: true },
+        validateResponses: validateResponses ? { allErrors: true } : false,
+        validateSecurity: false,
+        formats: validatorFormats,
+      }) as RequestHandler[],
+    ]),
+  );
+  return {
+    stepsOf(route) {
+      const validator = byPath.get(route.template);
+      if (!validator) throw new Error(`no validator for ${route.template}`);
+      return [ourChecks(route), ...validator, noFindings, joinFindings(route, formats)];
+    },
+  };
 }
 
-const built = new WeakMap<object, WeakMap<ApiSpec, Map<boolean, RequestHandler[]>>>();
-
 /** Before the validator: the checks it cannot make, kept until it has had its say. */
-const ourChecks: RequestHandler = (req, res, next) => {
-  const { route, pathParams = {} } = context(res);
-  if (!route) throw new Error('request reached validation unrouted');
-  const sent = { path: pathParams, query: sentQuery(req), body: req.body as unknown };
-  const ours = [
-    ...unknownQueryParameters(route, sent.query),
-    ...integerParameters(route, sent),
-    ...(req.is(FORM) ? formIntegers(route, req.body) : []),
-  ];
-  sentOf.set(res, { route, ours, sent });
-  next();
-};
+function ourChecks(route: Route): RequestHandler {
+  return (req, res, next) => {
+    const ctx = context(res);
+    const sent = { path: ctx.pathParams ?? {}, query: ctx.sentQuery ?? {}, body: req.body as unknown };
+    ctx.findings = [
+      ...unknownQueryParameters(route, sent.query),
+      ...integerParameters(route, sent),
+      ...(req.is(FORM) ? formIntegers(route, req.body) : []),
+    ];
+    next();
+  };
+}
 
 /** The validator found nothing: a request is valid only if our checks found nothing either. */
 const noFindings: RequestHandler = (_req, res, next) => {
-  const ours = sentOf.get(res)?.ours ?? [];
-  next(ours.length > 0 ? validationProblem(ours) : undefined);
+  const ctx = context(res);
+  const ours = ctx.findings ?? [];
+  if (ours.length > 0) return next(validationProblem(ours));
+  ctx.validated = true;
+  next();
 };
 
 /** The validator's findings, joined with ours into one problem in our words. */
-function joinFindings(formats: Record<string, FieldFormat>): ErrorRequestHandler {
-  return (error, _req, res, next) => {
-    const state = sentOf.get(res);
-    if (!state || !isValidatorError(error)) return next(error);
+function joinFindings(route: Route, formats: Record<string, FieldFormat>): ErrorRequestHandler {
+  return (error, req, res, next) => {
+    if (!isValidatorError(error)) return next(error);
     if (error.status === 415) {
       return next(new HttpProblem(415, 'unsupported-media-type', `Send ${FORM} or ${JSON_TYPE}.`));
     }
     if (error.status !== 400) return next(error);
-    const { route, ours, sent } = state;
+    const ctx = context(res);
+    const ours = ctx.findings ?? [];
+    const sent = { path: ctx.pathParams ?? {}, query: ctx.sentQuery ?? {}, body: req.body as unknown };
     const said = new Set(ours.map((e) => `${e.location}:${e.field}`));
-    const theirs = fieldErrorsOf(error, route, formats, sent).filter(
+    const theirs = fieldErrorsOf(error, route, formats, sent, req.is(FORM) ? FORM : JSON_TYPE).filter(
       (e) =>
         !said.has(`${e.location}:${e.field}`) &&
         !(e.field === '(path)' && ours.length > 0) &&
@@ -117,28 +126,18 @@ function joinFindings(formats: Record<string, FieldFormat>): ErrorRequestHandler
   };
 }
 
-/** The query parameters as the client sent them (validation then fills in defaults in req.query). */
-export function sentQuery(req: Request): Record<string, string> {
-  const at = req.originalUrl.indexOf('?');
-  // Every pair (routing refused over 100 of them): Node's default stops after 1000 `&`, empty pairs included.
-  return at < 0
-    ? {}
-    : ({ ...parse(req.originalUrl.slice(at + 1), '&', '=', { maxKeys: 0 }) } as Record<string, string>);
-}
-
-/** The validator is told to allow unknown query parameters, because it would name them in a message only. */
+/** The validator is told to allow unknown query parameters (prepareValidation says why): named here. */
 function unknownQueryParameters(route: Route, sent: Record<string, unknown>): FieldError[] {
   const known = route.queryNames;
   return Object.keys(sent)
     .filter((name) => !known.includes(name))
-    .map((name) => ({
-      location: 'query',
-      field: name,
-      message: unknownParameterMessage(known),
-    }));
+    .map((name) => ({ location: 'query', field: name, message: unknownParameterMessage(known) }));
 }
 
-/** The validator coerces "1e3" or "01" to an integer, and 400 nines to Infinity: these are judged as text. */
+/**
+ * The validator coerces path and query text to the schema's types, and so reads "1e3" or "01" as an integer and
+ * 400 nines as Infinity: an id or a page number has one spelling, judged here as text.
+ */
 function integerParameters(
   route: Route,
   sent: { path: Record<string, string>; query: Record<string, unknown> },
@@ -153,8 +152,8 @@ function integerParameters(
 }
 
 /**
- * Form values are text and the validator checks form bodies without coercion (so that JSON {"color": "3"} is
- * a type error): the spec's integer fields become numbers here, in place. An empty one is a field left blank
+ * Form values are text, and the validator's coercion of bodies would also accept JSON's {"color": "3"}: the spec's
+ * integer fields of a form become numbers here, in place, before it reads them. An empty one is a field left blank
  * (what HTML forms and API consoles send), which the spec says counts as not sent.
  */
 function formIntegers(route: Route, body: Record<string, unknown>): FieldError[] {
@@ -182,8 +181,9 @@ function knownToAjv(format: string): boolean {
 }
 
 /**
- * Ajv only warns about a format it does not know and then accepts any value, so a resource module left out of
- * the app would silently drop its field rules: the app refuses to start instead.
+ * The validator's Ajv only warns about a format it does not know, when it first compiles a schema with it, and
+ * then accepts any value: a resource module left out of the app would silently drop its field rules. Refused at
+ * start instead.
  */
 function refuseUnknownFormats(spec: ApiSpec, formats: Record<string, FieldFormat>): void {
   const unknown = new Map<string, string>();
@@ -217,16 +217,33 @@ const LOCATIONS: Record<string, FieldError['location']> = {
   headers: 'header',
 };
 
-/** Turns the validator's findings into one field error per bad field, in our words (field-messages.ts). */
+/** The field's schema in the spec model, by where it was sent: what the finding's words are made of. */
+function schemaOf(
+  route: Route,
+  location: FieldError['location'],
+  field: string,
+  mediaType: string,
+): Schema | undefined {
+  if (location === 'body') {
+    const body = route.bodies[mediaType] ?? route.bodies[JSON_TYPE];
+    if (field === '(body)') return body;
+    const property = (body?.properties as Record<string, Schema> | undefined)?.[field];
+    return property && flatten(property);
+  }
+  const where = location === 'header' ? 'header' : location;
+  return route.parameters.find((p) => p.in === where && p.name.toLowerCase() === field.toLowerCase())?.schema;
+}
+
+/** Turns the validator's findings (each a path such as /body/name and a keyword) into one field error per field. */
 function fieldErrorsOf(
   error: ValidatorError,
-  route: Route | undefined,
+  route: Route,
   formats: Record<string, FieldFormat>,
-  /** What the client sent, by location: a format may have a more precise message for the value. */
-  sent: Partial<Record<FieldError['location'], unknown>> = {},
+  sent: { path: Record<string, string>; query: Record<string, unknown>; body: unknown },
+  mediaType: string,
 ): FieldError[] {
   const sentValue = (location: FieldError['location'], field: string) => {
-    const values = sent[location];
+    const values = location === 'path' ? sent.path : location === 'query' ? sent.query : sent.body;
     return typeof values === 'object' && values !== null ? (values as Record<string, unknown>)[field] : undefined;
   };
   const byField = new Map<string, { location: FieldError['location']; field: string; findings: Finding[] }>();
@@ -237,27 +254,28 @@ function fieldErrorsOf(
       ? rest.map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')).join('.') || `(${where})`
       : '(path)';
     // Header names arrive in lowercase; the spec's spelling (Idempotency-Key) is the one a client knows.
-    if (location === 'header') field = route?.parameters.find((p) => p.name.toLowerCase() === field)?.name ?? field;
+    if (location === 'header') field = route.parameters.find((p) => p.name.toLowerCase() === field)?.name ?? field;
     // Anything else is about the request line itself (e.g. a malformed percent-escape in the path).
     const at = location ?? 'path';
     const keyword = location ? (item.errorCode?.split('.')[0] ?? '') : '';
     const key = `${at}\u0000${field}`;
     const entry = byField.get(key) ?? { location: at, field, findings: [] };
-    entry.findings.push({ field, keyword, raw: item.message, value: sentValue(at, field) });
+    const schema = location ? schemaOf(route, at, field, mediaType) : undefined;
+    entry.findings.push({ field, keyword, value: sentValue(at, field), ...(schema ? { schema } : {}) });
     byField.set(key, entry);
   }
-  const schema = route?.jsonBody;
-  const context: MessageContext = {
+  const body = route.bodies[JSON_TYPE];
+  const messages: MessageContext = {
     formats,
-    acceptedFields: Object.keys(schema?.properties ?? {}),
-    rejectedFields: (schema?.['x-rejected-fields'] ?? {}) as Record<string, string>,
+    acceptedFields: Object.keys(body?.properties ?? {}),
+    rejectedFields: (body?.['x-rejected-fields'] ?? {}) as Record<string, string>,
     integerRule: (field) =>
-      route?.parameters.find((p) => p.name === field && p.integer)?.bounds ??
-      route?.formIntegerFields.find((f) => f.name === field)?.bounds,
+      route.parameters.find((p) => p.name === field && p.integer)?.bounds ??
+      route.formIntegerFields.find((f) => f.name === field)?.bounds,
   };
   return [...byField.values()].map(({ location, field, findings }) => ({
     location,
     field,
-    message: fieldMessage(findings, context),
+    message: fieldMessage(findings, messages),
   }));
 }

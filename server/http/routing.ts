@@ -1,13 +1,14 @@
 // The ends of every route of /api/v1 (http/api-router.ts): the first step of an operation's route, which records
-// the operation for every later step (request-context.ts), and the router's fallback for a request no route
-// took: an unknown path is 404, a method the path lacks is 405 with Allow.
+// the operation and what was sent for every later step (request-context.ts); the route's own 405 for a method its
+// path lacks; and the router's 404 for a path no route has.
 import type { IncomingMessage } from 'node:http';
+import { parse } from 'node:querystring';
 import accepts from 'accepts';
 import type { RequestHandler } from 'express';
-import type { ApiSpec, Route } from '../spec.js';
 import { pathHint } from './path-hints.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
+import type { Route, RouteTable } from './routes.js';
 import { decodesAsUtf8 } from './url-encoding.js';
 
 const MAX_QUERY_PARAMETERS = 100;
@@ -22,19 +23,20 @@ function countParameters(query: string): number {
   return count;
 }
 
-/** The first step of an operation's route: the operation and its path parameters, for the steps after it. */
+/** The first step of an operation's route: the operation, its path parameters and its query as sent. */
 export function operationOf(route: Route): RequestHandler {
   return (req, res, next) => {
     // Query strings are read by the rules of form bodies: a malformed or non-UTF-8 %-escape is a 400 either way.
-    const query = req.originalUrl.indexOf('?');
-    if (query >= 0 && !decodesAsUtf8(req.originalUrl.slice(query + 1))) {
+    const at = req.originalUrl.indexOf('?');
+    const query = at < 0 ? '' : req.originalUrl.slice(at + 1);
+    if (!decodesAsUtf8(query)) {
       throw new HttpProblem(
         400,
         'malformed-query',
         'The query string has a malformed %-escape, or one that is not UTF-8.',
       );
     }
-    const parameters = query < 0 ? 0 : countParameters(req.originalUrl.slice(query + 1));
+    const parameters = at < 0 ? 0 : countParameters(query);
     if (parameters > MAX_QUERY_PARAMETERS) {
       // Node's parser would keep the first 1000 and drop the rest unseen; a form body has the same limit (413).
       throw new HttpProblem(
@@ -43,27 +45,30 @@ export function operationOf(route: Route): RequestHandler {
         `The query string has ${parameters} parameters (empty ones between two "&" count too); the limit is ${MAX_QUERY_PARAMETERS}.`,
       );
     }
-    // HEAD runs as GET from here on (Express routes it to the GET route); Node sends no body for it.
-    if (req.method === 'HEAD') req.method = 'GET';
     const ctx = context(res);
     ctx.route = route;
     ctx.pathParams = { ...req.params } as Record<string, string>;
+    // As sent, read once (validation fills in defaults and numbers where the validator reads req.query).
+    ctx.sentQuery = at < 0 ? {} : ({ ...parse(query, '&', '=', { maxKeys: 0 }) } as Record<string, string>);
     next();
   };
 }
 
-/** The router's last step: no route took the request. */
-export function noOperation(spec: ApiSpec): RequestHandler {
+/** A path's last step: the method is not one of its operations (`Allow` lists those). */
+export function methodNotAllowed(allow: string[]): RequestHandler {
+  const methods = allow.join(', ');
   return (req) => {
-    const match = spec.match(req.method, req.path);
-    if (match.kind === 'method-not-allowed') {
-      const allow = match.allow.join(', ');
-      throw new HttpProblem(405, 'method-not-allowed', `${req.method} is not allowed here; allowed: ${allow}.`, {
-        headers: { Allow: allow },
-      });
-    }
+    throw new HttpProblem(405, 'method-not-allowed', `${req.method} is not allowed here; allowed: ${methods}.`, {
+      headers: { Allow: methods },
+    });
+  };
+}
+
+/** The router's last step: no path of the spec is this one. */
+export function noSuchPath(routes: RouteTable, basePath: string): RequestHandler {
+  return (req) => {
     const path = `${req.baseUrl}${req.path}`;
-    throw new HttpProblem(404, 'not-found', `There is no resource at ${path}.${pathHint(spec, path)}`);
+    throw new HttpProblem(404, 'not-found', `There is no resource at ${path}.${pathHint(routes, basePath, path)}`);
   };
 }
 

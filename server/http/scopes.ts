@@ -6,7 +6,7 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'exp
 import { middleware as openApiValidator } from 'express-openapi-validator';
 import { addressAllowed, expired, missingScopes } from '../accounts/key-policy.js';
 import type { Account } from '../accounts/keys.js';
-import type { ApiSpec } from '../spec.js';
+import type { ApiSpec } from '../spec-model.js';
 import { type KeyAcceptance, unauthorized } from './auth.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';

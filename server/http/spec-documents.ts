@@ -3,7 +3,7 @@
 // calls https://api.example/api/v1 and a pasted sample reaches this deployment. The document is split once where
 // the origin goes, so each answer costs the same whatever its Host: the parts joined around it, nothing kept.
 import type { Request, RequestHandler, Response } from 'express';
-import type { ApiSpec } from '../spec.js';
+import type { ApiSpec } from '../spec-model.js';
 
 /** The origin the spec's code samples and guide are written for (what `npm start` listens on). */
 export const SAMPLE_ORIGIN = 'http://127.0.0.1:3000';

@@ -6,7 +6,7 @@ import { parse, stringify } from 'yaml';
 import { issueKey } from '../../server/accounts/keys.js';
 import { domainRepository } from '../../server/domains/repository.js';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
-import { ApiSpec } from '../../server/spec.js';
+import { ApiSpec } from '../../server/spec-model.js';
 import { checkResponse } from '../support/contract.js';
 import { apiClient, startServer, type TestServer } from '../support/server.js';
 

@@ -1,19 +1,20 @@
-// The spec: a spec naming a format no module validates is refused when the app is built; one that is not
-// OpenAPI is never served (express-openapi-validator reports it to every request it would have validated).
+// The spec: a spec naming a format no module validates is refused when the app is built; a path that is not
+// valid OpenAPI is never served (express-openapi-validator reports it to every request it would have validated).
 
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { createApp } from '../../server/app.js';
 import { openDatabase } from '../../server/db/database.js';
 import { createLogger } from '../../server/logger.js';
-import { ApiSpec } from '../../server/spec.js';
+import { ApiSpec } from '../../server/spec-model.js';
 import { startServer } from '../support/server.js';
 
 describe('createApp', () => {
   // express-openapi-validator loads the spec when the first request reaches it and passes a load failure on
   // to every request (its documented behaviour); the service itself only ever loads the bundled spec, which CI
-  // checks (the test below). A spec that is not OpenAPI is never served: every API request is a 500.
-  it('never serves a spec that is not valid OpenAPI: every API request fails, naming why in the log', async () => {
+  // checks (the test below). Each path has a validator given that path of the spec (request-validation.ts): a
+  // path that is not valid OpenAPI is never served, every request to it is a 500.
+  it('never serves a path that is not valid OpenAPI: every request to it fails, naming why in the log', async () => {
     const document = parse(ApiSpec.load().yaml);
     document.paths['/domains'].get.responses = 'not a responses object';
     const lines: string[] = [];
@@ -23,7 +24,7 @@ describe('createApp', () => {
     });
     try {
       const { key } = await server.account();
-      const response = await fetch(`${server.apiUrl}/spaces`, { headers: { Authorization: `Bearer ${key}` } });
+      const response = await fetch(`${server.apiUrl}/domains`, { headers: { Authorization: `Bearer ${key}` } });
       expect(response.status).toBe(500);
       expect(lines.join('\n')).toMatch(/apiDoc was invalid/);
     } finally {

@@ -6,9 +6,12 @@
 import { replyOf } from '../../scripts/conformance/http.js';
 import { responseFindings } from '../../scripts/conformance/response-checks.js';
 import { schemaErrors } from '../../scripts/conformance/validator.js';
-import { ApiSpec } from '../../server/spec.js';
+import { routeTable } from '../../server/http/routes.js';
+import { ApiSpec } from '../../server/spec-model.js';
 
 export const spec = ApiSpec.load();
+/** The server's own route table: which operation a request names. */
+export const routes = routeTable(spec);
 
 // The problem schema, dereferenced as the spec model reads it (every operation documents problems).
 const PROBLEM = spec.model.operations
@@ -21,19 +24,19 @@ export async function checkResponse(method: string, url: string, response: Respo
   const { pathname } = new URL(url);
   const what = `${method} ${pathname} -> ${response.status}`;
   if (!pathname.startsWith(spec.basePath)) return;
-  const match = spec.match(method, pathname.slice(spec.basePath.length));
+  const route = routes.find(method, pathname.slice(spec.basePath.length));
   // A clone: the caller still reads the body.
   const reply = await replyOf(response.clone());
 
   if (!reply.headers['x-request-id']) throw new Error(`${what}: no X-Request-Id header`);
-  if (match.kind !== 'operation') {
+  if (!route) {
     const mediaType = reply.headers['content-type']?.split(';')[0]?.trim();
     if (mediaType !== 'application/problem+json') throw new Error(`${what}: content type ${mediaType}`);
     const problem = PROBLEM && schemaErrors(PROBLEM, reply.json);
     if (problem) throw new Error(`${what}: the problem does not match the spec: ${problem}\n${reply.text}`);
     return;
   }
-  const failed = responseFindings(match.route.model, reply).filter(([, problem]) => problem !== undefined);
+  const failed = responseFindings(route.operation, reply).filter(([, problem]) => problem !== undefined);
   if (failed.length > 0) {
     const findings = failed.map(([check, problem]) => `${check}: ${problem}`).join('\n  ');
     throw new Error(`${what} breaks the spec:\n  ${findings}\n${reply.text}`);

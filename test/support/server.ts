@@ -6,10 +6,11 @@ import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import { formBody } from '../../client/src/form-body.js';
 import type { paths } from '../../generated/api.js';
 import { issueKey } from '../../server/accounts/keys.js';
-import { type AppDeps, createApp } from '../../server/app.js';
+import { type AppDeps, createApp, FORMATS } from '../../server/app.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
-import { checkResponse } from './contract.js';
+import { prepareValidation, type RequestValidation } from '../../server/http/request-validation.js';
+import { checkResponse, routes, spec } from './contract.js';
 import { freshDatabase } from './database.js';
 
 export type ApiClient = Client<paths>;
@@ -60,6 +61,17 @@ export function apiClient(apiUrl: string, key: string, encoding: 'form' | 'json'
 
 let accounts = 0;
 
+/**
+ * One validation of the bundled spec (with every response checked too) for the apps this process's tests start,
+ * as the service's warm-up and serving app share one: each app compiling the same schemas again would only cost
+ * time.
+ */
+let validation: RequestValidation | undefined;
+const sharedValidation = () => {
+  validation ??= prepareValidation(spec, routes, FORMATS, { validateResponses: true });
+  return validation;
+};
+
 export async function startServer(
   options: Partial<
     Pick<
@@ -79,7 +91,12 @@ export async function startServer(
   const database = await freshDatabase();
   const db = openDatabase(database.url);
   await migrateToLatest(db);
-  const app = await createApp({ db, validateResponses: true, ...options });
+  const app = await createApp({
+    db,
+    validateResponses: true,
+    ...(options.spec ? {} : { validation: sharedValidation() }),
+    ...options,
+  });
   const server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
