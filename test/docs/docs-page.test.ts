@@ -184,6 +184,24 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
     await expect.poll(() => dialog.innerText()).toContain('"name": "Marketing"');
     const { data } = await account.client.GET('/spaces', { params: { query: { search: 'Marketing' } } });
     expect(data?.meta.total).toBe(2);
+
+    // An optional field typed into the form's empty row is ticked by the typing, and sent.
+    const keys = dialog.locator('[contenteditable][aria-label$="Key"]');
+    await keys.last().click();
+    await page.keyboard.type('color');
+    const colorRow = dialog.locator('tr').filter({
+      has: page.locator('[contenteditable][aria-label$="Key"]', { hasText: /^color$/ }),
+    });
+    await colorRow.last().locator('[contenteditable][aria-label$="Value"]').click();
+    await page.keyboard.type('4');
+    expect(await shownButNotSent(dialog)).toEqual([]);
+    const [coloured] = await Promise.all([
+      page.waitForResponse((answer) => answer.url() === `${server.apiUrl}/spaces`),
+      dialog.getByRole('button', { name: /^Send/ }).first().click(),
+    ]);
+    expect(coloured.status()).toBe(201);
+    expect(apiRequests.at(-1)?.body).toBe('name=Marketing&color=4');
+    expect(((await coloured.json()) as { data: { color: number } }).data.color).toBe(4);
     mkdirSync(RESULTS, { recursive: true });
     await page.screenshot({ path: join(RESULTS, 'docs-console-1280.png') });
     await page.keyboard.press('Escape');
