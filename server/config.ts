@@ -5,7 +5,7 @@ import { defaultFirstKeyFile } from './first-key.js';
 import { type CorsOrigins, parseCorsOrigins } from './http/cors.js';
 import { parseQuota, parseTrustProxy, type Quota, type TrustProxy } from './http/rate-limit.js';
 import type { ConnectionLimits } from './lifecycle.js';
-import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { DEFAULT_LOG_BUFFER_BYTES, LOG_LEVELS, type LogLevel } from './logger.js';
 import { parseMaxConnections } from './max-connections.js';
 
 export interface Config {
@@ -15,6 +15,8 @@ export interface Config {
   /** Statement, lock and pool-wait limits of the database (server/db/database.ts), in milliseconds. */
   databaseLimits: DatabaseLimits;
   logLevel: LogLevel;
+  /** Bytes of log lines held for a slow stdout reader before lines are dropped (server/logger.ts). */
+  logBufferBytes: number;
   corsOrigins: CorsOrigins;
   /** Connection limits and the drain on SIGTERM/SIGINT (server/lifecycle.ts), in milliseconds. */
   limits: ConnectionLimits;
@@ -44,6 +46,7 @@ export const DEFAULTS = {
   HOST: '127.0.0.1',
   DATABASE_URL: DEFAULT_DATABASE_URL,
   LOG_LEVEL: 'info',
+  LOG_BUFFER_BYTES: String(DEFAULT_LOG_BUFFER_BYTES),
   CORS_ORIGINS: '*',
   HEADERS_TIMEOUT_S: '10',
   REQUEST_TIMEOUT_S: '30',
@@ -89,6 +92,13 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const logLevel = value('LOG_LEVEL') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+  }
+
+  const logBufferBytes = Number(value('LOG_BUFFER_BYTES'));
+  if (!/^\d{1,10}$/.test(value('LOG_BUFFER_BYTES')) || logBufferBytes < 65_536 || logBufferBytes > 1_073_741_824) {
+    problems.push(
+      `LOG_BUFFER_BYTES must be a number of bytes from 65536 to 1073741824 (got "${value('LOG_BUFFER_BYTES')}")`,
+    );
   }
 
   const corsOrigins = parseCorsOrigins(value('CORS_ORIGINS'));
@@ -162,6 +172,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     databaseUrl,
     databaseLimits,
     logLevel,
+    logBufferBytes,
     corsOrigins: corsOrigins as CorsOrigins,
     limits,
     hstsMaxAgeSeconds,

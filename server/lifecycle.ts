@@ -194,10 +194,12 @@ export class Lifecycle {
           async (code) => {
             await onStopped();
             this.logger.info('stopped', { exit_code: code });
+            await this.logger.close();
             process.exit(code);
           },
-          (error: unknown) => {
+          async (error: unknown) => {
             this.logger.error('shutdown failed', { error: String(error) });
+            await this.logger.close();
             process.exit(1);
           },
         );

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     ];
     if (problems.some(Boolean)) throw new ConfigError(problems.filter((problem) => problem !== undefined));
   }
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, { bufferBytes: config.logBufferBytes });
   const db = openDatabase(config.databaseUrl, { limits: config.databaseLimits, logger });
   if (!isWorker) {
     const { newer } = await migrate(config.databaseUrl, db);
@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   const metricsOn = metricsPort !== undefined || metricsToken !== undefined;
   const primary = config.workers > 1 && !isWorker;
   // With WORKERS > 1 the primary sums the workers' metrics (it answers no requests itself).
-  const metrics = metricsOn && !primary ? createMetrics() : undefined;
+  const metrics = metricsOn && !primary ? createMetrics({ logLinesDropped: logger.dropped }) : undefined;
   const exposed = metricsOn && primary ? createClusterMetrics() : metrics;
   const keyCheck = sandbox && typeof maxAccounts === 'number' ? sandboxAccounts(db, maxAccounts) : undefined;
   const server = primary
@@ -182,6 +182,7 @@ function superviseWorkers(count: number, db: Database, logger: Logger) {
     pool.close(async () => {
       await db.destroy();
       logger.info('stopped', { exit_code: 0 });
+      await logger.close();
       process.exit(0);
     });
   };

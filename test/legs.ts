@@ -82,6 +82,11 @@ export const LEG_RULES: LegRule[] = [
     why: "1,100 never-reading connections at a 1,024-descriptor limit: heavy, and Node's sockets rather than the engine",
   },
   {
+    suite: 'test/service/slow-log-reader.test.ts',
+    legs: ['sqlite'],
+    why: "the log's buffer in front of a stdout nobody reads: a child process on SQLite, not the engine",
+  },
+  {
     suite: 'test/service/{sandbox,rate-limit-redis}.test.ts',
     legs: ['sqlite'],
     why: 'an in-memory SQLite database of its own; counters in Redis: neither depends on the leg',

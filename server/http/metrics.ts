@@ -33,10 +33,23 @@ const SUM = 'dss:metrics-sum';
 const promClient = () => createRequire(import.meta.url)('prom-client') as typeof PromClient;
 
 /** The metrics of a process that serves requests: on its own, or as a worker of the primary's sum. */
-export function createMetrics(): Metrics {
+export function createMetrics({ logLinesDropped }: { logLinesDropped?: () => number } = {}): Metrics {
   const { AggregatorRegistry, Counter, collectDefaultMetrics, Histogram, Registry } = promClient();
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  if (logLinesDropped) {
+    let counted = 0;
+    new Counter({
+      name: 'log_lines_dropped_total',
+      help: 'Log lines dropped because stdout was read more slowly than the service logs (LOG_BUFFER_BYTES).',
+      registers: [registry],
+      collect() {
+        const dropped = logLinesDropped();
+        this.inc(dropped - counted);
+        counted = dropped;
+      },
+    });
+  }
   const labelNames = ['operation_id', 'status'] as const;
   const requests = new Counter({
     name: 'http_requests_total',

@@ -1,11 +1,13 @@
 // One log line per request, written when the answer is finished (or the connection closed before that): the
 // request id, method, full URL (the query included: keys travel in headers, never in the URL), headers with
-// credentials redacted (REDACTED_PATHS in logger.ts), the peer's address and the client's (`req.ip`: the peer's,
-// or with TRUST_PROXY the one its trusted proxies forwarded), status, duration in ms, the
-// operation and the account. 5xx at level error, everything else at info. The shape is pino-http's; the
-// line is built here because pino-http's two child loggers per request cost about a fifth of a show request.
+// credentials redacted (REDACTED_PATHS in logger.ts), URL and headers cut to bounds (log-values.ts), the peer's
+// address and the client's (`req.ip`: the peer's, or with TRUST_PROXY the one its trusted proxies forwarded),
+// status, duration in ms, the operation and the account. 5xx at level error, everything else at info. The shape
+// is pino-http's; the line is built here because pino-http's two child loggers per request cost about a fifth
+// of a show request.
 import type { RequestHandler } from 'express';
 import type { Logger } from '../logger.js';
+import { bounded, LOGGED_URL_CHARS, loggedHeaders } from './log-values.js';
 import { context } from './request-context.js';
 
 export function requestLog(logger: Logger): RequestHandler {
@@ -23,7 +25,14 @@ export function requestLog(logger: Logger): RequestHandler {
       const statusCode = res.statusCode;
       const line = {
         request_id: ctx.requestId,
-        req: { id: ctx.requestId, method, url, headers, remoteAddress, clientAddress },
+        req: {
+          id: ctx.requestId,
+          method,
+          url: bounded(url, LOGGED_URL_CHARS),
+          headers: loggedHeaders(headers),
+          remoteAddress,
+          clientAddress,
+        },
         operation_id: ctx.route?.operation.id,
         account_id: ctx.account?.id,
         res: { statusCode },

@@ -2,6 +2,7 @@
 // duration, operation and account; credentials in headers redacted, whatever the key.
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../server/logger.js';
+import { sendRaw } from '../support/raw-http.js';
 import { startServer } from '../support/server.js';
 
 const lines: string[] = [];
@@ -68,6 +69,21 @@ describe('request log', () => {
     expect(all).not.toContain(token());
     expect(all).not.toContain(alice.key.split('_').slice(2).join('_'));
     expect(all).not.toContain('cookie-secret');
+  });
+
+  it.each([
+    ['a 14 KB header of quotes and bytes >= 0x80', '/api/v1/domains', `X-Junk: ${'"\u00ff'.repeat(4_700)}\r\n`],
+    ['an 8 KB path', `/api/v1/${'a'.repeat(8_000)}`, ''],
+  ])('keeps the line of an unauthenticated request with %s to a few KB', async (_, path, header) => {
+    const id = `log-bounded-${path.length}`;
+    const answer = await sendRaw(
+      server.origin,
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\n${header}Connection: close\r\n\r\n`,
+    );
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+    await lineOf(id);
+    const line = lines.find((text) => text.includes(`"request_id":"${id}"`)) as string;
+    expect(Buffer.byteLength(line)).toBeLessThan(4_096);
   });
 
   it('labels an unmatched path with no operation and its 404', async () => {
