@@ -1,8 +1,8 @@
 // The docs' code samples are ready to paste: every operation has a curl and a TypeScript sample, each curl
-// sample does what it says against a running server, and every TypeScript sample (and the guide's) compiles
-// against the client under strict.
+// sample does what it says against a running server, the README's first calls too, and every TypeScript sample
+// (the spec's guide's, the README's and the API guide's) compiles against the client under strict.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,7 +17,12 @@ const SAMPLE_ORIGIN = 'http://127.0.0.1:3000';
 
 const sampleOf = (op: SpecOperation, lang: string) => op.codeSamples[lang] ?? '';
 const guide = (spec.document.info as { description: string }).description;
-const guideBlocks = [...guide.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+const tsBlocks = (markdown: string) => [...markdown.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+const guideBlocks = tsBlocks(guide);
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const documentBlocks = ['README.md', 'spec/GUIDE.md'].flatMap((file) =>
+  tsBlocks(readFileSync(join(root, file), 'utf8')).map((block, i) => [`${file.replace(/\W/g, '-')}-${i}`, block]),
+);
 
 describe('every operation', () => {
   it.each(operations.map((op) => [op.operationId, op] as const))('%s has a curl and a TypeScript sample', (_, op) => {
@@ -67,7 +72,9 @@ describe('the TypeScript samples', () => {
     const sources = Object.fromEntries([
       ...operations.map((op) => [op.operationId, sampleOf(op, 'TypeScript')]),
       ...guideBlocks.map((block, i) => [`guide-${i}`, block]),
+      ...documentBlocks,
     ]);
+    expect(documentBlocks.length).toBeGreaterThan(1);
     const result = await typecheck(sources);
     expect(result.output).toBe('');
     expect(result.ok).toBe(true);
@@ -121,5 +128,35 @@ describe('the curl samples, run against the service', () => {
       headers: { Authorization: `Bearer ${account.key}` },
     });
     expect(gone.status).toBe(404);
+  });
+});
+
+describe("the README's first calls, run as printed", () => {
+  let server: TestServer;
+  let dir: string;
+
+  beforeAll(async () => {
+    server = await startServer();
+    dir = mkdtempSync(join(tmpdir(), 'dss-readme-'));
+  });
+  afterAll(async () => {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('store a space and list it, with the key the first start wrote', async () => {
+    const block = /## Your first calls[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    expect(block).toContain('data/first-api-key');
+    // Where `npm start` would have written the first key, this test's account key; this server for the default.
+    const account = await server.account('readme');
+    mkdirSync(join(dir, 'data'));
+    writeFileSync(join(dir, 'data', 'first-api-key'), account.key);
+    const { stdout } = await run('bash', ['-c', block.replaceAll(SAMPLE_ORIGIN, server.origin)], { cwd: dir });
+    // Two answers, one after the other: the stored space, then the list that holds it.
+    const split = stdout.indexOf('}{"data":[');
+    const stored = JSON.parse(stdout.slice(0, split + 1)) as { data: { id: number; name: string } };
+    const listed = JSON.parse(stdout.slice(split + 1)) as { data: Array<{ id: number }> };
+    expect(stored.data.name).toBe('Marketing');
+    expect(listed.data.map((space) => space.id)).toContain(stored.data.id);
   });
 });
