@@ -16,7 +16,7 @@ import {
 } from '../../server/accounts/key-policy.js';
 import { type KeyListing, keyStatus } from '../../server/accounts/keys.js';
 import { controlCharacterIn, printable } from '../../server/cli/terminal-text.js';
-import { ApiSpec } from '../../server/spec.js';
+import { ApiSpec } from '../../server/spec-model.js';
 
 describe('parseScopes', () => {
   it.each([
