@@ -67,7 +67,7 @@ export const LEG_RULES: LegRule[] = [
     why: 'the bundled entry point: its start on each engine, and on Node 24 with the other SQLite driver',
   },
   {
-    suite: 'test/service/{keys-cli,workers,key-revocation}.test.ts',
+    suite: 'test/service/{keys-cli,keys-cli-policy,workers,key-revocation}.test.ts',
     legs: ['sqlite', 'postgres'],
     why: 'processes sharing one database (the keys command, workers): engine-dependent, not Node-dependent',
   },
@@ -102,6 +102,11 @@ export const LEG_RULES: LegRule[] = [
     why: "the service's CPU per hostile request (a search reaches the engine); Node 24's parsers cost differently",
   },
   {
+    suite: 'test/http/scopes.test.ts',
+    legs: ['sqlite', 'node24'],
+    why: 'every operation × every scope (over 150 requests): the scope check reads nothing from the engine',
+  },
+  {
     suite: 'test/http/rate-limit-redis.test.ts',
     legs: ['sqlite'],
     why: 'counters in a real Redis behind a proxy this test freezes: not the engine, not the Node.js major',
@@ -114,7 +119,7 @@ export const LEG_RULES: LegRule[] = [
     why: "the runner's full run and its CLI; .ci/conformance runs the same 200 cases against PostgreSQL",
   },
   {
-    suite: 'test/conformance/{broken-server,plan,preflight,prism-mock,prism-proxy,rate-limit-fields}.test.ts',
+    suite: 'test/conformance/{broken-server,plan,preflight,prism-mock,prism-proxy,rate-limit-fields,scopes}.test.ts',
     legs: ['sqlite'],
     why: "the runner's own logic against a proxy, a mock or no server: the engine behind them does not matter",
   },

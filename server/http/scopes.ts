@@ -87,6 +87,8 @@ export function scopeCheck(spec: ApiSpec): Array<RequestHandler | ErrorRequestHa
       validateApiSpec: !spec.bundled,
       validateRequests: false,
       validateResponses: false,
+      // It judges no value (request-validation.ts does, with the resources' formats): no format to know or warn of.
+      validateFormats: false,
       validateSecurity: { handlers: { bearerAuth } },
     }) as RequestHandler[];
     built.set(spec, validator);
