@@ -74,7 +74,7 @@ export const LEG_RULES: LegRule[] = [
   {
     suite: 'test/service/{lifecycle,node-version}.test.ts',
     legs: ['sqlite', 'node24'],
-    why: "Node's sockets, timeouts and signals, and its version check: not the engine",
+    why: "Node's sockets, pipes, timeouts and signals, and its version check: not the engine",
   },
   {
     suite: 'test/service/slow-readers.test.ts',
@@ -121,7 +121,7 @@ export const LEG_RULES: LegRule[] = [
   {
     suite: 'test/conformance/{broken-server,plan,preflight,prism-mock,prism-proxy,rate-limit-fields,scopes}.test.ts',
     legs: ['sqlite'],
-    why: "the runner's own logic against a proxy, a mock or no server: the engine behind them does not matter",
+    why: "the runner's own logic and checks: the server's side of each is an HTTP suite of every leg",
   },
 
   // The client library.
