@@ -8,7 +8,7 @@ export type CorsOrigins = '*' | string[];
 const ALLOWED_REQUEST_HEADERS =
   'Accept, Authorization, Content-Type, X-Request-Id, Idempotency-Key, If-Match, If-None-Match';
 const EXPOSED_HEADERS =
-  'Location, RateLimit, RateLimit-Policy, Retry-After, WWW-Authenticate, X-Request-Id, ETag, Idempotent-Replayed';
+  'Location, RateLimit, RateLimit-Policy, Retry-After, WWW-Authenticate, X-Request-Id, ETag, Idempotent-Replayed, X-Accepted-Scopes';
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 
 /**

@@ -1,8 +1,8 @@
-// The key cache (server/accounts/keys.ts) against revocation: a key revoked while a server is using it stops
-// working within the cache's lifetime, whether the keys command or another process revoked it, and an unknown
-// or revoked key is never remembered as valid.
+// The key cache (server/accounts/keys.ts) against revocation: a key revoked (or rotated without overlap) while
+// a server is using it stops working within the cache's lifetime, whether the keys command or another process
+// did it, and an unknown or revoked key is never remembered as valid.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueKey, KEY_CACHE_TTL_MS, revokeKey } from '../../server/accounts/keys.js';
+import { issueKey, KEY_CACHE_TTL_MS, revokeKey, rotateKey } from '../../server/accounts/keys.js';
 import { startServer, type TestServer } from '../support/server.js';
 import { runToExit, stopAll } from './process.js';
 
@@ -44,6 +44,15 @@ describe('key cache', { timeout: 60_000 }, () => {
     expect(await revokeKey(server.db, key)).toBe(true);
     await pause(1000);
     expect(await Promise.all([statusOf(key), statusOf(key), statusOf(key)])).toEqual([401, 401, 401]);
+  });
+
+  it('refuses a key rotated with no overlap within 1 s, while it is in use all along; its successor works', async () => {
+    const { key, publicId } = await issueKey(server.db, 'busy-rotatee');
+    for (let i = 0; i < 5; i++) expect(await statusOf(key)).toBe(200);
+    const rotation = await rotateKey(server.db, publicId, 0);
+    if (!('rotated' in rotation)) throw new Error(`not rotated: ${rotation.refused}`);
+    await pause(1000);
+    expect(await Promise.all([statusOf(key), statusOf(key), statusOf(rotation.rotated.key)])).toEqual([401, 401, 200]);
   });
 
   it('checks the secret on every request, even while the key is cached', async () => {

@@ -59,6 +59,22 @@ describe('the breaking-change gate', () => {
     expect(code).toBe(0);
   }, 60_000);
 
+  it('passes the scopes declared where any key was accepted, but fails an operation that needs another scheme', () => {
+    const { code, output } = gate('new-scheme', (spec) => {
+      const document = spec as unknown as {
+        components: { securitySchemes: Record<string, unknown> };
+        paths: Record<string, Record<string, { security?: unknown }>>;
+      };
+      document.components.securitySchemes.adminToken = { type: 'apiKey', in: 'header', name: 'X-Admin-Token' };
+      (document.paths['/spaces'] as Record<string, { security?: unknown }>).get = {
+        ...document.paths['/spaces']?.get,
+        security: [{ adminToken: [] }],
+      };
+    });
+    expect(code).toBe(1);
+    expect(output).toMatch(/1 breaking change/);
+  }, 60_000);
+
   it('passes an added optional request field', () => {
     const { code, output } = gate('additive', (spec) => {
       const store = spec.components.schemas['space-store'] as Spec['components']['schemas'][string];
