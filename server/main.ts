@@ -101,7 +101,9 @@ async function main(): Promise<void> {
   // Only once listening: a key issued before a failed start would be stored but never shown.
   const apiUrl = `${base}/api/v1`;
   lines.push(
-    ...(sandbox ? sandboxLines(apiUrl) : await firstKeyLines(db, { apiUrl, file: config.firstKeyFile, logger })),
+    ...(sandbox
+      ? sandboxLines(apiUrl)
+      : await firstKeyLines(db, { apiUrl, file: config.firstKeyFile, fileSet: config.firstKeyFileSet, logger })),
   );
   process.stderr.write(`${lines.join('\n')}\n`);
   if (docsBuildRequested()) buildDocsInBackground();
