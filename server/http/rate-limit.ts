@@ -98,8 +98,9 @@ export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [E
         new HttpProblem(
           429,
           'too-many-failed-authentications',
-          `This address sent more than ${authFailures.limit} requests with a missing or wrong API key in ` +
-            `${authFailures.windowSeconds} seconds; ${retryIn(req)}.`,
+          `This address reached its failed-authentication limit: more than ${authFailures.limit} requests with a ` +
+            `missing or wrong API key in ${authFailures.windowSeconds} seconds; ${retryIn(req)}. This is not an API ` +
+            "key's quota: requests with a valid key are still served.",
         ),
       );
     },
