@@ -27,12 +27,14 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     DATABASE_URL=sqlite:/data/domain-space.sqlite \
+    FIRST_KEY_FILE=/data/first-api-key \
     DSS_BUILD_DOCS=0
 WORKDIR /app
 COPY --from=build /app ./
 COPY --from=docs /app/.docs ./.docs
 # The application stays root's and read-only; the service's user (the image's "node") writes only to /data:
-# the SQLite database and the first start's key file (FIRST_KEY_FILE, beside the database).
+# the SQLite database and the first start's key file (FIRST_KEY_FILE: there on PostgreSQL too, where the
+# default would be a data/ folder in the read-only application).
 RUN mkdir /data && chown node:node /data
 VOLUME ["/data"]
 USER node

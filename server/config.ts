@@ -35,6 +35,8 @@ export interface Config {
   workers: number;
   /** Where the first start writes the first API key when stdout is not a terminal. */
   firstKeyFile: string;
+  /** firstKeyFile is FIRST_KEY_FILE's (not the default): a start that cannot write it fails, naming the setting. */
+  firstKeyFileSet: boolean;
   /** A port of its own for GET /metrics (Prometheus); off when undefined. */
   metricsPort?: number;
   /** Serves GET /metrics on the service's port to this bearer token; off when undefined. */
@@ -183,6 +185,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     trustProxy: trustProxy as TrustProxy,
     workers: workers as number,
     firstKeyFile,
+    firstKeyFileSet: Boolean(env.FIRST_KEY_FILE),
     metricsPort,
     metricsToken,
   };

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createApp, FORMATS } from './app.js';
 import { forkWorkers, isWorker } from './cluster.js';
+import { PrimaryCounterStore, serveCounters } from './cluster-counters.js';
 import { type Config, ConfigError, DEFAULTS, readConfig } from './config.js';
 import {
   type Database,
@@ -68,7 +69,7 @@ async function main(): Promise<void> {
   const exposed = metricsOn && primary ? createClusterMetrics() : metrics;
   const keyCheck = sandbox && typeof maxAccounts === 'number' ? sandboxAccounts(db, maxAccounts) : undefined;
   const server = primary
-    ? superviseWorkers(config.workers, db, logger)
+    ? superviseWorkers(config.workers, db, logger, !config.redisUrl)
     : await serve(config, db, logger, { metrics, keyCheck });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -101,7 +102,9 @@ async function main(): Promise<void> {
   // Only once listening: a key issued before a failed start would be stored but never shown.
   const apiUrl = `${base}/api/v1`;
   lines.push(
-    ...(sandbox ? sandboxLines(apiUrl) : await firstKeyLines(db, { apiUrl, file: config.firstKeyFile, logger })),
+    ...(sandbox
+      ? sandboxLines(apiUrl)
+      : await firstKeyLines(db, { apiUrl, file: config.firstKeyFile, fileSet: config.firstKeyFileSet, logger })),
   );
   process.stderr.write(`${lines.join('\n')}\n`);
   if (docsBuildRequested()) buildDocsInBackground();
@@ -140,6 +143,8 @@ async function serve(
     authFailures: config.authFailureLimit,
     redis,
     redisPrefix: config.redisPrefix,
+    // Workers without Redis count in the primary: each worker counting alone would multiply every quota.
+    ...(isWorker && !redis ? { sharedStore: (name: string) => new PrimaryCounterStore(name) } : {}),
   };
   const spec = ApiSpec.load();
   // One validation for this app and the warm-up's: what the warm-up's requests compile is what serves.
@@ -172,7 +177,8 @@ async function serve(
 }
 
 /** WORKERS > 1: this process forks and supervises (server/cluster.ts); on a signal each worker drains. */
-function superviseWorkers(count: number, db: Database, logger: Logger) {
+function superviseWorkers(count: number, db: Database, logger: Logger, countersShared: boolean) {
+  const stopCounting = countersShared ? serveCounters() : undefined;
   const pool = forkWorkers(count, logger);
   let stopping = false;
   const stop = (signal: string) => {
@@ -180,6 +186,7 @@ function superviseWorkers(count: number, db: Database, logger: Logger) {
     stopping = true;
     logger.info('shutting down', { signal, workers: count });
     pool.close(async () => {
+      stopCounting?.();
       await db.destroy();
       logger.info('stopped', { exit_code: 0 });
       await logger.close();

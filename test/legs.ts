@@ -87,9 +87,9 @@ export const LEG_RULES: LegRule[] = [
     why: "the log's buffer in front of a stdout nobody reads: a child process on SQLite, not the engine",
   },
   {
-    suite: 'test/service/{sandbox,rate-limit-redis}.test.ts',
+    suite: 'test/service/{sandbox,rate-limit-redis,npm-start}.test.ts',
     legs: ['sqlite'],
-    why: 'an in-memory SQLite database of its own; counters in Redis: neither depends on the leg',
+    why: "an in-memory SQLite database of its own; counters in Redis; npm's banner and stdout: none depends on the leg",
   },
   {
     suite: 'test/service/library-boundaries.test.ts',
@@ -119,7 +119,8 @@ export const LEG_RULES: LegRule[] = [
     why: "the runner's full run and its CLI; .ci/conformance runs the same 200 cases against PostgreSQL",
   },
   {
-    suite: 'test/conformance/{broken-server,plan,preflight,prism-mock,prism-proxy,rate-limit-fields,scopes}.test.ts',
+    suite:
+      'test/conformance/{back-to-back,broken-server,plan,preflight,prism-mock,prism-proxy,rate-limit-fields,scopes}.test.ts',
     legs: ['sqlite'],
     why: "the runner's own logic and checks: the server's side of each is an HTTP suite of every leg",
   },

@@ -5,7 +5,7 @@ import type { ConformanceOptions } from './run.js';
 
 export class UsageError extends Error {}
 
-export const HELP = `Usage: npm run conformance -- --base-url <url> --api-key <key> [options]
+export const HELP = `Usage: DSS_API_KEY=<key> [DSS_SECOND_API_KEY=<key>] npm run conformance -- --base-url <url> [options]
 
 Checks a deployment against the OpenAPI spec: generated valid and invalid requests (on a path id: records
 the run made, and ids the account does not own, which must get the documented 404), an Accept the operation
@@ -15,11 +15,14 @@ or a target that cannot be tested (unreachable, or every request answered 404 or
 
   --base-url <url>         where the spec's paths are mounted, e.g. http://127.0.0.1:3000/api/v1
                            (Prism: its root, e.g. http://127.0.0.1:4010)
-  --api-key <key>          a key of the account the run works in (env DSS_API_KEY)
-  --second-api-key <key>   a key of another account, for the account_isolation check (env DSS_SECOND_API_KEY)
+  DSS_API_KEY              (environment) a key of the account the run works in
+  DSS_SECOND_API_KEY       (environment) a key of another account, for the account_isolation check
+  DSS_READONLY_API_KEY     (environment) a key of the first account holding only the read scopes, for the
+                           scope_enforced check: writes must get 403 naming their scope
+  --api-key <key>          instead of DSS_API_KEY; npm prints the command line, so the key lands in logs
+  --second-api-key <key>   instead of DSS_SECOND_API_KEY; the same caveat
   --read-only-api-key <key>
-                           a key of the first account holding only the read scopes, for the scope_enforced
-                           check: writes must get 403 naming their scope (env DSS_READONLY_API_KEY)
+                           instead of DSS_READONLY_API_KEY; the same caveat
   --seed <n>               reproduce a run: the same seed sends the same requests (default: random, printed)
   --cases <n>              generated valid and invalid cases per operation (default 50); an operation on
                            a path id gets n valid cases, about one in four on an id the account does not own
@@ -49,6 +52,12 @@ const positiveInt = (name: string, value: string) => {
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`${name} must be a positive integer`);
   return Number(value);
 };
+
+/** The key options given on the command line, where npm echoes them (and ps and shell history keep them). */
+export function keysOnCommandLine(argv: string[]): string[] {
+  const flags = argv.map((arg) => arg.split('=', 1)[0] ?? arg);
+  return ['--api-key', '--second-api-key', '--read-only-api-key'].filter((flag) => flags.includes(flag));
+}
 
 export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): CliOptions {
   const values = new Map<string, string>();
@@ -85,7 +94,7 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
   const apiKey = values.get('api-key') ?? env.DSS_API_KEY;
   if (!baseUrl) throw new UsageError('--base-url is required');
   if (!/^https?:\/\/[^/]/.test(baseUrl)) throw new UsageError('--base-url must be an http(s) URL');
-  if (!apiKey) throw new UsageError('--api-key (or DSS_API_KEY) is required');
+  if (!apiKey) throw new UsageError('DSS_API_KEY (or --api-key) is required');
   const options: CliOptions = { baseUrl, apiKey };
   const second = values.get('second-api-key') ?? env.DSS_SECOND_API_KEY;
   if (second) options.secondApiKey = second;

@@ -79,12 +79,23 @@ export async function call(ctx: Context, operation: Operation, spec: RequestSpec
     ctx.onExchange?.(exchange, operation.id);
     checkRateLimitFields(ctx, operation, exchange);
     const primary = credential === undefined || credential === credentialOf(operation, ctx.primary);
-    ctx.budget.observe(exchange, exchange.reply.status === 401 ? 'failed-auth' : primary ? 'primary' : 'other');
-    // A deployment's rate limit is no failure of the request: wait as its Retry-After says, then send it again.
-    const wait = exchange.reply.status === 429 ? retryAfterSeconds(exchange) : undefined;
+    // A credential probe (a missing or wrong key) meets the address's failed-authentication budget, not a key's.
+    const probe = spec.credential !== undefined;
+    const { status } = exchange.reply;
+    ctx.budget.observe(
+      exchange,
+      status === 401 || (probe && status === 429) ? 'failed-auth' : primary ? 'primary' : 'other',
+    );
+    // A key's rate limit is no failure of the request: wait as its Retry-After says, then send it again. The
+    // address's failed-authentication budget is never waited out: the probe is given up instead.
+    const wait = status === 429 && !probe ? retryAfterSeconds(exchange) : undefined;
     if (wait === undefined || wait > MAX_RETRY_AFTER_SECONDS || spec.noRateLimitRetry) return exchange;
     if (attempt >= MAX_RATE_LIMIT_RETRIES) return exchange;
-    ctx.log(`429 on ${request.method} ${request.url}: waiting ${wait} s (Retry-After), then sending it again`);
+    const detail = (exchange.reply.json as { detail?: unknown } | undefined)?.detail;
+    ctx.log(
+      `429 on ${request.method} ${request.url}${typeof detail === 'string' ? ` ("${detail}")` : ''}: waiting ${wait} s ` +
+        '(Retry-After), then sending it again',
+    );
     await new Promise((resolve) => setTimeout(resolve, wait * 1000 + 100));
   }
 }

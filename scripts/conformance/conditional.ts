@@ -8,6 +8,7 @@ import type { Context } from './context.js';
 import { differences, fieldsOf } from './diff.js';
 import type { Exchange } from './http.js';
 import { createRecord } from './records.js';
+import { recordOf } from './replies.js';
 import { checkResponse } from './response-checks.js';
 
 const documents = (operation: Operation | undefined, header: string, status: string) =>
@@ -78,7 +79,7 @@ async function checkStaleIfMatch(
   if (!etag) return ctx.results.fail(update.id, 'precondition_failed', 'a show answered without an ETag', before);
   // An update to the values the record already has may keep its ETag (nothing changed): the first update sent
   // is one that changes a field, so that the ETag it leaves behind is stale for certain.
-  const shown = recordOf(before.reply.json);
+  const shown = recordOf(before.reply.json, resource.idParam) ?? {};
   const rotated = [...inputs.slice((2 * round) % Math.max(1, inputs.length)), ...inputs];
   const first = rotated.find((input) =>
     Object.entries(input.body?.value as object).some(([field, value]) => shown[field] !== value),
@@ -111,12 +112,4 @@ async function checkStaleIfMatch(
         ? `the refused update changed the ${resource.name} record anyway, in ${fieldsOf(unchanged)}`
         : undefined;
   ctx.results.judge(update.id, 'precondition_failed', problem, stale);
-}
-
-/** The record in a show's body: its `data` member where it has one (an envelope), else the body itself. */
-function recordOf(body: unknown): Record<string, unknown> {
-  const object = (value: unknown) =>
-    value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  const data = object(body).data;
-  return object(data === undefined ? body : data);
 }

@@ -1,9 +1,9 @@
-// npm run conformance -- --base-url <url> --api-key <key> …: runs the checks, prints the report, writes JUnit
+// DSS_API_KEY=<key> npm run conformance -- --base-url <url> …: runs the checks, prints the report, writes JUnit
 // XML when asked, and exits 0 (no check failed), 1 (a check failed or the run broke) or 2 (bad usage, or a target
 // that cannot be tested: unreachable, or every request 404 or 401).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { HELP, parseArgs, UsageError } from './args.js';
+import { HELP, keysOnCommandLine, parseArgs, UsageError } from './args.js';
 import { renderJunit } from './junit.js';
 import { PreflightError } from './preflight.js';
 import { type ConformanceResult, randomSeed, runConformance } from './run.js';
@@ -20,6 +20,14 @@ async function main(): Promise<number> {
   if (options.help) {
     process.stdout.write(HELP);
     return 0;
+  }
+  for (const flag of keysOnCommandLine(process.argv.slice(2))) {
+    const variable =
+      { '--api-key': 'DSS_API_KEY', '--second-api-key': 'DSS_SECOND_API_KEY' }[flag] ?? 'DSS_READONLY_API_KEY';
+    process.stderr.write(
+      `warning: ${flag} puts a key on the command line, which npm prints (and ps and shell history keep); ` +
+        `export ${variable} instead\n`,
+    );
   }
   const seed = options.seed ?? randomSeed();
   let result: ConformanceResult;

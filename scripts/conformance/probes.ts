@@ -4,6 +4,7 @@
 import type { Operation } from '../../server/spec-model.js';
 import { call, credentialOf } from './calls.js';
 import type { Context } from './context.js';
+import { send } from './http.js';
 import type { Input } from './inputs.js';
 import { pool } from './pool.js';
 import { limitation } from './profiles.js';
@@ -47,14 +48,51 @@ function lookalike(key: string, seed: number): string {
     .replace(/[0-9]/g, () => String(next(10)));
 }
 
-/** Failed authentications kept back from the address's budget: the ones in flight, and one for a person. */
+/** Failed authentications a run leaves to the others on its address (a person, a deployment's own checks). */
 const FAILED_AUTH_RESERVE = 2;
+
+/**
+ * How many credential probes this run may send: at most half of the address's failed-authentication budget
+ * (so that a second run right after this one still has its half) and never its last few. Undefined when the
+ * target states no such budget (nothing to keep within).
+ */
+export function failedAuthAllowance(budget: { limit: number; remaining: number } | undefined): number | undefined {
+  if (!budget) return undefined;
+  return Math.max(0, Math.min(Math.ceil(budget.limit / 2), budget.remaining - FAILED_AUTH_RESERVE));
+}
+
+/**
+ * The probes in the order they are sent while the allowance lasts: one of each variant first (each on another
+ * operation, so that every kind of bad credential is tried), then variant by variant across the operations, so
+ * that every operation is probed once before any is probed twice.
+ */
+export function probeOrder<P extends { operation: { id: string }; variant: string; rank: number }>(probes: P[]): P[] {
+  const byRank = [...probes].sort((a, b) => a.rank - b.rank);
+  const first: P[] = [];
+  const used = new Set<string>();
+  for (const variant of new Set(byRank.map((probe) => probe.variant))) {
+    const pick = byRank.find((probe) => probe.variant === variant && !used.has(probe.operation.id));
+    if (!pick) continue;
+    first.push(pick);
+    used.add(pick.operation.id);
+  }
+  return [...first, ...byRank.filter((probe) => !first.includes(probe))];
+}
+
+/**
+ * Where the address stands with the failed-authentication budget, read without spending any of it: a request
+ * to no operation's path, before any key is looked at (the service answers it 404 with the address's RateLimit
+ * fields and gives the request back).
+ */
+async function readFailedAuthBudget(ctx: Context): Promise<void> {
+  const exchange = await send({ method: 'GET', url: `${ctx.baseUrl}/conformance-no-such-path`, headers: {} });
+  ctx.results.requests++;
+  if (exchange.reply.status !== 401 && exchange.reply.status !== 429) ctx.budget.observe(exchange, 'failed-auth');
+}
 
 export async function probeAuth(ctx: Context): Promise<void> {
   const { results } = ctx;
   const wrongKey = lookalike(ctx.primary.key, ctx.plan.seed);
-  // Variant by variant across the operations, so that a small budget of failed authentications (the address's
-  // RateLimit fields say it) still gets every operation probed once before any is probed twice.
   const probes: Array<{ operation: Operation; variant: string; credential: string | null; rank: number }> = [];
   for (const operation of ctx.model.operations) {
     if (operation.security.length === 0) continue;
@@ -77,30 +115,51 @@ export async function probeAuth(ctx: Context): Promise<void> {
       probes.push({ operation, variant, credential, rank });
     });
   }
-  // A stable sort: operations stay in the spec's order within each variant.
-  probes.sort((a, b) => a.rank - b.rank);
-  await pool(probes, ctx.concurrency, async ({ operation, variant, credential }) => {
+  if (probes.length === 0) return;
+  await readFailedAuthBudget(ctx);
+  const budget = ctx.budget.failedAuth;
+  const allowance = failedAuthAllowance(budget);
+  if (budget && allowance !== undefined) {
+    ctx.log(
+      `failed authentications: this address may have ${budget.limit} per ${budget.windowSeconds ?? '?'} s ` +
+        `(${budget.remaining} left); the ${probes.length} credential probes spend at most ${allowance}`,
+    );
+  }
+  let sent = 0;
+  await pool(probeOrder(probes), ctx.concurrency, async ({ operation, variant, credential }) => {
     const skipped = limitation(ctx, 'auth_required', variant);
     if (skipped) {
       results.skip(operation.id, 'auth_required', skipped);
       return;
     }
-    const budget = ctx.budget.failedAuth;
-    if (budget && budget.remaining <= ctx.concurrency + FAILED_AUTH_RESERVE) {
+    if (budget && allowance !== undefined && sent >= allowance) {
       results.skip(
         operation.id,
         'auth_required',
         `${variant} credentials not sent: this address may fail authentication ${budget.limit} times per ` +
-          `${budget.windowSeconds ?? '?'} s (its "${budget.policy}" policy), and the probes keep within it`,
+          `${budget.windowSeconds ?? '?'} s (its "${budget.policy}" policy), and a run spends at most half of ` +
+          'that, so that the next run (or anyone else on this address) is not refused',
       );
       return;
     }
+    sent++;
     const challenge = documentedResponse(operation, 401)?.headers;
     const challengeName = Object.keys(challenge ?? {}).find((name) => name.toLowerCase() === 'www-authenticate');
     const { input, ids } = validRequestOf(ctx, operation);
     const exchange = await call(ctx, operation, { ids, credential, ...(input ? { input } : {}) });
-    checkResponse(results, operation, exchange);
     const { status, headers } = exchange.reply;
+    // The address's failed-authentication budget, spent by someone else: no answer on the credentials, and
+    // nothing to wait for (a run never waits out that budget).
+    if (status === 429) {
+      results.skip(
+        operation.id,
+        'auth_required',
+        `${variant} credentials answered 429: the address's failed-authentication budget is used up ` +
+          `(retry in ${headers['retry-after'] ?? '?'} s)`,
+      );
+      return;
+    }
+    checkResponse(results, operation, exchange);
     const problem =
       status !== 401
         ? `${variant} credentials answered ${status}, not 401`

@@ -10,8 +10,9 @@ import type { Exchange } from './http.js';
 import type { Input } from './inputs.js';
 import { pool } from './pool.js';
 import { createRecord, createWith, resourceOf } from './records.js';
-import { idOf, is2xx, is4xx } from './replies.js';
+import { idOf, is2xx, is4xx, recordOf } from './replies.js';
 import { checkResponse, documentedResponse } from './response-checks.js';
+import { unreflected } from './sent-values.js';
 
 /** Makes the records the owned show/update/patch cases share (the fixture stands in if none can be made). */
 async function createTargets(ctx: Context): Promise<void> {
@@ -49,7 +50,7 @@ export async function runValidCases(ctx: Context): Promise<void> {
       exchange,
     );
     if (!accepted || !resource) return;
-    if (operation === resource.create) await afterCreate(ctx, resource, exchange);
+    if (operation === resource.create) await afterCreate(ctx, resource, exchange, testCase.input);
     if (operation === resource.remove) await afterDelete(ctx, resource, ids[resource.idParam] as string);
   });
 }
@@ -109,7 +110,7 @@ async function unknownIdCase(
   judge(operation, await call(ctx, operation, { ids, input }));
 }
 
-async function afterCreate(ctx: Context, resource: Resource, created: Exchange): Promise<void> {
+async function afterCreate(ctx: Context, resource: Resource, created: Exchange, input: Input): Promise<void> {
   const id = idOf(resource, created);
   if (id !== undefined) ctx.created.push({ resource, id, account: ctx.primary });
   if (!resource.show) return;
@@ -124,6 +125,7 @@ async function afterCreate(ctx: Context, resource: Resource, created: Exchange):
   const shown = await call(ctx, resource.show, { ids: { [resource.idParam]: id } });
   checkResponse(ctx.results, resource.show, shown);
   const changed = differences(created.reply.json, shown.reply.json);
+  const lost = unreflected(input.body?.value, recordOf(shown.reply.json, resource.idParam) ?? {});
   ctx.results.judge(
     resource.create.id,
     'created_readable',
@@ -131,9 +133,15 @@ async function afterCreate(ctx: Context, resource: Resource, created: Exchange):
       ? `reading the created record answered ${shown.reply.status}`
       : changed.length
         ? `reading the created record answered other values than the create did, in ${fieldsOf(changed)}`
-        : undefined,
+        : lost.length
+          ? `reading the created record answered other values than the create sent, in ${fieldsOf(lost)}`
+          : undefined,
     shown,
-    changed.length ? `expected = the create's answer:\n${describeDifferences(changed)}` : undefined,
+    changed.length
+      ? `expected = the create's answer:\n${describeDifferences(changed)}`
+      : lost.length
+        ? `expected = what the create sent:\n${describeDifferences(lost)}`
+        : undefined,
   );
 }
 

@@ -1,7 +1,8 @@
 // Rate limits of /api/v1, both express-rate-limit used as documented, with its IETF RateLimit fields (draft 8):
 // a quota per API key (RATE_LIMIT), and a quota of failed authentications per client address
-// (AUTH_FAILURE_LIMIT), the guard against guessing keys. Counters live in the limiter's MemoryStore, or in Redis
-// (REDIS_URL, rate-limit-redis's RedisStore) to share them between processes.
+// (AUTH_FAILURE_LIMIT), the guard against guessing keys. Counters live in the limiter's MemoryStore, in Redis
+// (REDIS_URL, rate-limit-redis's RedisStore) to share them between processes, or with WORKERS > 1 and no Redis
+// in the primary process (server/cluster-counters.ts).
 
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -24,8 +25,10 @@ export interface RateLimitSettings {
   perKey?: Quota;
   /** Requests answered 401, per client address; undefined: no guard. */
   authFailures?: Quota;
-  /** Shared counters; without it, each process counts on its own. */
+  /** Shared counters; without it, each process counts on its own (or as `sharedStore` says). */
   redis?: RedisClient;
+  /** Without Redis, the store of the counters named `name` (the workers' shared one); default: in this process. */
+  sharedStore?: (name: string) => Store;
   /** Prefix of the counters' keys in Redis (default "dss:rl:"); tests give each run its own. */
   redisPrefix?: string;
 }
@@ -44,7 +47,7 @@ export const FAILED_AUTH_POLICY = 'failed-auth';
 export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [ErrorRequestHandler, RequestHandler] {
   const { perKey, authFailures, redis } = settings;
   const store = (name: string): Store | undefined =>
-    redis ? redisStore(redis, `${settings.redisPrefix ?? 'dss:rl:'}${name}:`) : undefined;
+    redis ? redisStore(redis, `${settings.redisPrefix ?? 'dss:rl:'}${name}:`) : settings.sharedStore?.(`${name}:`);
   // A store that fails (Redis down or slow) lets the request through: an outage of the counters must not become
   // an outage of the API. Logged once per outage by the Redis client, and here at debug level.
   const common = {
@@ -98,8 +101,9 @@ export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [E
         new HttpProblem(
           429,
           'too-many-failed-authentications',
-          `This address sent more than ${authFailures.limit} requests with a missing or wrong API key in ` +
-            `${authFailures.windowSeconds} seconds; ${retryIn(req)}.`,
+          `This address reached its failed-authentication limit: more than ${authFailures.limit} requests with a ` +
+            `missing or wrong API key in ${authFailures.windowSeconds} seconds; ${retryIn(req)}. This is not an API ` +
+            "key's quota: requests with a valid key are still served.",
         ),
       );
     },

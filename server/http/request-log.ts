@@ -2,13 +2,17 @@
 // request id, method, full URL (the query included: keys travel in headers, never in the URL), headers with
 // credentials redacted (REDACTED_PATHS in logger.ts), URL and headers cut to bounds (log-values.ts), the peer's
 // address and the client's (`req.ip`: the peer's, or with TRUST_PROXY the one its trusted proxies forwarded),
-// status, duration in ms, the operation and the account. 5xx at level error, everything else at info. The shape
-// is pino-http's; the line is built here because pino-http's two child loggers per request cost about a fifth
-// of a show request.
+// status, duration in ms, the operation and the account. 5xx at level error, everything else at info, but for
+// the health checks a load balancer or supervisor sends every few seconds: their passing answers at debug, their
+// failures at warn. The shape is pino-http's; the line is built here because pino-http's two child loggers per
+// request cost about a fifth of a show request.
 import type { RequestHandler } from 'express';
 import type { Logger } from '../logger.js';
 import { bounded, LOGGED_URL_CHARS, loggedHeaders } from './log-values.js';
 import { context } from './request-context.js';
+
+/** The health endpoints: checked every few seconds, so a passing check would otherwise flood the log. */
+const HEALTH_PATHS = new Set(['/healthz', '/readyz']);
 
 export function requestLog(logger: Logger): RequestHandler {
   const log = logger.pino;
@@ -38,7 +42,10 @@ export function requestLog(logger: Logger): RequestHandler {
         res: { statusCode },
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
       };
-      if (statusCode >= 500) log.error(line, 'request');
+      if (HEALTH_PATHS.has(url.split('?')[0] ?? '')) {
+        if (statusCode < 400) log.debug(line, 'request');
+        else log.warn(line, 'request');
+      } else if (statusCode >= 500) log.error(line, 'request');
       else log.info(line, 'request');
     };
     res.on('finish', written);

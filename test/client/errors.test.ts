@@ -1,5 +1,6 @@
 // Error typing: every non-2xx answer becomes an ApiError carrying status, problem, field errors and request id,
 // against the real server (401, 404, 409, 422) and a scripted one (a proxy's HTML 502).
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiError, createClient, type DomainSpaceClient, DomainSpaceError } from '../../client/src/index.js';
 import { startServer, type TestServer } from '../support/server.js';
@@ -35,6 +36,13 @@ describe('ApiError from the service', () => {
     expect(error).toMatchObject({ status: 401, title: 'Unauthorized', errors: [] });
     expect(error.headers.get('WWW-Authenticate')).toMatch(/^Bearer/);
     expect(error.message).toMatch(/^401 Unauthorized: /);
+  });
+
+  test('422: the message reads as client/README.md shows it', async () => {
+    const error = await apiError(api.spaces.create({ name: 'Shown', color: 9 as never }));
+    const readme = readFileSync(new URL('../../client/README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    const shown = error.message.replace(/\[request id [\w-]+\]$/, '[request id ');
+    expect(readme).toContain(shown);
   });
 
   test('404: an unknown id', async () => {

@@ -61,6 +61,22 @@ describe('a 429 from the real service', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
   });
 
+  it('is waited out for a create too, which carries its Idempotency-Key by default (client/README.md says so)', async () => {
+    const { api, statuses } = await newClient();
+    for (let request = 0; request < 3; request++) await api.domains.list();
+    await expect(api.spaces.create({ name: 'After the wait' })).resolves.toMatchObject({ name: 'After the wait' });
+    expect(statuses).toEqual([200, 200, 200, 429, 201]);
+  });
+
+  it('reads as the README shows once not retried: status, title, the detail, the request id', async () => {
+    const { api } = await newClient({ maxRetries: 0 });
+    for (let request = 0; request < 3; request++) await api.domains.list();
+    const error = (await api.domains.list().catch((caught: unknown) => caught)) as ApiError;
+    expect(error.message).toMatch(
+      /^429 Too Many Requests: This API key may send 3 requests per 4 seconds; retry in \d+ seconds\. \[request id [\w-]+\]$/,
+    );
+  });
+
   it('reaches the caller as an ApiError with retryAfter when it is not retried (a POST without an Idempotency-Key)', async () => {
     const { api, statuses } = await newClient();
     for (let request = 0; request < 3; request++) await api.domains.list();

@@ -22,6 +22,7 @@ export const FAULTS = [
   'head-answers-405',
   'repeated-headers-joined',
   'problem-accept-refused',
+  'store-keeps-its-own-space-name',
 ] as const;
 
 /** The real server's body limit (spec: 16 KiB); the body-limit-ignored fault squeezes bigger JSON bodies under it. */
@@ -53,6 +54,19 @@ function spaceName(contentType: string, body: string): string {
   return new URLSearchParams(body).get('name') ?? '';
 }
 
+function withSpaceName(contentType: string, body: string, name: string): Buffer {
+  if (contentType.startsWith('application/json')) {
+    try {
+      return Buffer.from(JSON.stringify({ ...(JSON.parse(body) as object), name }));
+    } catch {
+      return Buffer.from(body);
+    }
+  }
+  const form = new URLSearchParams(body);
+  form.set('name', name);
+  return Buffer.from(form.toString());
+}
+
 /** `origin` is the real server's origin; `leakKey` is the key whose records the leaking show falls back to. */
 export async function startBrokenServer(origin: string, leakKey: string): Promise<BrokenServer> {
   const broken: BrokenServer = { apiUrl: '', fault: undefined, close: async () => {} };
@@ -76,6 +90,10 @@ export async function startBrokenServer(origin: string, leakKey: string): Promis
     if (fault === 'conditional-headers-ignored') {
       delete headers['if-match'];
       delete headers['if-none-match'];
+    }
+    // A stateless mock's way: the record stored is not the one sent (and the create and the show agree on it).
+    if (fault === 'store-keeps-its-own-space-name' && method === 'POST' && path === '/api/v1/spaces') {
+      forwarded = withSpaceName(headers['content-type'] ?? '', body.toString(), 'Planted example');
     }
     if (fault === 'body-limit-ignored' && body.length > BODY_LIMIT && headers['content-type'] === 'application/json') {
       forwarded = Buffer.from(JSON.stringify(JSON.parse(body.toString())));

@@ -45,9 +45,44 @@ describe('request log', () => {
   });
 
   it('uses the id the response carries when the client sends none', async () => {
-    const response = await fetch(`${server.origin}/healthz`);
+    const response = await fetch(`${server.origin}/openapi.json`);
     const id = response.headers.get('x-request-id') as string;
     expect((await lineOf(id)).res?.statusCode).toBe(200);
+  });
+
+  it('logs passing health checks at debug only, and failing ones at warn', async () => {
+    const logged: string[] = [];
+    let draining = false;
+    const checked = await startServer({
+      logger: createLogger('debug', (line) => logged.push(line)),
+      isDraining: () => draining,
+    });
+    try {
+      const levelOf = async (path: string, status: number) => {
+        const response = await fetch(`${checked.origin}${path}`);
+        expect(response.status).toBe(status);
+        const id = response.headers.get('x-request-id');
+        await expect
+          .poll(() => logged.map((l) => JSON.parse(l) as Line).find((l) => l.request_id === id && l.msg === 'request'))
+          .toBeDefined();
+        return logged.map((l) => JSON.parse(l) as Line).find((l) => l.request_id === id)?.level;
+      };
+      expect(await levelOf('/healthz', 200)).toBe('debug');
+      expect(await levelOf('/readyz', 200)).toBe('debug');
+      expect(await levelOf('/readyz?verbose=1', 200)).toBe('debug');
+      draining = true;
+      expect(await levelOf('/readyz', 503)).toBe('warn');
+      expect(await levelOf('/api/v1/nowhere', 404)).toBe('info');
+    } finally {
+      await checked.close();
+    }
+    // At the default level (info), a passing check writes nothing.
+    const before = lines.length;
+    expect((await fetch(`${server.origin}/readyz`)).status).toBe(200);
+    const id = `after-${Date.now()}`;
+    await fetch(`${server.origin}/openapi.json`, { headers: { 'X-Request-Id': id } });
+    await lineOf(id);
+    expect(lines.slice(before).filter((l) => l.includes('/readyz'))).toEqual([]);
   });
 
   const TOKENS = [

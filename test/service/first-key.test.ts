@@ -1,13 +1,13 @@
 // The first start's key (server/first-key.ts): shown on a terminal, written to an owner-only file otherwise,
 // and issued only when the database has no key at all.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { countKeys } from '../../server/accounts/keys.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
-import { defaultFirstKeyFile, firstKeyLines } from '../../server/first-key.js';
+import { defaultFirstKeyFile, FirstKeyFileError, firstKeyLines } from '../../server/first-key.js';
 import { createLogger } from '../../server/logger.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { KEY_PATTERN } from './process.js';
@@ -81,6 +81,40 @@ describe('the first key', () => {
     expect(lines.join('\n')).toContain('npm run keys -- create');
     expect(existsSync(join(dir, 'once'))).toBe(false);
     expect(await countKeys(db)).toBe(1);
+  });
+
+  // A folder that cannot be made, whoever runs the test (root may write anywhere): its parent is a file.
+  const unwritable = () => {
+    const blocker = join(dir, `blocker-${Math.random().toString(36).slice(2)}`);
+    writeFileSync(blocker, '');
+    return join(blocker, 'first-api-key');
+  };
+
+  it('is not issued where its default file cannot be written: the start goes on, saying how to make a key', async () => {
+    const db = await emptyDatabase();
+    const logged: string[] = [];
+    const file = unwritable();
+    const lines = await firstKeyLines(db, {
+      apiUrl,
+      file,
+      logger: createLogger('info', (l) => logged.push(l)),
+      terminal: false,
+    });
+    const text = lines.join('\n');
+    expect(text).toContain(`the first key's file ${file} cannot be written`);
+    expect(text).toContain('FIRST_KEY_FILE');
+    expect(text).toContain('npm run keys -- create --account <name>');
+    expect(logged.join('\n')).toMatch(/"level":"warn".*FIRST_KEY_FILE/);
+    expect(await countKeys(db)).toBe(0);
+  });
+
+  it('fails the start, naming FIRST_KEY_FILE, where the file it names cannot be written; no key is issued', async () => {
+    const db = await emptyDatabase();
+    const file = unwritable();
+    const started = firstKeyLines(db, { apiUrl, file, fileSet: true, logger: createLogger('silent'), terminal: false });
+    await expect(started).rejects.toThrow(FirstKeyFileError);
+    await expect(started).rejects.toThrow(new RegExp(`^FIRST_KEY_FILE ${file} cannot be written \\(E[A-Z]+: `));
+    expect(await countKeys(db)).toBe(0);
   });
 
   it.each([

@@ -1,7 +1,7 @@
 // The real entry point (server/main.ts, as npm start runs it: bundled, scripts/start.mjs) as a process: what
 // it prints on start, the demo key, configuration errors, clean shutdown on SIGTERM and data surviving a restart.
 
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -236,6 +236,22 @@ describe('a start that fails', SLOW, () => {
     }
     const { banner, key, url } = await start(database);
     expect(banner).toContain('written to');
+    expect((await apiClient(`${url}/api/v1`, key).GET('/spaces')).response.status).toBe(200);
+  });
+});
+
+describe('a first key that cannot be written', SLOW, () => {
+  it('fails the start naming FIRST_KEY_FILE, and issues no key', async () => {
+    const blocker = join(keyDir, 'a-file-not-a-folder');
+    writeFileSync(blocker, '');
+    const database = await newDatabase();
+    const exit = await runToExit(SERVICE, [], { ...envFor(database), FIRST_KEY_FILE: join(blocker, 'key') });
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toMatch(/could not start: FIRST_KEY_FILE \S+ cannot be written/);
+    expect(exit.stderr).toContain('npm run keys -- create');
+    // No key was issued: the next start, with a file it can write, issues the first one.
+    const { banner, key, url } = await start(database);
+    expect(banner).toContain('No API key existed');
     expect((await apiClient(`${url}/api/v1`, key).GET('/spaces')).response.status).toBe(200);
   });
 });

@@ -1,6 +1,7 @@
 // WORKERS=2: the real entry point as a primary and two worker processes on one port, on the engine under test.
 // The rules that depend on shared state still hold across processes (uniqueness, account isolation, key
-// revocation), a worker that dies is replaced, and SIGTERM stops them all.
+// revocation; a key's quota, counted in the primary when there is no Redis), a worker that dies is replaced, and
+// SIGTERM stops them all.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,7 @@ let api: string;
 let serviceOrigin: string;
 let metricsUrl: string;
 const METRICS_TOKEN = 'workers-metrics-token-0123456789';
+const QUOTA = 30;
 
 beforeAll(async () => {
   database = await freshDatabase();
@@ -28,6 +30,8 @@ beforeAll(async () => {
     DATABASE_URL: database.url,
     LOG_LEVEL: 'error',
     WORKERS: '2',
+    // Above what any other test here sends with one key; the quota test spends a key's all.
+    RATE_LIMIT: `${QUOTA}/600`,
     METRICS_PORT: '0',
     METRICS_TOKEN,
   });
@@ -78,6 +82,17 @@ const all = (count: number, send: () => Promise<Response>) =>
 describe('WORKERS=2', SLOW, () => {
   it('serves from two worker processes under the primary', () => {
     expect(workerPids()).toHaveLength(2);
+  });
+
+  it("holds a key's quota across both workers without Redis: the primary keeps the count", async () => {
+    const key = await newKey('quota');
+    const answers = await Promise.all(Array.from({ length: QUOTA + 10 }, () => call(key, 'GET', '/spaces')));
+    const served = answers.filter((answer) => answer.status === 200);
+    expect(served).toHaveLength(QUOTA);
+    expect(answers.filter((answer) => answer.status === 429)).toHaveLength(10);
+    // One count: each answer served says another number of requests left, from QUOTA - 1 down to 0.
+    const left = served.map((answer) => Number(/\br=(\d+)/.exec(answer.headers.get('ratelimit') ?? '')?.[1]));
+    expect(left.sort((a, b) => a - b)).toEqual(Array.from({ length: QUOTA }, (_, i) => i));
   });
 
   it('creates a domain name exactly once when creates race across workers', async () => {

@@ -1,11 +1,15 @@
 // Runs the conformance runner's command line as a child process, as a user would, killed if it hangs.
 import { spawn } from 'node:child_process';
 
-export function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/conformance/main.ts', ...args], {
       cwd: new URL('../..', import.meta.url).pathname,
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
       // A hung run is killed rather than left behind when its test times out.
       timeout: 55_000,
       killSignal: 'SIGKILL',

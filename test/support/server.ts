@@ -80,6 +80,7 @@ export async function startServer(
       | 'corsOrigins'
       | 'docsFile'
       | 'docsSandboxKey'
+      | 'isDraining'
       | 'logger'
       | 'metrics'
       | 'metricsToken'
