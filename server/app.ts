@@ -30,7 +30,7 @@ import { requestLog } from './http/request-log.js';
 import { readRequestTarget } from './http/request-target.js';
 import { prepareValidation, type RequestValidation } from './http/request-validation.js';
 import { routeTable } from './http/routes.js';
-import { refuseByPolicy, scopeCheck } from './http/scopes.js';
+import { refuseByPolicy } from './http/scopes.js';
 import { securityHeaders } from './http/security-headers.js';
 import { specDocument } from './http/spec-documents.js';
 import { idempotentCreates } from './idempotency/runner.js';
@@ -128,7 +128,6 @@ export async function createApp({
       authenticate: requireApiKey(keyCheck, refuseByPolicy),
       perKeyLimit,
       failedAuthGuard,
-      authorize: scopeCheck(spec),
       readBody: readBody(),
       validation,
       handle: dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)),

@@ -16,11 +16,9 @@ export interface ApiSteps {
   /** The per-key quota (429), and the failed-authentication guard (an error handler, at the router's end). */
   perKeyLimit: RequestHandler;
   failedAuthGuard: ErrorRequestHandler;
-  /** 403 unless the key holds the scope the operation declares (before its body is read). */
-  authorize: Array<RequestHandler | ErrorRequestHandler>;
   /** Reads a store or update body (415, 413, 400). */
   readBody: RequestHandler[];
-  /** Validation of the routed request (422), the validator's middleware among them. */
+  /** The scope check (403, before the body is read) and the validation (422) of each route. */
   validation: RequestValidation;
   /** Runs the operation's handler and writes its reply. */
   handle: RequestHandler;
@@ -50,7 +48,7 @@ function stepsOf(route: Route, steps: ApiSteps): Array<RequestHandler | ErrorReq
     operationOf(route),
     steps.authenticate,
     steps.perKeyLimit,
-    ...steps.authorize,
+    ...steps.validation.authorize(route),
     requireJsonAcceptable,
     ...(route.operation.body ? steps.readBody : []),
     ...steps.validation.stepsOf(route),

@@ -1,5 +1,5 @@
-// Bearer authentication for every /api/v1 request, before any detail of the request is looked at; first, the
-// headers that must come once (Authorization, Idempotency-Key) are refused when repeated.
+// Bearer authentication for every /api/v1 request, before any detail of the request is looked at (a repeated
+// Authorization header is refused first).
 import type { Request, RequestHandler, Response } from 'express';
 import type { Account } from '../accounts/keys.js';
 import { MAX_AUTHORIZATION } from './input-limits.js';
@@ -34,15 +34,6 @@ export function requireApiKey(authenticate: KeyCheck, accept: KeyAcceptance = ()
       throw new HttpProblem(400, 'ambiguous-credentials', `Send one Authorization header; this request has ${sent}.`, {
         headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_request"` },
       });
-    }
-    // Node joins several Idempotency-Key headers into one ("a, b"): a key no client sent.
-    const idempotencyKeys = req.headersDistinct['idempotency-key']?.length ?? 0;
-    if (idempotencyKeys > 1) {
-      throw new HttpProblem(
-        400,
-        'ambiguous-idempotency-key',
-        `Send one Idempotency-Key header; this request has ${idempotencyKeys}.`,
-      );
     }
     const header = req.get('authorization');
     if (header === undefined || header.trim() === '') {

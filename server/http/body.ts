@@ -1,6 +1,8 @@
 // Reading store and update bodies: form (the documented encoding) or JSON, at most 16 KiB. Everything else
-// is refused before parsing, and every way a body can fail to be read is a 415, 413 or 400 decided here.
-// Form values stay text (validation converts the integer fields); JSON is taken as sent.
+// is refused before parsing, and every way a body can fail to be read is a 415, 413 or 400 decided here (the
+// validator's own 415, for a media type the operation's spec lacks, is worded alike in request-validation.ts, and
+// cannot follow what this step lets through). Form values stay text (validation converts the integer fields);
+// JSON is taken as sent.
 import { parse } from 'node:querystring';
 import express, { type RequestHandler } from 'express';
 import { refuseJsonSentAsForm } from './json-as-form.js';

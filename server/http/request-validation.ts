@@ -14,6 +14,7 @@ import { FORM, JSON_TYPE } from './media-types.js';
 import { type FieldError, HttpProblem, validationProblem } from './problem.js';
 import { context } from './request-context.js';
 import type { Route, RouteTable } from './routes.js';
+import { prepareScopeCheck } from './scopes.js';
 
 /** The error express-openapi-validator passes on (its README: `err.status`, `err.errors`). */
 interface ValidatorError {
@@ -26,8 +27,11 @@ function isValidatorError(error: unknown): error is ValidatorError {
   return typeof candidate?.status === 'number' && Array.isArray(candidate.errors);
 }
 
-/** Each route's validation steps, prepared once for a spec: an app, and the warm-up before it, use them. */
+/** Each route's checks against the spec, prepared once for a spec: an app, and the warm-up before it, use them. */
 export interface RequestValidation {
+  /** The scope the operation declares (403), before its body is read (scopes.ts). */
+  authorize(route: Route): Array<RequestHandler | ErrorRequestHandler>;
+  /** The request against the spec (422), once its body is read. */
   stepsOf(route: Route): Array<RequestHandler | ErrorRequestHandler>;
 }
 
@@ -71,7 +75,9 @@ export function prepareValidation(
       }) as RequestHandler[],
     ]),
   );
+  const authorize = prepareScopeCheck(spec, routes);
   return {
+    authorize,
     stepsOf(route) {
       const validator = byPath.get(route.template);
       if (!validator) throw new Error(`no validator for ${route.template}`);

@@ -1,6 +1,7 @@
-// The ends of every route of /api/v1 (http/api-router.ts): the first step of an operation's route, which records
-// the operation and what was sent for every later step (request-context.ts); the route's own 405 for a method its
-// path lacks; and the router's 404 for a path no route has.
+// The ends of every route of /api/v1 (http/api-router.ts): the first step of an operation's route, which refuses
+// a query string or headers it cannot read (400) and records the operation and what was sent for every later step
+// (request-context.ts); the route's own 405 for a method its path lacks; and the router's 404 for a path no route
+// has.
 import type { IncomingMessage } from 'node:http';
 import { parse } from 'node:querystring';
 import accepts from 'accepts';
@@ -23,7 +24,10 @@ function countParameters(query: string): number {
   return count;
 }
 
-/** The first step of an operation's route: the operation, its path parameters and its query as sent. */
+/**
+ * The first step of an operation's route: the request line and the headers that must come once, refused when they
+ * cannot be read (400); then the operation, its path parameters and its query as sent.
+ */
 export function operationOf(route: Route): RequestHandler {
   return (req, res, next) => {
     // Query strings are read by the rules of form bodies: a malformed or non-UTF-8 %-escape is a 400 either way.
@@ -43,6 +47,15 @@ export function operationOf(route: Route): RequestHandler {
         400,
         'malformed-query',
         `The query string has ${parameters} parameters (empty ones between two "&" count too); the limit is ${MAX_QUERY_PARAMETERS}.`,
+      );
+    }
+    // Node joins several Idempotency-Key headers into one ("a, b"): a key no client sent.
+    const idempotencyKeys = req.headersDistinct['idempotency-key']?.length ?? 0;
+    if (idempotencyKeys > 1) {
+      throw new HttpProblem(
+        400,
+        'ambiguous-idempotency-key',
+        `Send one Idempotency-Key header; this request has ${idempotencyKeys}.`,
       );
     }
     const ctx = context(res);

@@ -10,6 +10,7 @@ import type { ApiSpec } from '../spec-model.js';
 import { type KeyAcceptance, unauthorized } from './auth.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
+import type { Route, RouteTable } from './routes.js';
 
 /** 401 for a key past its expiry (or its rotation's overlap), 403 for one used from outside its ranges. */
 export const refuseByPolicy: KeyAcceptance = (account, req) => {
@@ -52,9 +53,6 @@ export function insufficientScope(
   );
 }
 
-// The refusal each security handler made, for the step after the validator: it passes on an error of its own.
-const refusals = new WeakMap<Request, HttpProblem>();
-
 /** express-openapi-validator's handler for the spec's `bearerAuth`: it gets the scopes the operation declares. */
 function bearerAuth(req: Request, scopes: string[]): boolean {
   const account = context(req.res as Response).account;
@@ -62,36 +60,45 @@ function bearerAuth(req: Request, scopes: string[]): boolean {
   if (!account) throw new Error('request reached the scope check unauthenticated');
   const problem = insufficientScope(account, scopes, req);
   if (!problem) return true;
-  refusals.set(req, problem);
+  // For the step after the validator, which passes on an error of its own.
+  context(req.res as Response).refusal = problem;
   throw Object.assign(new Error(problem.detail), { status: 403 });
 }
 
 /** The validator passes its own HttpError on; the problem the handler made is the one the client gets. */
-const ourRefusal: ErrorRequestHandler = (error, req, _res, next) => {
-  next(refusals.get(req) ?? error);
+const ourRefusal: ErrorRequestHandler = (error, _req, res, next) => {
+  next(context(res).refusal ?? error);
 };
 
-const built = new WeakMap<ApiSpec, RequestHandler[]>();
-
 /**
- * The scope check: the validator with only `validateSecurity` on, so that it can run before the body is read
- * (a key that may not write learns that before its body is judged); the request validation after the body is
- * another instance (request-validation.ts). Made once per spec and shared by every app: it keeps nothing of one.
+ * The scope check of each path: the validator with only `validateSecurity` on, so that it can run before the body
+ * is read (a key that may not write learns that before its body is judged); the request validation after the body
+ * is another instance (request-validation.ts). As there, each path's validator is given that path of the spec
+ * only, so that it finds a request's operation without trying every path.
  */
-export function scopeCheck(spec: ApiSpec): Array<RequestHandler | ErrorRequestHandler> {
-  let validator = built.get(spec);
-  if (!validator) {
-    validator = openApiValidator({
-      apiSpec: structuredClone(spec.document) as never,
-      // As request-validation.ts's: any spec but the committed one is checked against the OpenAPI schema.
-      validateApiSpec: !spec.bundled,
-      validateRequests: false,
-      validateResponses: false,
-      // It judges no value (request-validation.ts does, with the resources' formats): no format to know or warn of.
-      validateFormats: false,
-      validateSecurity: { handlers: { bearerAuth } },
-    }) as RequestHandler[];
-    built.set(spec, validator);
-  }
-  return [...validator, ourRefusal];
+export function prepareScopeCheck(
+  spec: ApiSpec,
+  routes: RouteTable,
+): (route: Route) => Array<RequestHandler | ErrorRequestHandler> {
+  const paths = spec.document.paths as Record<string, unknown>;
+  const byPath = new Map(
+    routes.paths.map(({ template }) => [
+      template,
+      openApiValidator({
+        apiSpec: structuredClone({ ...spec.document, paths: { [template]: paths[template] } }) as never,
+        // As request-validation.ts's: any spec but the committed one is checked against the OpenAPI schema.
+        validateApiSpec: !spec.bundled,
+        validateRequests: false,
+        validateResponses: false,
+        // It judges no value (request-validation.ts does, with the resources' formats): no format to know or warn of.
+        validateFormats: false,
+        validateSecurity: { handlers: { bearerAuth } },
+      }) as RequestHandler[],
+    ]),
+  );
+  return (route) => {
+    const validator = byPath.get(route.template);
+    if (!validator) throw new Error(`no scope check for ${route.template}`);
+    return [...validator, ourRefusal];
+  };
 }
