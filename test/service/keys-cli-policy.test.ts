@@ -78,13 +78,24 @@ describe('create with a policy', SLOW, () => {
   it.each([
     { given: ['--scopes', 'spaces:delete'], says: 'Unknown scope "spaces:delete"' },
     { given: ['--expires-in', '90'], says: '--expires-in must be' },
-    { given: ['--expires-at', '2001-01-01T00:00:00Z'], says: 'is in the past' },
+    { given: ['--expires-at', '2001-01-01'], says: 'with its zone' },
     { given: ['--allow-ip', '10.0.0.0/33'], says: 'not an IPv4 or IPv6 address or range' },
   ])('refuses $given with a sentence, issuing nothing', async ({ given, says }) => {
     const exit = await keys('create', '--account', 'refused', ...given);
     expect(exit.code).toBe(2);
     expect(exit.stderr).toContain(says);
     expect(exit.stdout.match(KEY_PATTERN)).toBeNull();
+  });
+
+  it('issues a key that expired already when told to, saying so, and it gets the expiry problem', async () => {
+    const exit = await keys('create', '--account', 'born-expired', '--expires-at', '2001-01-01T00:00:00Z');
+    expect(exit.code).toBe(0);
+    expect(exit.stderr).toContain('is in the past: the key is expired from the start');
+    const key = exit.stdout.match(KEY_PATTERN)?.[0] as string;
+    const { response, error } = await apiClient(server.apiUrl, key).GET('/spaces');
+    expect(response.status).toBe(401);
+    expect((error as { type: string }).type).toBe('/problems/key-expired');
+    expect((await listedRow(key.split('_')[1] as string)).STATUS).toBe('expired');
   });
 });
 
