@@ -11,12 +11,13 @@
 import express, { type Express } from 'express';
 import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';
+import { serviceSecret } from './db/service-secrets.js';
 import type { FieldFormat } from './formats.js';
 import { apiRouter } from './http/api-router.js';
 import { type KeyCheck, requireApiKey } from './http/auth.js';
 import { readBody } from './http/body.js';
 import { type CorsOrigins, cors } from './http/cors.js';
-import { cursorFormats } from './http/cursor.js';
+import { cursorFormats, cursorSeal } from './http/cursor.js';
 import { apiIndex, DOCS_PAGE, docsPage, docsSlash } from './http/docs.js';
 import { notFoundOutsideApi, problemHandler } from './http/errors.js';
 import { healthz, readyz } from './http/health.js';
@@ -75,6 +76,8 @@ export interface AppDeps {
   metricsToken?: string;
   /** How a bearer token becomes an account: the API keys in `db` by default (the sandbox has its own). */
   keyCheck?: KeyCheck;
+  /** The secret list cursors are sealed with (CURSOR_KEY); by default the database's own, shared by its instances. */
+  cursorKey?: string;
 }
 
 export async function createApp({
@@ -94,7 +97,9 @@ export async function createApp({
   metrics,
   metricsToken,
   keyCheck = cachedAuthenticator(db),
+  cursorKey,
 }: AppDeps): Promise<Express> {
+  const cursors = cursorSeal(cursorKey ? Buffer.from(cursorKey, 'utf8') : await serviceSecret(db, 'cursor'));
   // Handlers on any connection: the app's, or the transaction of an idempotent create.
   const handlersOn = (on: Database) => handlersOf(on, RESOURCES);
 
@@ -130,7 +135,7 @@ export async function createApp({
       failedAuthGuard,
       readBody: readBody(),
       validation,
-      handle: dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)),
+      handle: dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger), cursors),
     }),
   );
   app.get('/healthz', healthz);

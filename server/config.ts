@@ -41,6 +41,8 @@ export interface Config {
   metricsPort?: number;
   /** Serves GET /metrics on the service's port to this bearer token; off when undefined. */
   metricsToken?: string;
+  /** The secret list cursors are sealed with; the database's own when undefined (server/http/cursor.ts). */
+  cursorKey?: string;
 }
 
 export const DEFAULTS = {
@@ -166,6 +168,11 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     problems.push('METRICS_TOKEN must be at least 16 printable characters without spaces');
   }
 
+  const cursorKey = env.CURSOR_KEY || undefined;
+  if (cursorKey !== undefined && !/^[\x21-\x7e]{32,}$/.test(cursorKey)) {
+    problems.push('CURSOR_KEY must be at least 32 printable characters without spaces (e.g. openssl rand -base64 32)');
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   const firstKeyFile = env.FIRST_KEY_FILE || defaultFirstKeyFile(databaseUrl);
   return {
@@ -188,5 +195,6 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     firstKeyFileSet: Boolean(env.FIRST_KEY_FILE),
     metricsPort,
     metricsToken,
+    cursorKey,
   };
 }

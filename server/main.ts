@@ -161,6 +161,7 @@ async function serve(
     trustProxy: config.trustProxy,
     metrics: extra.metrics,
     metricsToken: config.metricsToken,
+    cursorKey: config.cursorKey,
     prepareDocs: true,
     // The sandbox takes any well-formed key, so the /docs console comes with one filled in.
     ...(extra.keyCheck ? { keyCheck: extra.keyCheck, docsSandboxKey: SANDBOX_CONSOLE_KEY } : {}),

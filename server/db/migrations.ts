@@ -101,6 +101,16 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('api_keys').addColumn('replaced_by', 'text').execute();
     },
   },
+  '0008_service_secrets': {
+    // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('service_secrets')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 export const provider: MigrationProvider = { getMigrations: async () => migrations };

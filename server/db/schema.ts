@@ -93,6 +93,13 @@ export interface RecordCountsTable {
   total: number;
 }
 
+/** Secrets every instance on this database shares (migration 0008), made at the first start: e.g. the cursors' key. */
+export interface ServiceSecretsTable {
+  name: string;
+  /** base64url of random bytes. */
+  value: string;
+}
+
 export interface DB {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -100,4 +107,5 @@ export interface DB {
   spaces: SpacesTable;
   idempotency_keys: IdempotencyKeysTable;
   record_counts: RecordCountsTable;
+  service_secrets: ServiceSecretsTable;
 }

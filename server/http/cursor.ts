@@ -1,5 +1,7 @@
 // The opaque `after` cursor of a list walk: the sort it belongs to, how many records the walk has returned,
-// and the sort key of the last one. base64url of a small JSON array; a client never needs to read it.
+// and the sort key of the last one, as a small JSON array; sealed at the edge (dispatch) with AES-256-GCM, so
+// that a cursor in a URL, a log or a proxy says nothing of the records, and one not made here is refused.
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { ListPosition, ListQuery } from '../db/listing.js';
 import type { FieldFormat } from '../formats.js';
 import { validationProblem } from './problem.js';
@@ -27,6 +29,49 @@ export function encodeCursor(sorting: Sorting, point: WalkPoint): string {
 }
 
 const invalid = (message: string) => validationProblem([{ location: 'query', field: 'after', message }]);
+const NOT_OURS = 'is not a cursor this service made: take it from links.next, or send it empty to start';
+
+/** What an unopenable cursor is replaced with: no JSON, so decodeCursor refuses it as not ours. */
+export const NOT_A_CURSOR = '-';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+export interface CursorSeal {
+  seal(cursor: string): string;
+  /**
+   * The cursor inside; NOT_A_CURSOR when it was not sealed with this key or was changed, for decodeCursor to
+   * refuse (after listQueryOf's own checks of the parameters).
+   */
+  open(sealed: string): string;
+}
+
+/**
+ * Seals cursors with a key derived from `secret` (CURSOR_KEY, or the database's own: db/service-secrets.ts):
+ * AES-256-GCM with a random nonce, base64url of nonce, ciphertext and tag.
+ */
+export function cursorSeal(secret: Buffer): CursorSeal {
+  const key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'dss list cursor v1', 32));
+  return {
+    seal(cursor) {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const sealed = Buffer.concat([iv, cipher.update(cursor, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+      return sealed.toString('base64url');
+    },
+    open(sealed) {
+      const bytes = Buffer.from(sealed, 'base64url');
+      if (bytes.length <= IV_BYTES + TAG_BYTES) return NOT_A_CURSOR;
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES));
+        decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+        const inner = bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES);
+        return Buffer.concat([decipher.update(inner), decipher.final()]).toString('utf8');
+      } catch {
+        return NOT_A_CURSOR;
+      }
+    },
+  };
+}
 
 /** The walk point of a cursor sent with `sorting`; a 422 naming `after` when it is not one of ours or not for this sort. */
 export function decodeCursor(cursor: string, sorting: Sorting): WalkPoint {
@@ -47,8 +92,7 @@ export function decodeCursor(cursor: string, sorting: Sorting): WalkPoint {
     id >= 1 &&
     (byName ? typeof nameKey === 'string' : nameKey === undefined) &&
     (fields as unknown[]).length === (byName ? 5 : 4);
-  if (!wellFormed)
-    throw invalid('is not a cursor this service made: take it from links.next, or send it empty to start');
+  if (!wellFormed) throw invalid(NOT_OURS);
   if (sortBy !== sorting.sortBy || sort !== sorting.sort) {
     throw invalid(`belongs to a walk with sort_by=${sortBy}&sort=${sort}; send the same sort_by and sort`);
   }

@@ -4,6 +4,7 @@
 import type { RequestHandler } from 'express';
 import type { operations } from '../../generated/api.js';
 import type { Account } from '../accounts/keys.js';
+import type { CursorSeal } from './cursor.js';
 import { context } from './request-context.js';
 import type { Route } from './routes.js';
 
@@ -65,8 +66,16 @@ export type Runner = (
   handle: (handlers?: Handlers) => Promise<UntypedReply>,
 ) => Promise<UntypedReply>;
 
-/** Runs the handler of the operation routing found. Runs after validation, so values have their types. */
-export function dispatch(handlers: Handlers, run: Runner = (_request, handle) => handle()): RequestHandler {
+/**
+ * Runs the handler of the operation routing found. Runs after validation, so values have their types. A list's
+ * cursor is opened before its handler reads it and sealed in links.next after (http/cursor.ts): handlers and
+ * pagination work with cursors as they are, and no answer carries one unsealed.
+ */
+export function dispatch(
+  handlers: Handlers,
+  run: Runner = (_request, handle) => handle(),
+  cursors?: CursorSeal,
+): RequestHandler {
   return async (req, res) => {
     const { route, account, requestId, validated, sentQuery = {} } = context(res);
     // Defence in depth: a handler only ever sees a request that validation has checked (and typed).
@@ -79,10 +88,12 @@ export function dispatch(handlers: Handlers, run: Runner = (_request, handle) =>
           .map((p) => [p.name, from[where === 'header' ? p.name.toLowerCase() : p.name]]),
       );
     // Path and query values as the validator coerced them (numbers, defaults filled in).
+    const query = values('query', req.query);
+    if (cursors && typeof query.after === 'string' && query.after !== '') query.after = cursors.open(query.after);
     const input = {
       account,
       path: values('path', req.params),
-      query: values('query', req.query),
+      query,
       headers: values('header', req.headers),
       body: req.body ?? {},
       url: { path: `${req.baseUrl}${req.path}`, sent: sentQuery },
@@ -92,6 +103,7 @@ export function dispatch(handlers: Handlers, run: Runner = (_request, handle) =>
     const reply = await run({ route, input, requestId }, (on = handlers) =>
       (on[operationId] as unknown as UntypedHandler)(input),
     );
+    if (cursors) sealNextLink(reply.body, cursors);
     if (reply.headers) res.set(reply.headers);
     if (reply.location) res.location(reply.location);
     if (reply.etag) res.set('ETag', reply.etag);
@@ -99,4 +111,13 @@ export function dispatch(handlers: Handlers, run: Runner = (_request, handle) =>
     if (reply.body === undefined) res.end();
     else res.json(reply.body);
   };
+}
+
+/** The cursor in a list's links.next, sealed. */
+function sealNextLink(body: unknown, cursors: CursorSeal): void {
+  const links = (body as { links?: { next?: string | null } } | undefined)?.links;
+  if (!links?.next) return;
+  links.next = links.next.replace(/([?&]after=)([A-Za-z0-9_-]+)/, (_, name: string, cursor: string) => {
+    return `${name}${cursors.seal(cursor)}`;
+  });
 }
