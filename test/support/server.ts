@@ -85,6 +85,7 @@ export async function startServer(
       | 'metricsToken'
       | 'rateLimit'
       | 'trustProxy'
+      | 'domainChecks'
     >
   > = {},
 ): Promise<TestServer> {
