@@ -12,6 +12,7 @@ import express, { type Express } from 'express';
 import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';
 import { serviceSecret } from './db/service-secrets.js';
+import { type DomainChecks, defaultDomainChecks } from './domains/checks.js';
 import type { FieldFormat } from './formats.js';
 import { apiRouter } from './http/api-router.js';
 import { type KeyCheck, requireApiKey } from './http/auth.js';
@@ -78,6 +79,8 @@ export interface AppDeps {
   keyCheck?: KeyCheck;
   /** The secret list cursors are sealed with (CURSOR_KEY); by default the database's own, shared by its instances. */
   cursorKey?: string;
+  /** DNS lookups, check schedule and verify limit of domains; the system's resolvers and defaults unless given. */
+  domainChecks?: DomainChecks;
 }
 
 export async function createApp({
@@ -98,10 +101,11 @@ export async function createApp({
   metricsToken,
   keyCheck = cachedAuthenticator(db),
   cursorKey,
+  domainChecks = defaultDomainChecks(),
 }: AppDeps): Promise<Express> {
   const cursors = cursorSeal(cursorKey ? Buffer.from(cursorKey, 'utf8') : await serviceSecret(db, 'cursor'));
   // Handlers on any connection: the app's, or the transaction of an idempotent create.
-  const handlersOn = (on: Database) => handlersOf(on, RESOURCES);
+  const handlersOn = (on: Database) => handlersOf(on, { domainChecks }, RESOURCES);
 
   const app = express();
   app.disable('x-powered-by');
