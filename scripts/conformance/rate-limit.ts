@@ -53,7 +53,8 @@ export function retryAfterSeconds(exchange: Exchange): number | undefined {
 /**
  * The rate_limited check: list requests with the primary key until a 429, at most `budget` of them. The 429 must
  * carry Retry-After in seconds (no longer than the window) and say r=0; it must come no later than the
- * quota the first answer announced allows.
+ * quota the first answer announced allows. When `r` goes up, a new window began on the way (a slow run can reach
+ * the end of the one it started in): the count starts again from that answer.
  */
 export async function spendBudget(
   ctx: Context,
@@ -66,6 +67,9 @@ export async function spendBudget(
     ctx.model.operations.find((op) => op.method === 'GET' && !op.path.includes('{'));
   if (!operation) return ctx.results.skip('(rate limit)', check, 'no GET operation without a path id to spend it on');
   let announced: number | undefined;
+  let previous: number | undefined;
+  // The request the current window's count starts from.
+  let start = 1;
   for (let sent = 1; sent <= budget; sent++) {
     const exchange = await send(operation);
     if (exchange.reply.status === 0) {
@@ -76,8 +80,13 @@ export async function spendBudget(
       parseRateLimitItems(exchange.reply.headers.ratelimit ?? '')?.[0]?.parameters.get('r'),
     );
     if (sent === 1 && remaining !== undefined) announced = remaining;
+    if (remaining !== undefined && previous !== undefined && remaining > previous) {
+      announced = remaining;
+      start = sent;
+    }
+    if (remaining !== undefined) previous = remaining;
     if (exchange.reply.status !== 429) {
-      if (announced !== undefined && sent > announced + 1 + ctx.concurrency) {
+      if (announced !== undefined && sent - start + 1 > announced + 1 + ctx.concurrency) {
         ctx.results.fail(
           operation.id,
           check,

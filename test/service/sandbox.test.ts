@@ -136,7 +136,8 @@ describe('the conformance runner against the sandbox', { timeout: 300_000 }, () 
       [
         ...['--base-url', url, '--api-key', 'dss_conformance_one', '--second-api-key', 'dss_conformance_two'],
         ...['--read-only-api-key', 'dss_conformance_one~read'],
-        ...['--profile', 'server', '--cases', '10', '--seed', '42', '--rate-limit-budget', '3000'],
+        // A budget of two windows: a run slowed by a busy machine may reach the end of its first one while spending.
+        ...['--profile', 'server', '--cases', '10', '--seed', '42', '--rate-limit-budget', '6000'],
       ],
       {},
       240_000,
