@@ -200,6 +200,10 @@ describe('the production install, as the Dockerfile makes it', { timeout: 1_200_
     expect(key).toBeDefined();
     await storeAndRead(env.PORT as string, key);
     expect((await fetch(`http://127.0.0.1:${env.PORT}/readyz`)).status).toBe(200);
+    // No docs page here (the image copies it from its docs stage): the 503 says how to get one without npm run docs.
+    const docs = await fetch(`http://127.0.0.1:${env.PORT}/docs`);
+    expect(docs.status).toBe(503);
+    expect((await docs.json()).detail).toContain('npm ci --omit=dev');
 
     service?.kill('SIGTERM');
     expect(await exited, output).toBe(0);
