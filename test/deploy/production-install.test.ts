@@ -238,7 +238,10 @@ describe('the production install, as the Dockerfile makes it', { timeout: 1_200_
     databases.push(database);
     const { FIRST_KEY_FILE: _default, ...env } = await imageEnv(dataFolder('data-default'));
     const { exited } = await startService({ ...env, DATABASE_URL: database.url });
-    expect(output).toContain("No API key exists, and none was created: the first key's file");
+    // The banner follows the first healthy answer by a moment (it is printed once the first key is settled).
+    await expect
+      .poll(() => output, { timeout: 30_000 })
+      .toContain("No API key exists, and none was created: the first key's file");
     expect(output).toContain('FIRST_KEY_FILE');
     expect(output).toMatch(/"level":"warn".*first one was not created/);
     expect(output).not.toMatch(KEY_PATTERN);
