@@ -3,6 +3,7 @@
 // request gets the same bytes whatever its Host: revalidated by ETag, under a Content-Security-Policy that keeps
 // the page, and the requests its console sends, on this origin.
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -15,6 +16,17 @@ const gzipAsync = promisify(gzip);
 
 /** Where `npm run docs` writes the page (gitignored). */
 export const DOCS_PAGE = fileURLToPath(new URL('../../.docs/index.html', import.meta.url));
+// The page's builder (Scalar) is a development dependency: an `npm ci --omit=dev` install cannot build the page.
+const DOCS_BUILDER = fileURLToPath(new URL('../../node_modules/@scalar/api-reference/package.json', import.meta.url));
+
+/** Why there is no page, and how to get one: `npm run docs` where it can run, else a page built elsewhere. */
+export function docsNotBuiltDetail(builderInstalled = existsSync(DOCS_BUILDER)): string {
+  return builderInstalled
+    ? 'The API docs have not been built on this server: run `npm run docs` (npm start does it when it can).'
+    : 'The API docs have not been built on this server, and cannot be built here: `npm run docs` needs the ' +
+        'development dependencies, which this install (npm ci --omit=dev) left out. Build the page where they are ' +
+        'installed and copy its .docs/ folder here (the Docker image does so); the spec is at /openapi.yaml.';
+}
 
 /**
  * Nothing may be loaded from, sent to or framed by another origin. Scripts run only when they are the page's
@@ -114,11 +126,7 @@ export function docsPage(file = DOCS_PAGE, options: DocsOptions = {}): RequestHa
       page = await load();
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      throw new HttpProblem(
-        503,
-        'docs-not-built',
-        'The API docs have not been built on this server: run `npm run docs` (npm start does it when it can).',
-      );
+      throw new HttpProblem(503, 'docs-not-built', docsNotBuiltDetail());
     }
     res.vary('Accept-Encoding');
     res.set({

@@ -170,7 +170,9 @@ describe('the command line', () => {
     const run = await runCli(['--api-key', 'k']);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/--base-url is required/);
-    expect(run.stderr).toContain('Usage: npm run conformance');
+    expect(run.stderr).toContain(
+      'Usage: DSS_API_KEY=<key> [DSS_SECOND_API_KEY=<key>] npm run conformance -- --base-url <url>',
+    );
   });
 
   // The command line's other refusals, from the parser it exits 2 on (the case above).

@@ -200,6 +200,10 @@ describe('the production install, as the Dockerfile makes it', { timeout: 1_200_
     expect(key).toBeDefined();
     await storeAndRead(env.PORT as string, key);
     expect((await fetch(`http://127.0.0.1:${env.PORT}/readyz`)).status).toBe(200);
+    // No docs page here (the image copies it from its docs stage): the 503 says how to get one without npm run docs.
+    const docs = await fetch(`http://127.0.0.1:${env.PORT}/docs`);
+    expect(docs.status).toBe(503);
+    expect((await docs.json()).detail).toContain('npm ci --omit=dev');
 
     service?.kill('SIGTERM');
     expect(await exited, output).toBe(0);
@@ -234,7 +238,10 @@ describe('the production install, as the Dockerfile makes it', { timeout: 1_200_
     databases.push(database);
     const { FIRST_KEY_FILE: _default, ...env } = await imageEnv(dataFolder('data-default'));
     const { exited } = await startService({ ...env, DATABASE_URL: database.url });
-    expect(output).toContain("No API key exists, and none was created: the first key's file");
+    // The banner follows the first healthy answer by a moment (it is printed once the first key is settled).
+    await expect
+      .poll(() => output, { timeout: 30_000 })
+      .toContain("No API key exists, and none was created: the first key's file");
     expect(output).toContain('FIRST_KEY_FILE');
     expect(output).toMatch(/"level":"warn".*first one was not created/);
     expect(output).not.toMatch(KEY_PATTERN);

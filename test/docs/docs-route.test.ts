@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { docsNotBuiltDetail } from '../../server/http/docs.js';
 import { startServer, type TestServer } from '../support/server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dss-docs-'));
@@ -125,6 +126,11 @@ describe('GET /docs', () => {
       request_id: response.headers.get('x-request-id'),
     });
     expect(problem.detail).toContain('npm run docs');
+  });
+
+  it('says, where the page cannot be built (no development dependencies), how to get it there', () => {
+    expect(docsNotBuiltDetail(true)).toContain('run `npm run docs`');
+    expect(docsNotBuiltDetail(false)).toMatch(/npm ci --omit=dev\) left out\. Build the page where they are installed/);
   });
 });
 
