@@ -103,7 +103,7 @@ export async function createApp({
   cursorKey,
   domainChecks = defaultDomainChecks(),
 }: AppDeps): Promise<Express> {
-  const cursors = cursorSeal(cursorKey ? Buffer.from(cursorKey, 'utf8') : await serviceSecret(db, 'cursor'));
+  const cursors = cursorSeal(async () => (cursorKey ? Buffer.from(cursorKey, 'utf8') : serviceSecret(db, 'cursor')));
   // Handlers on any connection: the app's, or the transaction of an idempotent create.
   const handlersOn = (on: Database) => handlersOf(on, { domainChecks }, RESOURCES);
 

@@ -36,6 +36,11 @@ export function forkWorkers(count: number, logger: Logger) {
   let stopping = false;
   let backoff = FIRST_BACKOFF_MS;
 
+  // The kernel hands each connection to a worker (SCHED_NONE), not the primary: with round-robin the primary
+  // accepts and passes every socket on, keeping its own copy until the worker says it took it, and a worker that
+  // died meanwhile left that copy open for ever (the client hung; CLOSE-WAIT once it gave up). Now a dead
+  // worker's connections close with it, and the ones it had not accepted are taken by the others.
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
   const fork = () => {
     const worker = cluster.fork();
     started.set(worker, Date.now());

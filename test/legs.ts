@@ -87,6 +87,11 @@ export const LEG_RULES: LegRule[] = [
     why: "the log's buffer in front of a stdout nobody reads: a child process on SQLite, not the engine",
   },
   {
+    suite: 'test/service/worker-kill.test.ts',
+    legs: ['sqlite'],
+    why: 'WORKERS=2 with a worker killed under load three times: sockets and IPC between processes, not the engine',
+  },
+  {
     suite: 'test/service/{sandbox,rate-limit-redis,npm-start}.test.ts',
     legs: ['sqlite'],
     why: "an in-memory SQLite database of its own; counters in Redis; npm's banner and stdout: none depends on the leg",

@@ -33,32 +33,43 @@ const NOT_OURS = 'is not a cursor this service made: take it from links.next, or
 
 /** What an unopenable cursor is replaced with: no JSON, so decodeCursor refuses it as not ours. */
 export const NOT_A_CURSOR = '-';
+const KEY_INFO = 'dss list cursor v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 export interface CursorSeal {
-  seal(cursor: string): string;
+  seal(cursor: string): Promise<string>;
   /**
    * The cursor inside; NOT_A_CURSOR when it was not sealed with this key or was changed, for decodeCursor to
    * refuse (after listQueryOf's own checks of the parameters).
    */
-  open(sealed: string): string;
+  open(sealed: string): Promise<string>;
 }
 
 /**
- * Seals cursors with a key derived from `secret` (CURSOR_KEY, or the database's own: db/service-secrets.ts):
- * AES-256-GCM with a random nonce, base64url of nonce, ciphertext and tag.
+ * Seals cursors with a key derived from `secret` (CURSOR_KEY, or the database's own: db/service-secrets.ts),
+ * asked for when a cursor is first sealed or opened (a start does not wait on the database), again after a
+ * failure: AES-256-GCM with a random nonce, base64url of nonce, ciphertext and tag.
  */
-export function cursorSeal(secret: Buffer): CursorSeal {
-  const key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'dss list cursor v1', 32));
+export function cursorSeal(secret: () => Promise<Buffer>): CursorSeal {
+  let pending: Promise<Buffer> | undefined;
+  const keyOf = () => {
+    pending ??= secret().then((bytes) => Buffer.from(hkdfSync('sha256', bytes, Buffer.alloc(0), KEY_INFO, 32)));
+    pending.catch(() => {
+      pending = undefined;
+    });
+    return pending;
+  };
   return {
-    seal(cursor) {
+    async seal(cursor) {
+      const key = await keyOf();
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       const sealed = Buffer.concat([iv, cipher.update(cursor, 'utf8'), cipher.final(), cipher.getAuthTag()]);
       return sealed.toString('base64url');
     },
-    open(sealed) {
+    async open(sealed) {
+      const key = await keyOf();
       const bytes = Buffer.from(sealed, 'base64url');
       if (bytes.length <= IV_BYTES + TAG_BYTES) return NOT_A_CURSOR;
       try {

@@ -1,14 +1,15 @@
 // Prometheus metrics by prom-client: request counts and latency per operation and status, and the process's
 // default metrics (CPU, memory, event loop lag, GC). Served on a port of their own (METRICS_PORT) or on the
 // service's port at /metrics behind a bearer token (METRICS_TOKEN); never in the open by default. With
-// WORKERS > 1 both show every worker's requests, summed by prom-client's AggregatorRegistry in the primary: the
-// primary serves METRICS_PORT itself, and a worker asked on the service's port gets the sum from the primary.
+// WORKERS > 1 both show every worker's requests, summed in the primary (cluster-metrics.ts, dead workers' counts
+// kept): the primary serves METRICS_PORT itself, and a worker asked on the service's port gets the sum from it.
 import cluster from 'node:cluster';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { RequestHandler } from 'express';
 import type PromClient from 'prom-client';
+import { answerPrimary, clusterSum } from './cluster-metrics.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
@@ -34,7 +35,7 @@ const promClient = () => createRequire(import.meta.url)('prom-client') as typeof
 
 /** The metrics of a process that serves requests: on its own, or as a worker of the primary's sum. */
 export function createMetrics({ logLinesDropped }: { logLinesDropped?: () => number } = {}): Metrics {
-  const { AggregatorRegistry, Counter, collectDefaultMetrics, Histogram, Registry } = promClient();
+  const { Counter, collectDefaultMetrics, Histogram, Registry } = promClient();
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   if (logLinesDropped) {
@@ -79,9 +80,7 @@ export function createMetrics({ logLinesDropped }: { logLinesDropped?: () => num
     next();
   };
   if (!cluster.isWorker) return { observe, collect: () => registry.metrics(), contentType: registry.contentType };
-  // The primary asks each worker for this registry (prom-client's listener, started by an AggregatorRegistry).
-  AggregatorRegistry.setRegistries(registry);
-  new AggregatorRegistry();
+  answerPrimary(registry);
   return { observe, collect: askPrimary, contentType: registry.contentType };
 }
 
@@ -90,15 +89,16 @@ export function createMetrics({ logLinesDropped }: { logLinesDropped?: () => num
  * that is asked for them on the service's port (METRICS_TOKEN). The primary answers no requests of its own.
  */
 export function createClusterMetrics(): Pick<Metrics, 'collect' | 'contentType'> {
-  const aggregator = new (promClient().AggregatorRegistry)();
+  const client = promClient();
+  const collect = clusterSum(client);
   cluster.on('message', (worker, message: { type?: string; id?: number } | null) => {
     if (message?.type !== SUM_REQUEST) return;
-    aggregator.clusterMetrics().then(
+    collect().then(
       (text) => worker.send({ type: SUM, id: message.id, text }),
       (error: unknown) => worker.send({ type: SUM, id: message.id, error: String(error) }),
     );
   });
-  return { collect: () => aggregator.clusterMetrics(), contentType: aggregator.contentType };
+  return { collect, contentType: client.Registry.PROMETHEUS_CONTENT_TYPE };
 }
 
 let asked = 0;

@@ -89,7 +89,7 @@ export function dispatch(
       );
     // Path and query values as the validator coerced them (numbers, defaults filled in).
     const query = values('query', req.query);
-    if (cursors && typeof query.after === 'string' && query.after !== '') query.after = cursors.open(query.after);
+    if (cursors && typeof query.after === 'string' && query.after !== '') query.after = await cursors.open(query.after);
     const input = {
       account,
       path: values('path', req.params),
@@ -103,7 +103,7 @@ export function dispatch(
     const reply = await run({ route, input, requestId }, (on = handlers) =>
       (on[operationId] as unknown as UntypedHandler)(input),
     );
-    if (cursors) sealNextLink(reply.body, cursors);
+    if (cursors) await sealNextLink(reply.body, cursors);
     if (reply.headers) res.set(reply.headers);
     if (reply.location) res.location(reply.location);
     if (reply.etag) res.set('ETag', reply.etag);
@@ -114,10 +114,9 @@ export function dispatch(
 }
 
 /** The cursor in a list's links.next, sealed. */
-function sealNextLink(body: unknown, cursors: CursorSeal): void {
+async function sealNextLink(body: unknown, cursors: CursorSeal): Promise<void> {
   const links = (body as { links?: { next?: string | null } } | undefined)?.links;
-  if (!links?.next) return;
-  links.next = links.next.replace(/([?&]after=)([A-Za-z0-9_-]+)/, (_, name: string, cursor: string) => {
-    return `${name}${cursors.seal(cursor)}`;
-  });
+  const [found, name, cursor] = /([?&]after=)([A-Za-z0-9_-]+)/.exec(links?.next ?? '') ?? [];
+  if (!links?.next || !found || !name || !cursor) return;
+  links.next = links.next.replace(found, `${name}${await cursors.seal(cursor)}`);
 }

@@ -2,26 +2,44 @@
 import { describe, expect, it } from 'vitest';
 import { cursorSeal, NOT_A_CURSOR } from '../../server/http/cursor.js';
 
-const seal = cursorSeal(Buffer.from('a secret of at least thirty-two characters'));
-const other = cursorSeal(Buffer.from('another secret of thirty-two characters!'));
+const seal = cursorSeal(async () => Buffer.from('a secret of at least thirty-two characters'));
+const other = cursorSeal(async () => Buffer.from('another secret of thirty-two characters!'));
 const CURSOR = Buffer.from('["name","asc",10,9,"alice confidential 9"]').toString('base64url');
 
 describe('cursorSeal', () => {
-  it('opens what it sealed, and seals the same cursor differently each time', () => {
-    const sealed = seal.seal(CURSOR);
+  it('opens what it sealed, and seals the same cursor differently each time', async () => {
+    const sealed = await seal.seal(CURSOR);
     expect(sealed).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(seal.open(sealed)).toBe(CURSOR);
-    expect(seal.seal(CURSOR)).not.toBe(sealed);
+    expect(await seal.open(sealed)).toBe(CURSOR);
+    expect(await seal.seal(CURSOR)).not.toBe(sealed);
+  });
+
+  it('asks for its secret again after a failure', async () => {
+    let asked = 0;
+    const flaky = cursorSeal(async () => {
+      asked++;
+      if (asked === 1) throw new Error('database unavailable');
+      return Buffer.from('a secret of at least thirty-two characters');
+    });
+    await expect(flaky.seal(CURSOR)).rejects.toThrow('database unavailable');
+    expect(await seal.open(await flaky.seal(CURSOR))).toBe(CURSOR);
+    expect(asked).toBe(2);
   });
 
   it.each([
     ['sealed with another key', () => other.seal(CURSOR)],
-    ['unsealed', () => CURSOR],
-    ['empty of ciphertext', () => Buffer.alloc(28).toString('base64url')],
-    ['short', () => 'AAAA'],
-    ['with its last character changed', () => seal.seal(CURSOR).replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))],
-    ['with its first character changed', () => seal.seal(CURSOR).replace(/^./, (c) => (c === 'A' ? 'B' : 'A'))],
-  ])('does not open a cursor %s', (_, make) => {
-    expect(seal.open(make())).toBe(NOT_A_CURSOR);
+    ['unsealed', async () => CURSOR],
+    ['empty of ciphertext', async () => Buffer.alloc(28).toString('base64url')],
+    ['short', async () => 'AAAA'],
+    [
+      'with its last character changed',
+      async () => (await seal.seal(CURSOR)).replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+    ],
+    [
+      'with its first character changed',
+      async () => (await seal.seal(CURSOR)).replace(/^./, (c) => (c === 'A' ? 'B' : 'A')),
+    ],
+  ])('does not open a cursor %s', async (_, make) => {
+    expect(await seal.open(await make())).toBe(NOT_A_CURSOR);
   });
 });
