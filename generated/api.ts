@@ -96,6 +96,43 @@ export interface paths {
         patch: operations["domains_patch"];
         trace?: never;
     };
+    "/domains/{id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a domain now
+         * @description Looks the domain's `verification` TXT record up now, through the service's DNS servers (never a cached
+         *     answer), and answers with the domain in its new state and what the lookup observed:
+         *
+         *     - the record is found: the domain becomes `active` and holds the name. When another account held the name
+         *       but no longer publishes its own record there, the name moves to this account and the other account's
+         *       domain becomes `claimed_elsewhere`; when the other account's record is still there, this domain stays as
+         *       it was with `observation.code` `held_elsewhere`. Of two accounts proving one name at once, exactly one wins.
+         *     - the record is missing or has another value: a `pending` domain stays `pending`, an `active` one becomes
+         *       `misconfigured` (it keeps the name for the grace period).
+         *     - the lookup fails (timeout, SERVFAIL): nothing changes but `observation` (`lookup_failed`) and the time of
+         *       the next check.
+         *
+         *     Each domain may be verified a limited number of times per window (10 per 60 seconds by default); past that
+         *     the answer is `429` with `Retry-After` saying when the next verify is accepted. A name in the sandbox's test
+         *     zone (`*.dss-test.example`) verifies at once in the sandbox and is refused with `422` elsewhere.
+         */
+        post: operations["domains_verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/spaces": {
         parameters: {
             query?: never;
@@ -192,10 +229,80 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * @description Where the domain stands in proving that the account controls its name (see "Domain states" in the guide):
+         *
+         *     - `pending`: stored, not proven yet. Publish the `verification` TXT record; the service looks for it with
+         *       backoff (after about 1, 2, 4 … minutes, at most hourly) until the claim expires (7 days by default). A
+         *       pending claim blocks nobody: other accounts may hold the same name pending.
+         *     - `active`: the record was found; this account holds the name and nobody else can store it. Checked again
+         *       on a schedule (hourly by default).
+         *     - `misconfigured`: an active domain whose record a later check no longer found. It keeps the name during a
+         *       grace period (72 hours by default), checked every few minutes; finding the record again makes it
+         *       `active`, and at the end of the grace period it is `expired`. Another account that proves the name
+         *       meanwhile takes it over (the domain becomes `claimed_elsewhere`).
+         *     - `claimed_elsewhere`: another account proved the name while this one no longer published its record; see
+         *       `claimed_elsewhere_at`. Not checked any more; `POST …/verify` can win it back once the other account's
+         *       record is gone and this one's is published.
+         *     - `expired`: a pending claim past its expiry, or a misconfigured domain past its grace period. Holds no
+         *       name and is not checked any more; `POST …/verify` re-opens it.
+         *
+         *     A lookup that fails (timeout, SERVFAIL, refused) changes no state: it is recorded in `observation` and
+         *     retried a few minutes later.
+         * @example active
+         * @enum {string}
+         */
+        "domain-status": "pending" | "active" | "misconfigured" | "claimed_elsewhere" | "expired";
+        /**
          * Format: int64
          * @description Identifier of the record, a positive integer assigned by the service.
          */
         id: number;
+        /**
+         * @description The DNS record that proves this account controls the name: a TXT record named `name` (on its own label, so
+         *     it never clashes with a CNAME of the domain) whose value is `value`. The value is random (128 bits) and
+         *     belongs to this domain of this account alone.
+         */
+        "domain-verification": {
+            /**
+             * @description The type of DNS record to publish.
+             * @enum {string}
+             */
+            type: "txt";
+            /**
+             * @description The record's name.
+             * @example _dss-challenge.shop.example.com
+             */
+            name: string;
+            /**
+             * @description The record's value, exactly.
+             * @example dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A
+             */
+            value: string;
+        };
+        /** @description What the last check of the domain's record saw, and what to do about it. */
+        "domain-observation": {
+            /**
+             * @description - `found`: the record has this domain's value.
+             *     - `missing`: no TXT record at `verification.name` (or the name does not exist).
+             *     - `wrong_value`: one TXT record, with another value.
+             *     - `several_values`: several TXT records, none with this domain's value.
+             *     - `lookup_failed`: the DNS lookup failed (timeout, SERVFAIL, refused); the state did not change.
+             *     - `held_elsewhere`: the record was found, but another account holds the name and still publishes its own
+             *       record there.
+             *     - `not_checked`: no check has run yet.
+             *     - `grandfathered`: stored before domain states existed; active until its first check.
+             *     - `test_zone`: a name of the sandbox's test zone.
+             * @enum {string}
+             */
+            code: "found" | "missing" | "wrong_value" | "several_values" | "lookup_failed" | "held_elsewhere" | "not_checked" | "grandfathered" | "test_zone";
+            /**
+             * @description A sentence saying what was seen and what to do.
+             * @example No TXT record at _dss-challenge.shop.example.com; publish one with the value in verification.value.
+             */
+            message: string;
+            /** @description Up to 5 of the TXT values seen at `verification.name` (each cut to 100 characters). */
+            values: string[];
+        };
         /**
          * Format: date-time
          * @description An instant in RFC 3339 form, always in UTC (`Z`), with milliseconds.
@@ -220,6 +327,29 @@ export interface components {
              * @example https://shop.example.com/404.html
              */
             not_found_page: string | null;
+            status: components["schemas"]["domain-status"];
+            verification: components["schemas"]["domain-verification"];
+            /**
+             * Format: date-time
+             * @description When the record was last found (the domain became or stayed `active`); `null` before that.
+             */
+            verified_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the service last looked the record up; `null` before the first check.
+             */
+            last_checked_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the service will look again without being asked; `null` when it will not (`claimed_elsewhere`, `expired`).
+             */
+            next_check_at: string | null;
+            observation: components["schemas"]["domain-observation"];
+            /**
+             * Format: date-time
+             * @description When another account proved the name and took it over; `null` unless `status` is `claimed_elsewhere`.
+             */
+            claimed_elsewhere_at: string | null;
             created_at: components["schemas"]["timestamp"];
             updated_at: components["schemas"]["timestamp"];
         };
@@ -603,6 +733,23 @@ export interface components {
                  *         "name": "shop.example.com",
                  *         "index_page": "https://shop.example.com/welcome.html",
                  *         "not_found_page": null,
+                 *         "status": "active",
+                 *         "verification": {
+                 *           "type": "txt",
+                 *           "name": "_dss-challenge.shop.example.com",
+                 *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
+                 *         },
+                 *         "verified_at": "2026-11-21T06:09:02.311Z",
+                 *         "last_checked_at": "2026-11-21T06:09:02.311Z",
+                 *         "next_check_at": "2026-11-21T07:09:02.311Z",
+                 *         "observation": {
+                 *           "code": "found",
+                 *           "message": "Found the TXT record at _dss-challenge.shop.example.com with this domain's value.",
+                 *           "values": [
+                 *             "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
+                 *           ]
+                 *         },
+                 *         "claimed_elsewhere_at": null,
                  *         "created_at": "2026-11-21T06:07:49.123Z",
                  *         "updated_at": "2026-11-21T06:07:49.123Z"
                  *       }
@@ -757,6 +904,11 @@ export interface components {
          *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
          */
         after: string;
+        /**
+         * @description Only the domains in this state (see "Domain states" in the guide); all of them when omitted.
+         * @example active
+         */
+        "domain-status": components["schemas"]["domain-status"];
         /**
          * @description Makes the create safe to retry. A new value per intended create, 1–255 printable ASCII characters: a UUID
          *     such as `2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21` is a good choice; never reuse one for another request. The
@@ -967,6 +1119,11 @@ export interface operations {
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
                  */
                 after?: components["parameters"]["after"];
+                /**
+                 * @description Only the domains in this state (see "Domain states" in the guide); all of them when omitted.
+                 * @example active
+                 */
+                status?: components["parameters"]["domain-status"];
             };
             header?: never;
             path?: never;
@@ -1024,6 +1181,21 @@ export interface operations {
                      *         "name": "shop.example.com",
                      *         "index_page": "https://shop.example.com/welcome.html",
                      *         "not_found_page": null,
+                     *         "status": "pending",
+                     *         "verification": {
+                     *           "type": "txt",
+                     *           "name": "_dss-challenge.shop.example.com",
+                     *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
+                     *         },
+                     *         "verified_at": null,
+                     *         "last_checked_at": null,
+                     *         "next_check_at": "2026-11-21T06:08:49.123Z",
+                     *         "observation": {
+                     *           "code": "not_checked",
+                     *           "message": "Not checked yet. Publish a TXT record at _dss-challenge.shop.example.com with the value in verification.value, then POST /domains/{id}/verify.",
+                     *           "values": []
+                     *         },
+                     *         "claimed_elsewhere_at": null,
                      *         "created_at": "2026-11-21T06:07:49.123Z",
                      *         "updated_at": "2026-11-21T06:07:49.123Z"
                      *       }
@@ -1091,6 +1263,11 @@ export interface operations {
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
                  */
                 after?: components["parameters"]["after"];
+                /**
+                 * @description Only the domains in this state (see "Domain states" in the guide); all of them when omitted.
+                 * @example active
+                 */
+                status?: components["parameters"]["domain-status"];
             };
             header?: never;
             path?: never;
@@ -1181,6 +1358,23 @@ export interface operations {
                      *         "name": "shop.example.com",
                      *         "index_page": "https://shop.example.com/home.html",
                      *         "not_found_page": null,
+                     *         "status": "active",
+                     *         "verification": {
+                     *           "type": "txt",
+                     *           "name": "_dss-challenge.shop.example.com",
+                     *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
+                     *         },
+                     *         "verified_at": "2026-11-21T06:09:02.311Z",
+                     *         "last_checked_at": "2026-11-21T06:09:02.311Z",
+                     *         "next_check_at": "2026-11-21T07:09:02.311Z",
+                     *         "observation": {
+                     *           "code": "found",
+                     *           "message": "Found the TXT record at _dss-challenge.shop.example.com with this domain's value.",
+                     *           "values": [
+                     *             "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
+                     *           ]
+                     *         },
+                     *         "claimed_elsewhere_at": null,
                      *         "created_at": "2026-11-21T06:07:49.123Z",
                      *         "updated_at": "2026-11-22T09:15:02.456Z"
                      *       }
@@ -1310,6 +1504,23 @@ export interface operations {
                      *         "name": "shop.example.com",
                      *         "index_page": "https://shop.example.com/welcome.html",
                      *         "not_found_page": "https://shop.example.com/missing.html",
+                     *         "status": "active",
+                     *         "verification": {
+                     *           "type": "txt",
+                     *           "name": "_dss-challenge.shop.example.com",
+                     *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
+                     *         },
+                     *         "verified_at": "2026-11-21T06:09:02.311Z",
+                     *         "last_checked_at": "2026-11-21T06:09:02.311Z",
+                     *         "next_check_at": "2026-11-21T07:09:02.311Z",
+                     *         "observation": {
+                     *           "code": "found",
+                     *           "message": "Found the TXT record at _dss-challenge.shop.example.com with this domain's value.",
+                     *           "values": [
+                     *             "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
+                     *           ]
+                     *         },
+                     *         "claimed_elsewhere_at": null,
                      *         "created_at": "2026-11-21T06:07:49.123Z",
                      *         "updated_at": "2026-11-22T09:15:02.456Z"
                      *       }
@@ -1326,6 +1537,29 @@ export interface operations {
             412: components["responses"]["precondition-failed"];
             413: components["responses"]["content-too-large"];
             415: components["responses"]["unsupported-media-type"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    domains_verify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["domain"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];

@@ -1,7 +1,8 @@
 // Redocly rule: an operationId is `<resource>_<verb>`, where the resource is the path's first segment and
 // the verb is fixed by the method and by whether the path addresses one record (`/{id}`) or the collection.
 // PUT is `update` and PATCH is `patch`, so the two update operations stay distinct; HEAD is its GET's verb
-// with `_head`.
+// with `_head`. An action on one record (`/{id}/<action>`, e.g. `/domains/{id}/verify`) is POST only, and its
+// verb is the action's name.
 
 const VERBS = {
   collection: { get: 'list', head: 'list_head', post: 'store' },
@@ -21,7 +22,8 @@ export default function OperationIdScheme() {
         const method = String(ctx.key);
         const [resource, ...rest] = path.split('/').filter(Boolean);
         const kind = rest.length === 0 ? 'collection' : 'record';
-        const verb = VERBS[kind][method];
+        const action = rest.length === 2 && method === 'post' ? rest[1].replaceAll('-', '_') : undefined;
+        const verb = rest.length === 2 ? action : VERBS[kind][method];
         const expected = verb ? `${resource}_${verb}` : undefined;
         if (!expected) {
           ctx.report({
