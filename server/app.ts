@@ -11,6 +11,7 @@
 import express, { type Express } from 'express';
 import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';
+import { type DomainChecks, defaultDomainChecks } from './domains/checks.js';
 import type { FieldFormat } from './formats.js';
 import { apiRouter } from './http/api-router.js';
 import { type KeyCheck, requireApiKey } from './http/auth.js';
@@ -75,6 +76,8 @@ export interface AppDeps {
   metricsToken?: string;
   /** How a bearer token becomes an account: the API keys in `db` by default (the sandbox has its own). */
   keyCheck?: KeyCheck;
+  /** DNS lookups, check schedule and verify limit of domains; the system's resolvers and defaults unless given. */
+  domainChecks?: DomainChecks;
 }
 
 export async function createApp({
@@ -94,9 +97,10 @@ export async function createApp({
   metrics,
   metricsToken,
   keyCheck = cachedAuthenticator(db),
+  domainChecks = defaultDomainChecks(),
 }: AppDeps): Promise<Express> {
   // Handlers on any connection: the app's, or the transaction of an idempotent create.
-  const handlersOn = (on: Database) => handlersOf(on, RESOURCES);
+  const handlersOn = (on: Database) => handlersOf(on, { domainChecks }, RESOURCES);
 
   const app = express();
   app.disable('x-powered-by');

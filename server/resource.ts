@@ -2,8 +2,14 @@
 // the handlers of its operations, example bodies and the sandbox's starting records. The registry
 // (server/resources.ts) lists the modules, one line each; every other list of resources is derived from it.
 import type { Database } from './db/database.js';
+import type { DomainChecks } from './domains/checks.js';
 import type { FieldFormat } from './formats.js';
 import type { Handlers, OperationId } from './http/operations.js';
+
+/** What handlers may need beyond the database, built once from the configuration. */
+export interface Services {
+  domainChecks: DomainChecks;
+}
 
 /** A request body as a form carries it: field names to values. */
 export type ExampleBody = Record<string, string | number>;
@@ -13,7 +19,7 @@ export interface ResourceModule<N extends string, K extends OperationId> {
   name: N;
   /** The spec's custom `format`s that this resource's fields use (start-up fails on one nobody validates). */
   formats: Record<string, FieldFormat>;
-  handlers(db: Database): Pick<Handlers, K>;
+  handlers(db: Database, services: Services): Pick<Handlers, K>;
   /** Valid bodies of a store (its name begins with `tag`) and of an update (PUT and PATCH): fixtures for tests. */
   examples: { store(tag: string): ExampleBody; update(tag: string): ExampleBody };
   /** Stores the records a new sandbox account starts with; `tag` is unique to the account. */
@@ -21,7 +27,7 @@ export interface ResourceModule<N extends string, K extends OperationId> {
 }
 
 type AnyResourceModule = Omit<ResourceModule<string, never>, 'handlers'> & {
-  handlers(db: Database): Partial<Handlers>;
+  handlers(db: Database, services: Services): Partial<Handlers>;
 };
 type OperationsOf<R> = R extends ResourceModule<string, infer K> ? K : never;
 
@@ -31,13 +37,14 @@ type OperationsOf<R> = R extends ResourceModule<string, infer K> ? K : never;
  */
 export function handlersOf<const R extends readonly AnyResourceModule[]>(
   db: Database,
+  services: Services,
   modules: R,
   // Empty when every operation has a module; otherwise the compiler asks for the missing operations' names.
   ..._missingOperations: [Exclude<OperationId, OperationsOf<R[number]>>] extends [never]
     ? []
     : [Exclude<OperationId, OperationsOf<R[number]>>]
 ): Handlers {
-  return Object.assign({}, ...modules.map((module) => module.handlers(db)));
+  return Object.assign({}, ...modules.map((module) => module.handlers(db, services)));
 }
 
 /** The custom formats of the modules' fields, merged. */

@@ -45,6 +45,14 @@ async function sqlite(db: Kysely<any>, table: string): Promise<void> {
   await sql`create virtual table ${search} using fts5(
     name_key, content='', contentless_delete=1, tokenize='trigram case_sensitive 0')`.execute(db);
   await sql`insert into ${search} (rowid, name_key) select id, name_key from ${t}`.execute(db);
+  await sqliteTriggers(db, table);
+}
+
+/** The triggers that keep a SQLite table's count and trigram index; also for a migration that rebuilds the table. */
+// biome-ignore lint/suspicious/noExplicitAny: see above.
+export async function sqliteTriggers(db: Kysely<any>, table: string): Promise<void> {
+  const t = sql.raw(table);
+  const search = sql.raw(`${table}_search`);
   await sql`create trigger ${sql.raw(`${table}_after_insert`)} after insert on ${t} begin
     insert into record_counts (account_id, resource, total) values (new.account_id, ${sql.lit(table)}, 1)
       on conflict (account_id, resource) do update set total = total + 1;

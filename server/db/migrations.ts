@@ -4,6 +4,7 @@ import type { Migration, MigrationProvider } from 'kysely';
 import { DEFAULT_MIGRATION_TABLE, type Kysely, Migrator, sql } from 'kysely';
 import { addCountsAndSearch } from './counts-and-search.js';
 import { columnTypes } from './database.js';
+import { addDomainStates } from './domain-states.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': {
@@ -89,6 +90,7 @@ const migrations: Record<string, Migration> = {
     },
   },
   '0004_counts_and_search': { up: addCountsAndSearch },
+  '0005_domain_states': { up: addDomainStates },
   '0006_key_scopes': {
     // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
     async up(db: Kysely<any>) {

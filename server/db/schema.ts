@@ -3,6 +3,7 @@
 import type { ColumnType, Generated } from 'kysely';
 
 type Timestamp = ColumnType<string | Date, string, string>;
+type NullableTimestamp = ColumnType<string | Date | null, string | null | undefined, string | null>;
 
 export interface AccountsTable {
   id: Generated<number>;
@@ -44,6 +45,22 @@ export interface DomainsTable {
   updated_at: Timestamp;
   /** Starts at 1 and goes up by one with every change; the record's ETag is made of it. */
   version: Generated<number>;
+  /** pending, active, misconfigured, claimed_elsewhere or expired (server/domains/check-rules.ts). */
+  status: string;
+  /** The random part of the TXT value that proves this domain (128 bits, base64url). */
+  verification_token: string;
+  /** When the domain entered its current status: the start of a pending claim's expiry or of the grace period. */
+  state_since: Timestamp;
+  verified_at: NullableTimestamp;
+  last_checked_at: NullableTimestamp;
+  /** When the scheduler checks next; null for states that are not checked. A claimed check moves it ahead. */
+  next_check_at: NullableTimestamp;
+  claimed_elsewhere_at: NullableTimestamp;
+  /** The last check's observation as JSON; null before the first check. */
+  observation: string | null;
+  /** The window of the per-domain verify limit and the verifies counted in it. */
+  verify_window_started_at: NullableTimestamp;
+  verify_count: Generated<number>;
 }
 
 export interface SpacesTable {

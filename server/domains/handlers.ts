@@ -1,10 +1,15 @@
 // HTTP handlers of the domain operations: map validated input to the repository and records to replies.
+
+import type { Database } from '../db/database.js';
 import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conditional.js';
 import type { Handler, Handlers } from '../http/operations.js';
 import { listQueryOf, paginationOf } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
+import { challengeName, inTestZone, TEST_ZONE } from './check-rules.js';
+import { countVerifyOf, type DomainChecks, TEST_ZONE_FOUND } from './checks.js';
 import { normalizeHostname, normalizePageUrl } from './fields.js';
-import { type DomainChanges, type DomainRepository, DuplicateDomainError } from './repository.js';
+import { type DomainChanges, DuplicateDomainError, domainRepository, NameHeldError, toRecord } from './repository.js';
+import { applyCheck } from './states.js';
 
 export type DomainOperation =
   | 'domains_list'
@@ -12,10 +17,12 @@ export type DomainOperation =
   | 'domains_store'
   | 'domains_update'
   | 'domains_patch'
-  | 'domains_delete';
+  | 'domains_delete'
+  | 'domains_verify';
 type DomainHandlers = Pick<Handlers, DomainOperation>;
 
-export function domainHandlers(domains: DomainRepository): DomainHandlers {
+export function domainHandlers(db: Database, checks: DomainChecks): DomainHandlers {
+  const domains = domainRepository(db, checks.schedule);
   const update: Handler<'domains_update'> = async ({ account, path, headers, body }) => {
     const changes: DomainChanges = {};
     if (body.index_page !== undefined) changes.index_page = normalizePageUrl(body.index_page);
@@ -29,7 +36,7 @@ export function domainHandlers(domains: DomainRepository): DomainHandlers {
   return {
     async domains_list({ account, query, url }) {
       const list = listQueryOf(query, url.sent);
-      const { records, total, totalExact, next } = await domains.list(account.id, list);
+      const { records, total, totalExact, next } = await domains.list(account.id, { ...list, status: query.status });
       const pagination = paginationOf(url, list, { total, totalExact, onPage: records.length, next });
       return { status: 200, body: { data: records, ...pagination } };
     },
@@ -59,6 +66,8 @@ export function domainHandlers(domains: DomainRepository): DomainHandlers {
           etag: etagOf(id, domain.version),
         };
       } catch (error) {
+        if (error instanceof NameHeldError)
+          throw new HttpProblem(409, 'domain-held-elsewhere', heldDetail(body.name, name));
         if (error instanceof DuplicateDomainError) {
           throw new HttpProblem(
             409,
@@ -73,6 +82,35 @@ export function domainHandlers(domains: DomainRepository): DomainHandlers {
     domains_update: update,
     domains_patch: update,
 
+    async domains_verify({ account, path }) {
+      const domain = await domains.find(account.id, path.id);
+      if (!domain) throw notFound('domain', path.id);
+      const { name } = domain.record;
+      if (inTestZone(name) && !checks.sandbox) {
+        throw new HttpProblem(
+          422,
+          'test-zone-outside-sandbox',
+          `${name} is in ${TEST_ZONE}, the sandbox's test zone: its names verify only in the sandbox (npm run sandbox). Store a name whose DNS you control.`,
+        );
+      }
+      const counted = await countVerifyOf(db, account.id, path.id, checks.verifyQuota);
+      if (!counted) throw notFound('domain', path.id);
+      if ('retryAfterSeconds' in counted) {
+        const { limit, windowSeconds } = checks.verifyQuota ?? { limit: 0, windowSeconds: 0 };
+        throw new HttpProblem(
+          429,
+          'verify-rate-limited',
+          `A domain may be verified ${limit} times per ${windowSeconds} seconds; retry in ${counted.retryAfterSeconds} seconds. The service keeps checking it by itself meanwhile.`,
+          { headers: { 'Retry-After': String(counted.retryAfterSeconds) } },
+        );
+      }
+      const result = inTestZone(name) ? TEST_ZONE_FOUND : await checks.lookup(challengeName(name));
+      const row = await applyCheck(db, path.id, result, checks.schedule);
+      if (!row) throw notFound('domain', path.id);
+      const record = toRecord(row);
+      return { status: 200, body: { data: record }, etag: etagOf(path.id, Number(row.version)) };
+    },
+
     async domains_delete({ account, path, headers }) {
       const expected = ifMatchVersions(headers['If-Match'], path.id);
       if (!(await unlessChanged('domain', path.id, () => domains.remove(account.id, path.id, expected)))) {
@@ -83,6 +121,17 @@ export function domainHandlers(domains: DomainRepository): DomainHandlers {
   };
 }
 
+/** Why another account's active name cannot be stored, and how a name is proven. */
+function heldDetail(sent: string, stored: string): string {
+  const name = sent === stored ? stored : `${stored} (sent as ${sent})`;
+  return (
+    `The domain name ${name} is held by another account, which proved control of it with a DNS TXT record at ` +
+    `${challengeName(stored)}. A name is held by the account that proves it: once that account's claim lapses ` +
+    '(its record gone past the grace period), store the name and publish the TXT record your domain shows in ' +
+    '`verification`, then POST /domains/{id}/verify.'
+  );
+}
+
 /**
  * Says whose the name is without saying which other account holds it, and names the name as sent when the
  * stored form differs (case, trailing dot, punycode).
@@ -90,6 +139,6 @@ export function domainHandlers(domains: DomainRepository): DomainHandlers {
 function conflictDetail(sent: string, stored: string, collection: string, ownId: number | undefined): string {
   const name = sent === stored ? stored : `${stored} (sent as ${sent})`;
   return ownId === undefined
-    ? `The domain name ${name} is taken by another account; a name is unique across the whole service, so pick another.`
+    ? `A domain named ${name} already exists in this account.`
     : `A domain named ${name} already exists in this account: ${collection}/${ownId}.`;
 }

@@ -1,10 +1,11 @@
 // The domains resource, as the registry (server/resources.ts) lists it.
 import type { ResourceModule } from '../resource.js';
+import { DEFAULT_SCHEDULE } from './check-rules.js';
 import { domainFormats } from './fields.js';
 import { type DomainOperation, domainHandlers } from './handlers.js';
 import { domainRepository, type NewDomain } from './repository.js';
 
-/** A new sandbox account's domains; their names carry the account's tag (domain names are unique). */
+/** A new sandbox account's domains; their names carry the account's tag (an account has one domain per name). */
 const sandboxDomains = (tag: string): NewDomain[] => [
   {
     name: `shop-${tag}.example.com`,
@@ -17,12 +18,13 @@ const sandboxDomains = (tag: string): NewDomain[] => [
 export const domains: ResourceModule<'domains', DomainOperation> = {
   name: 'domains',
   formats: domainFormats,
-  handlers: (db) => domainHandlers(domainRepository(db)),
+  handlers: (db, services) => domainHandlers(db, services.domainChecks),
   examples: {
     store: (tag) => ({ name: `${tag}.example.com` }),
     update: (tag) => ({ index_page: `https://${tag}.example.com/index.html` }),
   },
   seed: async (db, accountId, tag) => {
-    for (const domain of sandboxDomains(tag)) await domainRepository(db).create(accountId, domain);
+    const repository = domainRepository(db, DEFAULT_SCHEDULE);
+    for (const domain of sandboxDomains(tag)) await repository.create(accountId, domain);
   },
 };

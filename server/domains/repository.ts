@@ -1,6 +1,8 @@
 // Persistence of domains. Takes and returns plain records; knows nothing of HTTP.
 import type { Selectable } from 'kysely';
 import { type Database, toIso } from '../db/database.js';
+import { newVerificationToken } from '../db/domain-states.js';
+import type { ListQuery } from '../db/listing.js';
 import {
   type ExpectedVersions,
   ownedRecords,
@@ -10,6 +12,14 @@ import {
   versionOf,
 } from '../db/owned.js';
 import type { DomainsTable } from '../db/schema.js';
+import {
+  type CheckSchedule,
+  challengeName,
+  challengeValue,
+  type DomainStatus,
+  holdsName,
+  type Observation,
+} from './check-rules.js';
 import { domainNameKey } from './fields.js';
 
 export interface DomainRecord {
@@ -17,6 +27,13 @@ export interface DomainRecord {
   name: string;
   index_page: string | null;
   not_found_page: string | null;
+  status: DomainStatus;
+  verification: { type: 'txt'; name: string; value: string };
+  verified_at: string | null;
+  last_checked_at: string | null;
+  next_check_at: string | null;
+  observation: Observation;
+  claimed_elsewhere_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -29,30 +46,76 @@ export interface NewDomain {
 
 export type DomainChanges = Partial<Pick<NewDomain, 'index_page' | 'not_found_page'>>;
 
+/** This account already has a domain of this name. */
 export class DuplicateDomainError extends Error {
   constructor(readonly domainName: string) {
     super(`A domain named ${domainName} already exists.`);
   }
 }
 
-type DomainRow = Selectable<DomainsTable>;
+/** Another account holds this name (active or misconfigured). */
+export class NameHeldError extends Error {
+  constructor(readonly domainName: string) {
+    super(`The domain name ${domainName} is held by another account.`);
+  }
+}
 
-function toRecord(row: DomainRow): DomainRecord {
+export type DomainRow = Selectable<DomainsTable>;
+
+const iso = (value: string | Date | null) => (value === null ? null : toIso(value));
+
+/** The observation of a domain that was never checked. */
+export function notChecked(name: string, token: string): Observation {
+  return {
+    code: 'not_checked',
+    message: `Not checked yet. Publish a TXT record at ${challengeName(name)} with the value ${challengeValue(token)}, then POST /domains/{id}/verify.`,
+    values: [],
+  };
+}
+
+/** A domain stored before states existed (migration 0005) and not checked since. */
+function grandfathered(name: string, token: string): Observation {
+  return {
+    code: 'grandfathered',
+    message: `Stored before domains were verified; active until its first check. Publish a TXT record at ${challengeName(name)} with the value ${challengeValue(token)} to keep it.`,
+    values: [],
+  };
+}
+
+export function toRecord(row: DomainRow): DomainRecord {
+  const observation = row.observation
+    ? (JSON.parse(row.observation) as Observation)
+    : row.status === 'active' && row.last_checked_at === null
+      ? grandfathered(row.name, row.verification_token)
+      : notChecked(row.name, row.verification_token);
   return {
     id: Number(row.id),
     name: row.name,
     index_page: row.index_page,
     not_found_page: row.not_found_page,
+    status: row.status as DomainStatus,
+    verification: { type: 'txt', name: challengeName(row.name), value: challengeValue(row.verification_token) },
+    verified_at: iso(row.verified_at),
+    last_checked_at: iso(row.last_checked_at),
+    next_check_at: iso(row.next_check_at),
+    observation,
+    claimed_elsewhere_at: iso(row.claimed_elsewhere_at),
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
 }
 
-export function domainRepository(db: Database) {
+export function domainRepository(db: Database, schedule: Pick<CheckSchedule, 'pendingFirstMs'>) {
+  const owned = ownedRecords(db, 'domains', toRecord);
   return {
-    ...ownedRecords(db, 'domains', toRecord),
+    ...owned,
 
-    /** The id of the account's domain of this (stored) name, if it has one. */
+    /** One page of the account's domains, of one status when `status` is given. */
+    list(accountId: number, query: ListQuery & { status?: DomainStatus }) {
+      return owned.list(accountId, query);
+    },
+
+    /** The account's domain of this (stored) name, if it has one. */
     async idByName(accountId: number, name: string): Promise<number | undefined> {
       const row = await db
         .selectFrom('domains')
@@ -63,25 +126,45 @@ export function domainRepository(db: Database) {
       return row && Number(row.id);
     },
 
-    /** Throws DuplicateDomainError when any account already has a domain of this name. */
+    /**
+     * Stores a pending domain. Throws DuplicateDomainError when the account has one of this name, NameHeldError
+     * when another account holds the name.
+     */
     async create(accountId: number, domain: NewDomain): Promise<Versioned<DomainRecord>> {
-      const now = new Date().toISOString();
-      // ON CONFLICT rather than catching the unique violation: on PostgreSQL a failed statement aborts the
-      // transaction it runs in (an idempotent create's), and the 409 still has to read and save in it.
+      // A pending claim blocks nobody, so a store that races a proof elsewhere and wins is harmless: it is pending.
+      if (await this.heldElsewhere(accountId, domain.name)) throw new NameHeldError(domain.name);
+      const now = new Date();
+      // ON CONFLICT DO NOTHING rather than catching the unique violation: on PostgreSQL a failed statement
+      // aborts the transaction it runs in (an idempotent create's), and the 409 still has to read and save in it.
       const row = await db
         .insertInto('domains')
         .values({
           ...domain,
           account_id: accountId,
           name_key: domainNameKey(domain.name),
-          created_at: now,
-          updated_at: now,
+          status: 'pending',
+          verification_token: newVerificationToken(),
+          state_since: now.toISOString(),
+          next_check_at: new Date(now.getTime() + schedule.pendingFirstMs).toISOString(),
+          created_at: now.toISOString(),
+          updated_at: now.toISOString(),
         })
-        .onConflict((conflict) => conflict.column('name').doNothing())
+        .onConflict((conflict) => conflict.columns(['account_id', 'name']).doNothing())
         .returningAll()
         .executeTakeFirst();
       if (!row) throw new DuplicateDomainError(domain.name);
       return { record: toRecord(row), version: versionOf(row) };
+    },
+
+    /** Whether another account than this one holds the name. */
+    async heldElsewhere(accountId: number, name: string): Promise<boolean> {
+      const rows = await db
+        .selectFrom('domains')
+        .select('status')
+        .where('name', '=', name)
+        .where('account_id', '!=', accountId)
+        .execute();
+      return rows.some((row) => holdsName(row.status));
     },
 
     /**

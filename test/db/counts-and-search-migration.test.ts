@@ -51,7 +51,14 @@ describe('0004_counts_and_search on existing records', () => {
       .execute();
     await db
       .insertInto('domains')
-      .values({ account_id: two, name: 'shop.example', name_key: 'shop.example', created_at: now, updated_at: now })
+      // The row as migration 0001 knew it (the columns of later migrations did not exist yet).
+      .values({
+        account_id: two,
+        name: 'shop.example',
+        name_key: 'shop.example',
+        created_at: now,
+        updated_at: now,
+      } as never)
       .execute();
 
     await migrateToLatest(db);

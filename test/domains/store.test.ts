@@ -35,6 +35,17 @@ describe('domains_store', () => {
       name,
       index_page: 'https://shop.example.com/welcome.html',
       not_found_page: 'http://shop.example.com/404.html',
+      status: 'pending',
+      verification: {
+        type: 'txt',
+        name: `_dss-challenge.${name}`,
+        value: expect.stringMatching(/^dss-verify=[A-Za-z0-9_-]{22}$/),
+      },
+      verified_at: null,
+      last_checked_at: null,
+      next_check_at: expect.stringMatching(TIMESTAMP),
+      observation: { code: 'not_checked', message: expect.stringContaining(`_dss-challenge.${name}`), values: [] },
+      claimed_elsewhere_at: null,
       created_at: expect.stringMatching(TIMESTAMP),
       updated_at: expect.stringMatching(TIMESTAMP),
     });

@@ -1,9 +1,11 @@
 // Responses are checked against the spec: the server (with response validation on) turns a reply that breaks
 // it into a bare 500, and the tests' own contract check rejects undocumented statuses and content types.
+
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { issueKey } from '../../server/accounts/keys.js';
+import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
 import { domainRepository } from '../../server/domains/repository.js';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
 import { ApiSpec } from '../../server/spec-model.js';
@@ -31,7 +33,7 @@ describe('a server whose replies break its spec', () => {
     const issued = await issueKey(server.db, 'alice');
     key = issued.key;
     // Seeded below the API: through it, the store's own reply would already break the spec.
-    const domain = await domainRepository(server.db).create(issued.account.id, {
+    const domain = await domainRepository(server.db, DEFAULT_SCHEDULE).create(issued.account.id, {
       name: 'seeded.example.com',
       index_page: null,
       not_found_page: null,

@@ -3,7 +3,19 @@
 import type { Handler, Handlers } from '../../server/http/operations.js';
 
 declare const handlers: Handlers;
-const record = { id: 1, name: 'shop.example.com', index_page: null, not_found_page: null };
+const record = {
+  id: 1,
+  name: 'shop.example.com',
+  index_page: null,
+  not_found_page: null,
+  status: 'pending' as const,
+  verification: { type: 'txt' as const, name: '_dss-challenge.shop.example.com', value: 'dss-verify=x' },
+  verified_at: null,
+  last_checked_at: null,
+  next_check_at: null,
+  observation: { code: 'not_checked' as const, message: 'Not checked yet.', values: [] },
+  claimed_elsewhere_at: null,
+};
 const stamps = { created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' };
 
 export const complete: Handlers = { ...handlers };

@@ -1,0 +1,126 @@
+// Applies a check to a domain in one transaction: its observation, the state it leads to, and when a record is
+// found while another account holds the name, the move of the name. Every change of a domain's state goes
+// through `transition`, inside the transaction that changes the row.
+import type { Transaction } from 'kysely';
+import { type Database, engineOf, isUniqueViolation } from '../db/database.js';
+import { HOLDING_STATES } from '../db/domain-states.js';
+import type { DB } from '../db/schema.js';
+import {
+  afterCheck,
+  type CheckOutcome,
+  type CheckSchedule,
+  challengeName,
+  challengeValue,
+  type DomainStatus,
+  holdsName,
+  type LookupResult,
+  type Observation,
+  observe,
+} from './check-rules.js';
+import type { DomainRow } from './repository.js';
+
+type Trx = Transaction<DB>;
+
+/**
+ * Writes a check's outcome to the domain's row: observation, times, and its new status. The one place where a
+ * domain changes state (an event of the change belongs here, in this transaction). Returns the new row.
+ */
+export async function transition(
+  trx: Trx,
+  domain: DomainRow,
+  to: CheckOutcome & { claimedElsewhereAt?: Date },
+  observation: Observation,
+  now: Date,
+): Promise<DomainRow> {
+  const changed = to.status !== domain.status;
+  return trx
+    .updateTable('domains')
+    .set((eb) => ({
+      status: to.status,
+      state_since: to.since.toISOString(),
+      observation: JSON.stringify(observation),
+      last_checked_at: now.toISOString(),
+      next_check_at: to.nextCheckAt?.toISOString() ?? null,
+      ...(to.verified ? { verified_at: now.toISOString() } : {}),
+      claimed_elsewhere_at: to.status === 'claimed_elsewhere' ? (to.claimedElsewhereAt ?? now).toISOString() : null,
+      ...(changed ? { updated_at: now.toISOString() } : {}),
+      version: eb('version', '+', 1),
+    }))
+    .where('id', '=', domain.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The row of a domain, locked for the transaction on PostgreSQL (SQLite's write transaction is exclusive). */
+async function locked(trx: Trx, build: (trx: Trx) => ReturnType<typeof selectDomains>) {
+  const query = build(trx);
+  return engineOf(trx) === 'postgres' ? query.forUpdate().execute() : query.execute();
+}
+const selectDomains = (trx: Trx) => trx.selectFrom('domains').selectAll();
+
+/**
+ * Applies one lookup of the domain's record (or the sandbox's `test_zone` observation) to domain `id`; undefined
+ * when the domain is gone. Of two domains proving one name at once, the partial unique index lets one become
+ * active; the other's transaction fails and is applied again, and then sees the winner as the holder.
+ */
+export async function applyCheck(
+  db: Database,
+  id: number,
+  result: LookupResult | Observation,
+  schedule: CheckSchedule,
+  now = new Date(),
+): Promise<DomainRow | undefined> {
+  try {
+    return await applyOnce(db, id, result, schedule, now);
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    return applyOnce(db, id, result, schedule, now);
+  }
+}
+
+async function applyOnce(
+  db: Database,
+  id: number,
+  result: LookupResult | Observation,
+  schedule: CheckSchedule,
+  now: Date,
+): Promise<DomainRow | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const [domain] = await locked(trx, (t) => selectDomains(t).where('id', '=', id));
+    if (!domain) return undefined;
+    let observation = 'code' in result ? result : observe(result, domain.name, domain.verification_token);
+    const state = { status: domain.status as DomainStatus, since: new Date(domain.state_since) };
+    if (observation.code === 'found' && !holdsName(domain.status)) {
+      // Only the holder is locked, never other pending claims: two provers locking each other would deadlock.
+      const [holder] = await locked(trx, (t) =>
+        selectDomains(t)
+          .where('name', '=', domain.name)
+          .where('id', '!=', domain.id)
+          .where('status', 'in', [...HOLDING_STATES]),
+      );
+      const seen = 'values' in result && !('code' in result) ? result.values : [];
+      if (holder && seen.includes(challengeValue(holder.verification_token))) {
+        observation = {
+          code: 'held_elsewhere',
+          message:
+            "Found this domain's record, but another account holds the name and its own record is still published there; the name stays with it until that record is removed.",
+          values: observation.values,
+        };
+      } else if (holder) {
+        // The holder no longer proves the name: it moves to this domain.
+        await transition(
+          trx,
+          holder,
+          { status: 'claimed_elsewhere', since: now, nextCheckAt: null, verified: false, claimedElsewhereAt: now },
+          {
+            code: 'missing',
+            message: `Another account proved control of ${domain.name} while this domain's record was not published at ${challengeName(domain.name)}; the name moved to that account.`,
+            values: observation.values,
+          },
+          now,
+        );
+      }
+    }
+    return transition(trx, domain, afterCheck(state, observation.code, now, schedule), observation, now);
+  });
+}
