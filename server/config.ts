@@ -1,6 +1,9 @@
 // Configuration from the environment, checked as a whole: every problem is reported at once.
 import { parseWorkers } from './cluster.js';
 import { type DatabaseLimits, DEFAULT_DATABASE_LIMITS, DEFAULT_DATABASE_URL, parseDatabaseUrl } from './db/database.js';
+import { type CheckSchedule, DEFAULT_SCHEDULE } from './domains/check-rules.js';
+import { DEFAULT_VERIFY_QUOTA } from './domains/checks.js';
+import { DEFAULT_TXT_LOOKUP, serversProblem, type TxtLookupSettings } from './domains/txt-lookup.js';
 import { defaultFirstKeyFile } from './first-key.js';
 import { type CorsOrigins, parseCorsOrigins } from './http/cors.js';
 import { parseQuota, parseTrustProxy, type Quota, type TrustProxy } from './http/rate-limit.js';
@@ -41,6 +44,19 @@ export interface Config {
   metricsPort?: number;
   /** Serves GET /metrics on the service's port to this bearer token; off when undefined. */
   metricsToken?: string;
+  /** DNS servers, timeouts, check schedule and limits of domain verification (server/domains/). */
+  domainVerification: DomainVerificationConfig;
+}
+
+export interface DomainVerificationConfig {
+  lookup: TxtLookupSettings;
+  schedule: CheckSchedule;
+  /** Verifies per domain and window; undefined when `off`. */
+  verifyQuota: Quota | undefined;
+  /** Whether this process runs the scheduled checks (DOMAIN_CHECKS=on). */
+  scheduler: boolean;
+  /** DNS queries per second of the scheduled checks, per process. */
+  queriesPerSecond: number;
 }
 
 export const DEFAULTS = {
@@ -70,6 +86,16 @@ export const DEFAULTS = {
   DATABASE_STATEMENT_TIMEOUT_S: String(DEFAULT_DATABASE_LIMITS.statementTimeoutMs / 1000),
   DATABASE_LOCK_TIMEOUT_S: String(DEFAULT_DATABASE_LIMITS.lockTimeoutMs / 1000),
   DATABASE_POOL_TIMEOUT_S: String(DEFAULT_DATABASE_LIMITS.poolTimeoutMs / 1000),
+  DNS_SERVERS: '',
+  DNS_TIMEOUT_S: String(DEFAULT_TXT_LOOKUP.timeoutMs / 1000),
+  DNS_TRIES: String(DEFAULT_TXT_LOOKUP.tries),
+  DOMAIN_CHECKS: 'on',
+  DOMAIN_CHECK_QPS: '20',
+  DOMAIN_ACTIVE_CHECK_S: String(DEFAULT_SCHEDULE.activeIntervalMs / 1000),
+  DOMAIN_MISCONFIGURED_CHECK_S: String(DEFAULT_SCHEDULE.misconfiguredIntervalMs / 1000),
+  DOMAIN_GRACE_S: String(DEFAULT_SCHEDULE.graceMs / 1000),
+  DOMAIN_PENDING_EXPIRY_S: String(DEFAULT_SCHEDULE.pendingExpiryMs / 1000),
+  DOMAIN_VERIFY_LIMIT: `${DEFAULT_VERIFY_QUOTA.limit}/${DEFAULT_VERIFY_QUOTA.windowSeconds}`,
 } as const;
 
 export class ConfigError extends Error {
@@ -140,7 +166,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     poolTimeoutMs: Math.round(seconds('DATABASE_POOL_TIMEOUT_S', { max: 3600 }) * 1000),
   };
 
-  const quota = (name: 'RATE_LIMIT' | 'AUTH_FAILURE_LIMIT') => {
+  const quota = (name: 'RATE_LIMIT' | 'AUTH_FAILURE_LIMIT' | 'DOMAIN_VERIFY_LIMIT') => {
     const parsed = parseQuota(name, value(name));
     if (typeof parsed === 'object' && 'error' in parsed) problems.push(parsed.error);
     return typeof parsed === 'object' && 'limit' in parsed ? parsed : undefined;
@@ -166,6 +192,8 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     problems.push('METRICS_TOKEN must be at least 16 printable characters without spaces');
   }
 
+  const domainVerification = readDomainVerification(value, seconds, quota, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
   const firstKeyFile = env.FIRST_KEY_FILE || defaultFirstKeyFile(databaseUrl);
   return {
@@ -188,5 +216,53 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     firstKeyFileSet: Boolean(env.FIRST_KEY_FILE),
     metricsPort,
     metricsToken,
+    domainVerification,
+  };
+}
+
+/** DNS_SERVERS, DNS_TIMEOUT_S, DNS_TRIES, DOMAIN_CHECKS, DOMAIN_CHECK_QPS, the schedule and DOMAIN_VERIFY_LIMIT. */
+function readDomainVerification(
+  value: (name: keyof typeof DEFAULTS) => string,
+  seconds: (name: keyof typeof DEFAULTS, options?: { zero?: boolean; max?: number }) => number,
+  quota: (name: 'DOMAIN_VERIFY_LIMIT') => Quota | undefined,
+  problems: string[],
+): DomainVerificationConfig {
+  const servers = value('DNS_SERVERS')
+    .split(',')
+    .map((server) => server.trim())
+    .filter((server) => server !== '');
+  const serversError = servers.length > 0 ? serversProblem(servers) : undefined;
+  if (serversError) {
+    problems.push(
+      `DNS_SERVERS must be a comma-separated list of host:port or host (got "${value('DNS_SERVERS')}": ${serversError})`,
+    );
+  }
+  const tries = Number(value('DNS_TRIES'));
+  if (!/^\d{1,2}$/.test(value('DNS_TRIES')) || tries < 1 || tries > 10) {
+    problems.push(`DNS_TRIES must be an integer from 1 to 10 (got "${value('DNS_TRIES')}")`);
+  }
+  const checks = value('DOMAIN_CHECKS');
+  if (checks !== 'on' && checks !== 'off') problems.push(`DOMAIN_CHECKS must be on or off (got "${checks}")`);
+  const qps = Number(value('DOMAIN_CHECK_QPS'));
+  if (!/^\d{1,5}$/.test(value('DOMAIN_CHECK_QPS')) || qps < 1 || qps > 10_000) {
+    problems.push(`DOMAIN_CHECK_QPS must be an integer from 1 to 10000 (got "${value('DOMAIN_CHECK_QPS')}")`);
+  }
+  const year = 365 * 86_400;
+  const ms = (name: keyof typeof DEFAULTS) => Math.round(seconds(name, { max: year }) * 1000);
+  const schedule: CheckSchedule = {
+    ...DEFAULT_SCHEDULE,
+    activeIntervalMs: ms('DOMAIN_ACTIVE_CHECK_S'),
+    misconfiguredIntervalMs: ms('DOMAIN_MISCONFIGURED_CHECK_S'),
+    graceMs: ms('DOMAIN_GRACE_S'),
+    pendingExpiryMs: ms('DOMAIN_PENDING_EXPIRY_S'),
+  };
+  // A failed lookup is retried no later than the state's own interval.
+  schedule.retryMs = Math.min(DEFAULT_SCHEDULE.retryMs, schedule.activeIntervalMs, schedule.misconfiguredIntervalMs);
+  return {
+    lookup: { servers, timeoutMs: Math.round(seconds('DNS_TIMEOUT_S', { max: 60 }) * 1000), tries },
+    schedule,
+    verifyQuota: quota('DOMAIN_VERIFY_LIMIT'),
+    scheduler: checks === 'on',
+    queriesPerSecond: qps,
   };
 }

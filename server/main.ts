@@ -17,6 +17,9 @@ import {
 } from './db/database.js';
 import { migrateToLatest } from './db/migrations.js';
 import { buildDocsInBackground, docsBuildRequested } from './docs-build.js';
+import type { DomainChecks } from './domains/checks.js';
+import { startScheduler } from './domains/scheduler.js';
+import { txtLookup } from './domains/txt-lookup.js';
 import { firstKeyLines } from './first-key.js';
 import type { KeyCheck } from './http/auth.js';
 import { DOCS_PAGE } from './http/docs.js';
@@ -70,7 +73,7 @@ async function main(): Promise<void> {
   const keyCheck = sandbox && typeof maxAccounts === 'number' ? sandboxAccounts(db, maxAccounts) : undefined;
   const server = primary
     ? superviseWorkers(config.workers, db, logger, !config.redisUrl)
-    : await serve(config, db, logger, { metrics, keyCheck });
+    : await serve(config, db, logger, { metrics, keyCheck, sandbox });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -134,8 +137,16 @@ async function serve(
   config: Config,
   db: Database,
   logger: Logger,
-  extra: { metrics: Metrics | undefined; keyCheck: KeyCheck | undefined },
+  extra: { metrics: Metrics | undefined; keyCheck: KeyCheck | undefined; sandbox: boolean },
 ) {
+  const verification = config.domainVerification;
+  const lookup = txtLookup(verification.lookup);
+  const domainChecks: DomainChecks = {
+    schedule: verification.schedule,
+    lookup,
+    verifyQuota: verification.verifyQuota,
+    sandbox: extra.sandbox,
+  };
   const lifecycle = new Lifecycle(config.limits, logger);
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
   const rateLimit = {
@@ -162,6 +173,7 @@ async function serve(
     metrics: extra.metrics,
     metricsToken: config.metricsToken,
     prepareDocs: true,
+    domainChecks,
     // The sandbox takes any well-formed key, so the /docs console comes with one filled in.
     ...(extra.keyCheck ? { keyCheck: extra.keyCheck, docsSandboxKey: SANDBOX_CONSOLE_KEY } : {}),
   });
@@ -169,7 +181,12 @@ async function serve(
   await warmUp({ spec, validation, docsSandboxKey: extra.keyCheck ? SANDBOX_CONSOLE_KEY : undefined });
   const listening = lifecycle.listen(app, config.port, config.host);
   // Installed before the banner is printed: whoever reads it may stop the service at once.
+  const scheduler = verification.scheduler
+    ? startScheduler(db, domainChecks, { queriesPerSecond: verification.queriesPerSecond }, logger)
+    : undefined;
   lifecycle.drainOn(['SIGTERM', 'SIGINT'], async () => {
+    await scheduler?.stop();
+    lookup.close();
     await db.destroy();
     await redis?.close();
   });

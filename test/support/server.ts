@@ -86,6 +86,7 @@ export async function startServer(
       | 'metricsToken'
       | 'rateLimit'
       | 'trustProxy'
+      | 'domainChecks'
     >
   > = {},
 ): Promise<TestServer> {
