@@ -8,7 +8,13 @@ import { idOf, is2xx } from './replies.js';
 import { checkResponse } from './response-checks.js';
 
 export function resourceOf(ctx: Context, operation: Operation): Resource | undefined {
-  return ctx.model.resources.find((r) => r.collectionPath === operation.path || r.itemPath === operation.path);
+  // An action on a record (`/domains/{id}/verify`) belongs to the record's resource too.
+  return ctx.model.resources.find(
+    (r) =>
+      r.collectionPath === operation.path ||
+      r.itemPath === operation.path ||
+      operation.path.startsWith(`${r.itemPath}/`),
+  );
 }
 
 export function searchParamOf(list: Operation | undefined): string | undefined {

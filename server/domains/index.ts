@@ -1,18 +1,21 @@
 // The domains resource, as the registry (server/resources.ts) lists it.
 import type { ResourceModule } from '../resource.js';
-import { DEFAULT_SCHEDULE } from './check-rules.js';
+import { DEFAULT_SCHEDULE, TEST_ZONE } from './check-rules.js';
 import { domainFormats } from './fields.js';
 import { type DomainOperation, domainHandlers } from './handlers.js';
 import { domainRepository, type NewDomain } from './repository.js';
 
-/** A new sandbox account's domains; their names carry the account's tag (an account has one domain per name). */
+/**
+ * A new sandbox account's domains: names of the test zone, which the sandbox verifies at its first check (or at
+ * once with a verify); they carry the account's tag, as a name is held by one account.
+ */
 const sandboxDomains = (tag: string): NewDomain[] => [
   {
-    name: `shop-${tag}.example.com`,
-    index_page: `https://shop-${tag}.example.com/welcome.html`,
-    not_found_page: `https://shop-${tag}.example.com/404.html`,
+    name: `shop-${tag}.${TEST_ZONE}`,
+    index_page: `https://shop-${tag}.${TEST_ZONE}/welcome.html`,
+    not_found_page: `https://shop-${tag}.${TEST_ZONE}/404.html`,
   },
-  { name: `blog-${tag}.example.org`, index_page: null, not_found_page: null },
+  { name: `blog-${tag}.${TEST_ZONE}`, index_page: null, not_found_page: null },
 ];
 
 export const domains: ResourceModule<'domains', DomainOperation> = {

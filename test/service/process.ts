@@ -69,7 +69,16 @@ export function runScript(
     cwd: ROOT,
     // npm start's docs build would compete with the tests for the CPU; a test that wants it sets DSS_BUILD_DOCS=1.
     // No load balancer waits on a test's SIGTERM: the drain starts at once unless a test sets DRAIN_DELAY_S.
-    env: { ...process.env, FIRST_KEY_FILE: keyFile, DSS_BUILD_DOCS: '0', DRAIN_DELAY_S: '0', ...env },
+    // Domain checks' DNS lookups stay on this machine (a closed port: a failed lookup at once) unless a test
+    // points DNS_SERVERS at its own DNS server.
+    env: {
+      ...process.env,
+      FIRST_KEY_FILE: keyFile,
+      DSS_BUILD_DOCS: '0',
+      DRAIN_DELAY_S: '0',
+      DNS_SERVERS: '127.0.0.1:9',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -65,12 +65,18 @@ describe('sandbox', SLOW, () => {
     expect((await alice.GET('/spaces')).data?.meta.total).toBe(4);
   });
 
-  it('behaves as the service does: 409 for a taken name, 404 after delete, pages', async () => {
+  it('behaves as the service does: 409 for a name held elsewhere, 404 after delete, pages', async () => {
     const { url } = await sandbox();
     const alice = apiClient(url, 'dss_sandbox_alice');
     const carol = apiClient(url, 'dss_sandbox_carol');
-    const taken = (await alice.GET('/domains')).data?.data[0]?.name as string;
-    expect((await carol.POST('/domains', { body: { name: taken } })).response.status).toBe(409);
+    const seeded = (await alice.GET('/domains')).data?.data[0];
+    expect(seeded?.name).toMatch(/\.dss-test\.example$/);
+    // A name of the test zone verifies at once in the sandbox, and is then held.
+    const verified = await alice.POST('/domains/{id}/verify', { params: { path: { id: seeded?.id ?? 0 } } });
+    expect(verified.data?.data).toMatchObject({ status: 'active', observation: { code: 'test_zone' } });
+    const refused = await carol.POST('/domains', { body: { name: seeded?.name ?? '' } });
+    expect(refused.response.status).toBe(409);
+    expect(refused.error).toMatchObject({ type: '/problems/domain-held-elsewhere' });
 
     const id = (await alice.GET('/spaces')).data?.data[0]?.id as number;
     expect((await alice.DELETE('/spaces/{id}', { params: { path: { id } } })).response.status).toBe(204);

@@ -9,6 +9,9 @@ import { issueKey } from '../../server/accounts/keys.js';
 import { type AppDeps, createApp, FORMATS } from '../../server/app.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
+import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
+import { DEFAULT_VERIFY_QUOTA, type DomainChecks } from '../../server/domains/checks.js';
+import { txtLookup } from '../../server/domains/txt-lookup.js';
 import { prepareValidation, type RequestValidation } from '../../server/http/request-validation.js';
 import { checkResponse, routes, spec } from './contract.js';
 import { freshDatabase } from './database.js';
@@ -72,6 +75,15 @@ const sharedValidation = () => {
   return validation;
 };
 
+/**
+ * Domain checks that never leave the machine: lookups go to a closed port on 127.0.0.1 and fail at once
+ * (`lookup_failed`). The DNS tests (test/dns/) start a real DNS server and pass their own.
+ */
+export function offlineDomainChecks(): DomainChecks {
+  const lookup = txtLookup({ servers: ['127.0.0.1:9'], timeoutMs: 200, tries: 1 });
+  return { schedule: DEFAULT_SCHEDULE, lookup, verifyQuota: DEFAULT_VERIFY_QUOTA, sandbox: false };
+}
+
 export async function startServer(
   options: Partial<
     Pick<
@@ -96,6 +108,7 @@ export async function startServer(
   const app = await createApp({
     db,
     validateResponses: true,
+    domainChecks: offlineDomainChecks(),
     ...(options.spec ? {} : { validation: sharedValidation() }),
     ...options,
   });
