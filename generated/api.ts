@@ -1558,6 +1558,7 @@ export interface operations {
             200: components["responses"]["domain"];
             400: components["responses"]["bad-request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
