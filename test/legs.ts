@@ -163,6 +163,23 @@ export const LEG_RULES: LegRule[] = [
     legs: ['sqlite', 'node24', 'quick'],
     why: 'the page and the spec as served, and the links of the docs: no database involved',
   },
+
+  // Domain states against a real DNS server (Knot, a process of its own).
+  {
+    suite: 'test/dns/answers.test.ts',
+    legs: ['sqlite'],
+    why: "what Knot's answers make of a verify: the observation is computed before any SQL, by Node's own resolver",
+  },
+  {
+    suite: 'test/dns/states.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'the transitions and the move of a name are SQL (a partial unique index, row locks): both engines',
+  },
+  {
+    suite: 'test/dns/race-postgres.test.ts',
+    legs: ['postgres'],
+    why: 'two service processes on one PostgreSQL database racing to prove one name, and sharing due checks',
+  },
 ];
 
 /** The leg this process runs, from the environment CI sets. */

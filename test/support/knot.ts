@@ -21,12 +21,29 @@ export interface KnotServer {
   stop(): Promise<void>;
 }
 
-/** Installs Knot from Debian's packages when knotd is missing (as CI's fresh machine may be). */
+/** Installs Knot from Debian's packages when knotd or knsupdate is missing (as CI's fresh machine may be). */
 export function ensureKnot(): void {
-  if (existsSync('/usr/sbin/knotd') && existsSync('/usr/sbin/knotc')) return;
-  execFileSync('apt-get', ['install', '-y', '-qq', 'knot'], {
+  if (existsSync('/usr/sbin/knotd') && existsSync('/usr/sbin/knotc') && existsSync('/usr/bin/knsupdate')) return;
+  execFileSync('apt-get', ['install', '-y', '-qq', 'knot', 'knot-dnsutils'], {
     stdio: 'ignore',
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+}
+
+/** Runs knsupdate with `script` on stdin; rejects with its output when it fails. */
+function knsupdate(script: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('/usr/bin/knsupdate', [], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`knsupdate failed: ${output}`))));
+    child.stdin.end(script);
   });
 }
 
@@ -72,10 +89,15 @@ control:
 log:
   - target: stderr
     any: error
+acl:
+  - id: tests
+    address: 127.0.0.1
+    action: update
 zone:
   - domain: ${ZONE}
     storage: "${dir}"
     file: "${ZONE}.zone"
+    acl: tests
   - domain: ${BROKEN_ZONE}
     storage: "${dir}"
     file: "${BROKEN_ZONE}.zone"
@@ -103,41 +125,26 @@ zone:
     if (attempt > 200) throw new Error(`knotd did not start: ${errors}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  // One change at a time: knotc's zone transactions cannot overlap.
+  // Changes go through dynamic updates (knsupdate reads them on stdin), one at a time, without blocking the
+  // event loop (the app under test answers meanwhile).
   let queue: Promise<unknown> = Promise.resolve();
-  const change = (steps: string[][]) => {
-    const run = queue.then(() => {
-      knotc('zone-begin', ZONE);
-      try {
-        for (const step of steps) knotc(...step);
-        knotc('zone-commit', ZONE);
-      } catch (error) {
-        knotc('zone-abort', ZONE);
-        throw error;
-      }
-    });
+  const update = (lines: string[]) => {
+    const script = [`server 127.0.0.1 ${port}`, `zone ${ZONE}.`, ...lines, 'send', ''].join('\n');
+    const run = queue.then(() => knsupdate(script));
     queue = run.catch(() => undefined);
     return run;
-  };
-  const unset = (owner: string) => ['zone-unset', ZONE, relative(owner)];
-  // knotc fails a read of a name that has no records.
-  const hasRecords = (owner: string) => {
-    try {
-      return knotc('zone-read', ZONE, relative(owner)).trim() !== '';
-    } catch {
-      return false;
-    }
   };
 
   return {
     address: `127.0.0.1:${port}`,
     async setTxt(owner, records) {
-      const steps = hasRecords(owner) ? [unset(owner)] : [];
-      for (const record of records) steps.push(['zone-set', ZONE, relative(owner), '60', 'TXT', quoted(record)]);
-      await change(steps);
+      relative(owner);
+      const adds = records.map((record) => `update add ${owner}. 60 TXT ${quoted(record)}`);
+      await update([`update delete ${owner}. TXT`, ...adds]);
     },
     async remove(owner) {
-      if (hasRecords(owner)) await change([unset(owner)]);
+      relative(owner);
+      await update([`update delete ${owner}.`]);
     },
     async stop() {
       if (knotd.exitCode === null) {
