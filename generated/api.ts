@@ -125,6 +125,8 @@ export interface paths {
          *     Each domain may be verified a limited number of times per window (10 per 60 seconds by default); past that
          *     the answer is `429` with `Retry-After` saying when the next verify is accepted. A name in the sandbox's test
          *     zone (`*.dss-test.example`) verifies at once in the sandbox and is refused with `422` elsewhere.
+         *
+         *     **Scope:** `domains:write` (a key without it gets `403`).
          */
         post: operations["domains_verify"];
         delete?: never;
