@@ -6,8 +6,16 @@ import { startCall, untilAborted } from './call.js';
 import { ApiError } from './errors.js';
 import { formBody } from './form-body.js';
 import { type RateLimitState, readRateLimit } from './rate-limit.js';
-import { type CallOptions, type CollectionPath, type ResourceApi, resourceApi, type Send } from './resources.js';
+import {
+  type CallOptions,
+  type CollectionPath,
+  type ResourceApi,
+  recordOf,
+  resourceApi,
+  type Send,
+} from './resources.js';
 import { type Fetch, fetchWithRetries, type RetrySettings } from './retrying-fetch.js';
+import type { Domain } from './types.js';
 import { VERSION } from './version.js';
 
 export interface ClientOptions {
@@ -41,7 +49,14 @@ export interface ClientOptions {
   signal?: AbortSignal;
 }
 
-export type DomainsApi = ResourceApi<'/domains'>;
+export interface DomainsApi extends ResourceApi<'/domains'> {
+  /**
+   * POST /domains/{id}/verify: looks the domain's TXT record (`verification`) up now and resolves to the domain
+   * in its new state, with what the lookup observed in `observation`. Not retried on 429 (a POST): the ApiError's
+   * `retryAfter` says when the next verify of this domain is accepted. Scope: `domains:write`.
+   */
+  verify(id: number, options?: CallOptions): Promise<Domain>;
+}
 export type SpacesApi = ResourceApi<'/spaces'>;
 
 /**
@@ -51,6 +66,7 @@ export type SpacesApi = ResourceApi<'/spaces'>;
 export type ResourceApis = { [P in CollectionPath as P extends `/${infer Name}` ? Name : never]: ResourceApi<P> };
 
 export interface DomainSpaceClient extends ResourceApis {
+  domains: DomainsApi;
   /**
    * The typed openapi-fetch client for every path; it answers `{ data, error, response }` instead of throwing
    * an ApiError, but has the same retries and timeout (up to the arrival of the final answer's headers), and
@@ -125,8 +141,12 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
     }
   };
 
-  const resources: ResourceApis = {
-    domains: resourceApi(send, '/domains', settings),
+  const resources: ResourceApis & { domains: DomainsApi } = {
+    domains: {
+      ...resourceApi(send, '/domains', settings),
+      verify: (id, options) =>
+        recordOf<Domain>(send('POST', '/domains/{id}/verify', { params: { path: { id } } }, options)),
+    },
     spaces: resourceApi(send, '/spaces', settings),
   };
   return {

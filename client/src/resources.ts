@@ -44,6 +44,15 @@ export type Send = (
 
 const etags = new WeakMap<object, string>();
 
+/** The record of a one-record answer (`{ data }`), with its ETag kept for etagOf(). */
+export async function recordOf<Item>(sent: ReturnType<Send>): Promise<Item> {
+  const { data, response } = await sent;
+  const item = (data as { data: Item } | undefined)?.data;
+  const etag = response.headers.get('ETag');
+  if (item && typeof item === 'object' && etag) etags.set(item, etag);
+  return item as Item;
+}
+
 /**
  * The ETag of the version of the record that a helper (get, create, update, replace) resolved to: pass it as
  * `ifMatch` to change the record only if nobody else has since, or to `getIfChanged`. Undefined for records
@@ -122,13 +131,7 @@ export function resourceApi<P extends CollectionPath>(
   // CollectionPath admits only paths whose item path the contract has.
   const itemPath = `${collectionPath}/{id}`;
   const byId = (id: number, headers: Record<string, string> = {}) => ({ params: { path: { id } }, headers });
-  const record = async (sent: ReturnType<Send>) => {
-    const { data, response } = await sent;
-    const item = (data as { data: Item } | undefined)?.data;
-    const etag = response.headers.get('ETag');
-    if (item && typeof item === 'object' && etag) etags.set(item, etag);
-    return item as Item;
-  };
+  const record = (sent: ReturnType<Send>) => recordOf<Item>(sent);
   const ifMatch = (options?: WriteOptions): Record<string, string> =>
     options?.ifMatch === undefined ? {} : { 'If-Match': options.ifMatch };
 

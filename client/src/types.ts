@@ -10,6 +10,12 @@ export type DomainCreate = Schemas['domain-store'];
 /** The body of `domains.update` and `domains.replace`: a domain's name cannot change. */
 export type DomainUpdate = Schemas['domain-update'];
 export type DomainListParams = NonNullable<operations['domains_list']['parameters']['query']>;
+/** Where a domain stands in proving its name: pending, active, misconfigured, claimed_elsewhere, expired. */
+export type DomainStatus = Schemas['domain-status'];
+/** The TXT record that proves a domain: `{ type: 'txt', name, value }`. */
+export type DomainVerification = Schemas['domain-verification'];
+/** What the last check of a domain's record saw: `{ code, message, values }`. */
+export type DomainObservation = Schemas['domain-observation'];
 
 export type Space = Schemas['space'];
 export type SpaceCollection = Schemas['space-collection'];

@@ -19,8 +19,8 @@ const other = runScript(SERVICE, [], {
   PORT: '0',
   DATABASE_URL: server.databaseUrl,
   DNS_SERVERS: knot.address,
-  DNS_TIMEOUT_S: '1',
-  DNS_TRIES: '1',
+  DNS_TIMEOUT_S: '2',
+  DNS_TRIES: '3',
   DOMAIN_CHECKS: 'off',
   LOG_LEVEL: 'warn',
 });

@@ -3,6 +3,7 @@
 // lookup that demotes nothing, a record removed and the state following it, and the name moving to a prover.
 // On both engines: the transitions are SQL.
 import { describe, expect, it } from 'vitest';
+import { createClient, type DomainStatus, etagOf } from '../../client/src/index.js';
 import { startScheduler } from '../../server/domains/scheduler.js';
 import { createLogger } from '../../server/logger.js';
 import { ZONE } from '../support/knot.js';
@@ -84,6 +85,18 @@ describe('domain states through real DNS', () => {
     expect(response.status).toBe(404);
     expect(error).toMatchObject({ type: '/problems/not-found' });
     expect((await show(alice, domain.id)).last_checked_at).toBeNull();
+  });
+
+  it('is driven by the client library: domains.verify, the status filter, etagOf', async () => {
+    const api = createClient({ baseUrl: server.apiUrl, apiKey: carol.key, maxRetries: 0 });
+    const domain = await api.domains.create({ name: `client.${ZONE}` });
+    await knot.setTxt(domain.verification.name, [[domain.verification.value]]);
+    const active: DomainStatus = 'active';
+    const checked = await api.domains.verify(domain.id);
+    expect(checked).toMatchObject({ id: domain.id, status: active, observation: { code: 'found' } });
+    expect(etagOf(checked)).toMatch(/^"\d+\.\d+"$/);
+    const page = await api.domains.list({ status: 'active' });
+    expect(page.data.map((each) => each.id)).toContain(domain.id);
   });
 
   it('checks due domains without anyone asking, each once', async () => {
