@@ -317,6 +317,43 @@ export class ApiSpec {
     return bundledSpec;
   }
 
+  /**
+   * The document with one of its paths and only the components that path refers to (directly or through other
+   * components; security schemes all, as requirements name them without `$ref`): a copy, for a tool that should
+   * read one path of the spec (the validator of that path's route).
+   */
+  pathDocument(template: string): Record<string, unknown> {
+    const components = (this.document.components ?? {}) as Record<string, Record<string, unknown>>;
+    const kept: Record<string, Record<string, unknown>> = {};
+    const seen = new Set<string>();
+    const visit = (node: unknown): void => {
+      if (Array.isArray(node)) {
+        for (const item of node) visit(item);
+        return;
+      }
+      if (node === null || typeof node !== 'object') return;
+      for (const [key, value] of Object.entries(node)) {
+        if (key === '$ref' && typeof value === 'string' && value.startsWith('#/components/') && !seen.has(value)) {
+          seen.add(value);
+          const [, , kind = '', name = ''] = value.split('/');
+          const decoded = name.replace(/~1/g, '/').replace(/~0/g, '~');
+          const target = components[kind]?.[decoded];
+          if (target !== undefined) {
+            kept[kind] ??= {};
+            kept[kind][decoded] = target;
+          }
+          visit(target);
+        } else {
+          visit(value);
+        }
+      }
+    };
+    const item = (this.document.paths as Record<string, unknown>)[template];
+    visit(item);
+    if (components.securitySchemes) kept.securitySchemes = components.securitySchemes;
+    return structuredClone({ ...this.document, paths: { [template]: item }, components: kept });
+  }
+
   /** Follows local `$ref`s (`#/components/...`) until a plain object is reached. */
   resolve<T>(node: T): T {
     let current: unknown = node;

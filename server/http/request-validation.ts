@@ -56,14 +56,14 @@ export function prepareValidation(
       },
     ]),
   );
-  const paths = spec.document.paths as Record<string, unknown>;
   const byPath = new Map(
     routes.paths.map(({ template }) => [
       template,
       openApiValidator({
         // Only this route's path: the validator then finds a request's operation among one path, not all of them
-        // (Express's router has found it already). A copy: the validator edits the document it is given.
-        apiSpec: structuredClone({ ...spec.document, paths: { [template]: paths[template] } }) as never,
+        // (Express's router has found it already), and loads only what that path refers to. A copy: the
+        // validator edits the document it is given.
+        apiSpec: spec.pathDocument(template) as never,
         // Any other spec is checked against the OpenAPI schema before the app serves anything (ApiSpec.bundled).
         validateApiSpec: !spec.bundled,
         // Unknown query parameters are ours (unknownQueryParameters): the validator stops at the first one and

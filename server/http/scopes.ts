@@ -80,12 +80,11 @@ export function prepareScopeCheck(
   spec: ApiSpec,
   routes: RouteTable,
 ): (route: Route) => Array<RequestHandler | ErrorRequestHandler> {
-  const paths = spec.document.paths as Record<string, unknown>;
   const byPath = new Map(
     routes.paths.map(({ template }) => [
       template,
       openApiValidator({
-        apiSpec: structuredClone({ ...spec.document, paths: { [template]: paths[template] } }) as never,
+        apiSpec: spec.pathDocument(template) as never,
         // As request-validation.ts's: any spec but the committed one is checked against the OpenAPI schema.
         validateApiSpec: !spec.bundled,
         validateRequests: false,
