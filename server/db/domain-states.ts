@@ -108,7 +108,9 @@ async function rebuildSqliteDomains(db: Kysely<any>): Promise<void> {
     select id, account_id, name, name_key, index_page, not_found_page, created_at, updated_at, version
     from domains`.execute(db);
   // Ids are never reused: the new table's counter continues the old one's (past deleted ids, too).
-  await sql`insert or replace into sqlite_sequence (name, seq)
+  // sqlite_sequence has no key on `name`: the copy's own row (made by the inserts above) is replaced by hand.
+  await sql`delete from sqlite_sequence where name = 'domains_rebuilt'`.execute(db);
+  await sql`insert into sqlite_sequence (name, seq)
     select 'domains_rebuilt', seq from sqlite_sequence where name = 'domains'`.execute(db);
   await sql`drop table domains`.execute(db);
   await sql`alter table domains_rebuilt rename to domains`.execute(db);

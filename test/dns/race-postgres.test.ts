@@ -1,7 +1,7 @@
 // Two processes on one PostgreSQL database: the test's own app and the service started as `npm start` runs it,
 // both looking records up in one real Knot server. Two accounts prove one name at once, each through another
 // process: exactly one wins. And due checks claimed by two instances at once are each claimed once.
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../server/db/database.js';
 import { claimDueChecks } from '../../server/domains/scheduler.js';
 import { runScript, SERVICE } from '../service/process.js';
@@ -23,10 +23,16 @@ const other = runScript(SERVICE, [], {
   DNS_TRIES: '3',
   DOMAIN_CHECKS: 'off',
   LOG_LEVEL: 'warn',
+  // A connection may take long to come on a machine busy with other work: this test is not about that.
+  DATABASE_POOL_TIMEOUT_S: '30',
 });
 afterAll(() => other.stop());
-const [, origin] = (await other.waitForOutput(/listening on (http:\/\/\S+)/)) as unknown as [string, string];
-const bobElsewhere = apiClient(`${origin}/api/v1`, bob.key);
+// In a hook, not at the top: a start that fails must still let the afterAll hooks stop Knot and the process.
+let bobElsewhere: ReturnType<typeof apiClient>;
+beforeAll(async () => {
+  const [, origin] = (await other.waitForOutput(/listening on (http:\/\/\S+)/)) as unknown as [string, string];
+  bobElsewhere = apiClient(`${origin}/api/v1`, bob.key);
+});
 
 describe('two processes on one PostgreSQL database', () => {
   it('lets exactly one of two accounts proving a name at once win, each through another process', async () => {

@@ -20,6 +20,8 @@ export async function dnsWorld(
   options: { schedule?: Partial<CheckSchedule>; verifyLimit?: number; sandbox?: boolean } = {},
 ): Promise<DnsWorld> {
   const knot = await startKnot();
+  // Registered before anything else can fail, so that Knot never outlives the file.
+  afterAll(() => knot.stop());
   const silent = await silentServer();
   // Knot gets time to answer on a busy machine; the silent server's short timeout keeps its tests cheap.
   const viaKnot = txtLookup({ servers: [knot.address], timeoutMs: 2000, tries: 3 });
@@ -37,7 +39,6 @@ export async function dnsWorld(
     viaSilent.close();
     await server.close();
     await silent.close();
-    await knot.stop();
   });
   return {
     knot,

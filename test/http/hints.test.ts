@@ -95,11 +95,15 @@ describe('409 for a name that is taken', () => {
     );
   });
 
-  it('in another account: says so, without naming the account or its record', async () => {
-    expect((await storeDomain('taken.example', other.key)).status).toBe(201);
+  it('held active in another account: says so and how a name is proven, without naming the account or its record', async () => {
+    const stored = await storeDomain('taken.example', other.key);
+    expect(stored.status).toBe(201);
+    const { data } = (await stored.json()) as { data: { id: number } };
+    // Held active below the API: the DNS proof itself is tested against a real DNS server (test/dns).
+    await server.db.updateTable('domains').set({ status: 'active' }).where('id', '=', data.id).execute();
     const problem = await expectProblem(await storeDomain('Taken.Example'), 409);
-    expect(problem.detail).toBe(
-      'The domain name taken.example (sent as Taken.Example) is taken by another account; a name is unique across the whole service, so pick another.',
+    expect(problem.detail).toMatch(
+      /^The domain name taken\.example \(sent as Taken\.Example\) is held by another account, which proved control of it with a DNS TXT record at _dss-challenge\.taken\.example\./,
     );
     expect(problem.detail).not.toContain('hints-other');
     expect(problem.detail).not.toMatch(/\d/);

@@ -56,9 +56,12 @@ describe('operations on one record', () => {
     .filter((op) => op.onRecord)
     .map((operation) => ({ operation, operationId: operation.operationId }));
 
-  it('cover show, update, patch and delete of every resource', () => {
+  it('cover show, update, patch and delete of every resource, and the actions on a record', () => {
     expect(cases.map((c) => c.operationId).sort()).toEqual(
-      RESOURCE_NAMES.flatMap((r) => ['delete', 'patch', 'show', 'update'].map((v) => `${r}_${v}`)).sort(),
+      [
+        ...RESOURCE_NAMES.flatMap((r) => ['delete', 'patch', 'show', 'update'].map((v) => `${r}_${v}`)),
+        'domains_verify',
+      ].sort(),
     );
   });
 
@@ -153,11 +156,14 @@ describe('domains_store', () => {
     expect(alices.data?.meta.total).toBe(0);
   });
 
-  it("answers 409 to a name another account holds, leaving that account's domain as it was", async () => {
+  it("answers 409 to a name another account holds active, leaving that account's domain as it was", async () => {
     const id = aliceIds.domains[0] as number;
+    // Held active below the API: the DNS proof itself is tested against a real DNS server (test/dns).
+    await server.db.updateTable('domains').set({ status: 'active' }).where('id', '=', id).execute();
     const before = (await readAsAlice('domains', id)) as { name: string };
     const duplicate = await bob.client.POST('/domains', { body: { name: before.name } });
     expect(duplicate.response.status).toBe(409);
+    expect(duplicate.error).toMatchObject({ type: '/problems/domain-held-elsewhere' });
     expect(await readAsAlice('domains', id)).toEqual(before);
     const bobs = await bob.client.GET('/domains', { params: { query: { search: before.name } } });
     expect(bobs.data?.meta.total).toBe(0);

@@ -11,7 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const API_PATHS = RESOURCE_NAMES.flatMap((name) => [`/${name}`, `/${name}/{id}`]).sort();
+// A collection and an item path per resource, and the actions on a record (domain verification).
+const API_PATHS = [...RESOURCE_NAMES.flatMap((name) => [`/${name}`, `/${name}/{id}`]), '/domains/{id}/verify'].sort();
 
 describe('/openapi.json', () => {
   it('serves the OpenAPI 3.1 document as JSON with a collection and an item path per resource', async () => {

@@ -18,6 +18,8 @@ export interface KnotServer {
   setTxt(owner: string, records: string[][]): Promise<void>;
   /** Removes every record at `owner`. */
   remove(owner: string): Promise<void>;
+  /** Sends one dynamic update of these knsupdate lines (`update add …`, `update delete …`) to the zone. */
+  update(lines: string[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -142,6 +144,7 @@ zone:
       const adds = records.map((record) => `update add ${owner}. 60 TXT ${quoted(record)}`);
       await update([`update delete ${owner}. TXT`, ...adds]);
     },
+    update,
     async remove(owner) {
       relative(owner);
       await update([`update delete ${owner}.`]);
