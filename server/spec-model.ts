@@ -360,7 +360,9 @@ export class ApiSpec {
     const item = (this.document.paths as Record<string, unknown>)[template];
     visit(item);
     if (components.securitySchemes) kept.securitySchemes = components.securitySchemes;
-    return structuredClone({ ...this.document, paths: { [template]: item }, components: kept });
+    // Without `webhooks` too: they are requests this service sends, and refer to components this path may not.
+    const { webhooks: _sent, ...served } = this.document;
+    return structuredClone({ ...served, paths: { [template]: item }, components: kept });
   }
 
   /** Follows local `$ref`s (`#/components/...`) until a plain object is reached. */
