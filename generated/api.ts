@@ -613,6 +613,27 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "domain.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.expired
+         * @description A pending domain expired: its record was not found in time. POSTed to every enabled endpoint whose `enabled_events` lists `domain.expired` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_domain_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "space.created": {
         parameters: {
             query?: never;
@@ -1020,7 +1041,7 @@ export interface components {
          *       "space.updated"
          *     ]
          */
-        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "space.created" | "space.updated" | "space.deleted")[];
+        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted")[];
         /**
          * @description Where the account's events are delivered, signed by the Standard Webhooks specification. The signing secret
          *     is shown only when it is made (create and rotate-secret).
@@ -1226,6 +1247,22 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
+        /** @description A domain `expired`: its DNS record was not found in time, or it stayed misconfigured past its grace. */
+        "event-domain-expired": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.expired";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The domain as stored after the change, and its ETag. */
+            data: {
+                object: components["schemas"]["domain"];
+                etag: components["schemas"]["etag-value"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
         /** @description A space was created (`POST /spaces`). */
         "event-space-created": {
             id: components["schemas"]["event-id"];
@@ -1293,7 +1330,7 @@ export interface components {
          * @description An event: what changed, when, the record after the change and the request that caused it. The body of every
          *     webhook delivery, and an entry of `GET /events`. `type` says which of the shapes below it has.
          */
-        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"];
+        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"];
         /** @description One event. */
         "event-resource": {
             data: components["schemas"]["event"];
@@ -1301,12 +1338,12 @@ export interface components {
         /**
          * @description The kind of change, dotted `<resource>.<change>`. Records: `domain.created`, `domain.updated`,
          *     `domain.deleted`, `space.created`, `space.updated`, `space.deleted`. A domain's state: `domain.pending`,
-         *     `domain.active`, `domain.misconfigured`, `domain.claimed_elsewhere`. `webhook.test` is sent only by
+         *     `domain.active`, `domain.misconfigured`, `domain.claimed_elsewhere`, `domain.expired`. `webhook.test` is sent only by
          *     `POST /webhook-endpoints/{id}/test`. New types may be added within v1: ignore a type you do not know.
          * @example space.updated
          * @enum {string}
          */
-        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "space.created" | "space.updated" | "space.deleted" | "webhook.test";
+        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted" | "webhook.test";
         /** @description One attempt to deliver an event to the endpoint, newest first in the list. */
         "webhook-delivery": {
             id: components["schemas"]["id"];
@@ -3808,6 +3845,37 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["event-domain-claimed-elsewhere"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_domain_expired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-domain-expired"];
             };
         };
         responses: {

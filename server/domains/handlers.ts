@@ -91,7 +91,7 @@ export function domainHandlers(db: Database, checks: DomainChecks, webhooks: Web
     domains_update: update,
     domains_patch: update,
 
-    async domains_verify({ account, path }) {
+    async domains_verify({ account, path, requestId }) {
       const domain = await domains.find(account.id, path.id);
       if (!domain) throw notFound('domain', path.id);
       const { name } = domain.record;
@@ -114,7 +114,10 @@ export function domainHandlers(db: Database, checks: DomainChecks, webhooks: Web
         );
       }
       const result = inTestZone(name) ? TEST_ZONE_FOUND : await checks.lookup(challengeName(name));
-      const row = await applyCheck(db, path.id, result, checks.schedule);
+      const row = await applyCheck(db, path.id, result, checks.schedule, new Date(), {
+        cause: causeOf(requestId),
+        limits: webhooks,
+      });
       if (!row) throw notFound('domain', path.id);
       const record = toRecord(row);
       return { status: 200, body: { data: record }, etag: etagOf(path.id, Number(row.version)) };

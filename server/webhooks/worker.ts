@@ -34,7 +34,7 @@ interface Claimed {
 }
 
 /** How long a claim holds beyond the attempt's own time limit (recording it included). */
-const LEASE_MARGIN_MS = 30_000;
+const LEASE_MARGIN_MS = 5_000;
 /** How often the event log is pruned of events past their retention. */
 const PRUNE_EVERY_MS = 10 * 60_000;
 
