@@ -226,8 +226,499 @@ export interface paths {
         patch: operations["spaces_patch"];
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Returns every webhook endpoint of the account, oldest first (an account has at most `WEBHOOK_MAX_ENDPOINTS`, 20 by default).
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        get: operations["webhook-endpoints_list"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Registers a URL to receive the account's events of the types in `enabled_events` (`*` for all), each signed
+         *     by the Standard Webhooks specification. The answer carries the signing secret, `whsec_…`, shown this once.
+         *     The URL must be `https` and must not resolve to a loopback, private, link-local or metadata address
+         *     (`422`, type `/problems/unsafe-webhook-url`, unless the operator allows them); an account has at most
+         *     `WEBHOOK_MAX_ENDPOINTS` endpoints (`409`, type `/problems/too-many-webhook-endpoints`). JSON only.
+         *
+         *     **Scope:** `webhooks:write` (a key without it gets `403`).
+         */
+        post: operations["webhook-endpoints_store"];
+        delete?: never;
+        options?: never;
+        /**
+         * List webhook endpoints, headers only (HEAD)
+         * @description `GET /webhook-endpoints` without the body (RFC 9110 §9.3.2): the same parameters, status and headers.
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        head: operations["webhook-endpoints_list_head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Show a webhook endpoint
+         * @description One webhook endpoint of the account, with its status and why it was disabled. The secret is never shown again.
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        get: operations["webhook-endpoints_show"];
+        /**
+         * Update a webhook endpoint (PUT)
+         * @description Changes the fields sent (`url`, `enabled_events`, `description`, `status`) and keeps the others. A new
+         *     `url` is checked as at create. `status: enabled` re-enables a disabled endpoint (events made while it was
+         *     disabled were not queued for it: redeliver them from `GET /events`). `PUT` and `PATCH` behave identically.
+         *
+         *     **Scope:** `webhooks:write` (a key without it gets `403`).
+         */
+        put: operations["webhook-endpoints_update"];
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint and its undelivered events' queue; its delivery log goes with it.
+         *
+         *     **Scope:** `webhooks:write` (a key without it gets `403`).
+         */
+        delete: operations["webhook-endpoints_delete"];
+        options?: never;
+        /**
+         * Show a webhook endpoint, headers only (HEAD)
+         * @description `GET /webhook-endpoints/{id}` without the body (RFC 9110 §9.3.2): the same parameters, status and headers.
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        head: operations["webhook-endpoints_show_head"];
+        /**
+         * Update a webhook endpoint (PATCH)
+         * @description Changes the fields sent (`url`, `enabled_events`, `description`, `status`) and keeps the others. A new
+         *     `url` is checked as at create. `status: enabled` re-enables a disabled endpoint (events made while it was
+         *     disabled were not queued for it: redeliver them from `GET /events`). `PUT` and `PATCH` behave identically.
+         *
+         *     **Scope:** `webhooks:write` (a key without it gets `403`).
+         */
+        patch: operations["webhook-endpoints_patch"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description Makes a new signing secret and answers with it (shown this once). For the overlap that follows
+         *     (`WEBHOOK_SECRET_OVERLAP_S`, 24 hours by default) every delivery carries two signatures in
+         *     `webhook-signature`, one by the new secret and one by the previous, so a receiver may switch secrets at any
+         *     moment within it; afterwards only the new secret signs.
+         *
+         *     **Scope:** `webhooks:write` (a key without it gets `403`).
+         */
+        post: operations["webhook-endpoints_rotate_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook endpoint
+         * @description Makes a `webhook.test` event and queues it for this endpoint alone (enabled or not), delivered and retried
+         *     like any other; its attempts appear in `GET /webhook-endpoints/{id}/deliveries`.
+         *
+         *     **Scope:** `webhooks:write` (a key without it gets `403`).
+         */
+        post: operations["webhook-endpoints_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's delivery attempts
+         * @description The endpoint's delivery log, newest attempt first: when, the status the endpoint answered, the latency, the
+         *     first 1024 characters of its answer, why it failed, and when the next attempt is due. Attempts are kept as
+         *     long as their events (`EVENT_RETENTION_DAYS`).
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        get: operations["webhook-endpoints_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * List a webhook endpoint's delivery attempts, headers only (HEAD)
+         * @description `GET /webhook-endpoints/{id}/deliveries` without the body (RFC 9110 §9.3.2): the same parameters, status and headers.
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        head: operations["webhook-endpoints_deliveries_head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description The account's events, newest first, read by cursor (follow `links.next`): every change of a domain or a
+         *     space, each with the record after the change and the request that made it. Events are kept
+         *     `EVENT_RETENTION_DAYS` (30 by default), then deleted with their delivery log.
+         *
+         *     **Scope:** `events:read` (a key without it gets `403`).
+         */
+        get: operations["events_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * List events, headers only (HEAD)
+         * @description `GET /events` without the body (RFC 9110 §9.3.2): the same parameters, status and headers.
+         *
+         *     **Scope:** `events:read` (a key without it gets `403`).
+         */
+        head: operations["events_list_head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the event (`evt_…`). Another account's event answers `404`, as an unknown one does.
+                 * @example evt_5f2c0e8a1b3d4c6e7f809a1b
+                 */
+                id: components["parameters"]["event-id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event
+         * @description Queues the event again, at once, for one endpoint (`endpoint_id`) or for every enabled endpoint that receives
+         *     its type, whatever became of earlier deliveries: to replay what an endpoint missed while it was down or
+         *     disabled. The delivery carries the event's own `webhook-id`, so a receiver that already handled it can skip it.
+         *
+         *     **Scope:** `webhooks:write` (a key without it gets `403`).
+         */
+        post: operations["events_redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "domain.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.created
+         * @description A domain was created. POSTed to every enabled endpoint whose `enabled_events` lists `domain.created` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_domain_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.updated
+         * @description A domain was changed (an update that changed nothing sends nothing). POSTed to every enabled endpoint whose `enabled_events` lists `domain.updated` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_domain_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.deleted
+         * @description A domain was deleted. POSTed to every enabled endpoint whose `enabled_events` lists `domain.deleted` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_domain_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.pending
+         * @description A domain is waiting for its DNS to be verified. POSTed to every enabled endpoint whose `enabled_events` lists `domain.pending` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_domain_pending"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.active
+         * @description A domain's DNS was verified: it is active. POSTed to every enabled endpoint whose `enabled_events` lists `domain.active` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_domain_active"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.misconfigured": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.misconfigured
+         * @description A domain's DNS no longer points where it must. POSTed to every enabled endpoint whose `enabled_events` lists `domain.misconfigured` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_domain_misconfigured"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.claimed_elsewhere": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.claimed_elsewhere
+         * @description Another account proved it holds the domain's name. POSTed to every enabled endpoint whose `enabled_events` lists `domain.claimed_elsewhere` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_domain_claimed_elsewhere"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.expired
+         * @description A pending domain expired: its record was not found in time. POSTed to every enabled endpoint whose `enabled_events` lists `domain.expired` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_domain_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "space.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * space.created
+         * @description A space was created. POSTed to every enabled endpoint whose `enabled_events` lists `space.created` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_space_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "space.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * space.updated
+         * @description A space was changed (an update that changed nothing sends nothing). POSTed to every enabled endpoint whose `enabled_events` lists `space.updated` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_space_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "space.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * space.deleted
+         * @description A space was deleted. POSTed to every enabled endpoint whose `enabled_events` lists `space.deleted` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_space_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test
+         * @description A test, sent by `POST /webhook-endpoints/{id}/test` to that endpoint only. POSTed to every enabled endpoint whose `enabled_events` lists `webhook.test` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -534,6 +1025,376 @@ export interface components {
         "space-update": {
             name?: components["schemas"]["space-name"];
             color?: components["schemas"]["color"];
+        };
+        /**
+         * Format: webhook-url
+         * @description Where deliveries are POSTed: an absolute `https://` URL whose host does not resolve to a loopback, private,
+         *     link-local, shared or cloud-metadata address (checked at create, at update and again before each delivery).
+         *     An operator may allow `http://` and private addresses for development (`WEBHOOK_ALLOW_PRIVATE_TARGETS=1`).
+         * @example https://hooks.example.com/dss
+         */
+        "webhook-url": string;
+        /**
+         * @description The event types this endpoint receives; `*` for all of them, including types added later.
+         * @example [
+         *       "space.created",
+         *       "space.updated"
+         *     ]
+         */
+        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted")[];
+        /**
+         * @description Where the account's events are delivered, signed by the Standard Webhooks specification. The signing secret
+         *     is shown only when it is made (create and rotate-secret).
+         */
+        "webhook-endpoint": {
+            id: components["schemas"]["id"];
+            url: components["schemas"]["webhook-url"];
+            enabled_events: components["schemas"]["webhook-enabled-events"];
+            /** @description A note of yours about the endpoint, or null. */
+            description: string | null;
+            /**
+             * @description `enabled` receives deliveries. `disabled` receives none; events meanwhile are not queued for it (they stay in
+             *     `GET /events` to be redelivered). Set `status` back to `enabled` with an update.
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            /**
+             * @description Why the endpoint is disabled (null while enabled): `manual` (you disabled it), `gone` (it answered `410`),
+             *     `failing` (no delivery succeeded for `WEBHOOK_DISABLE_AFTER_S`, 5 days by default), `queue_full` (more
+             *     undelivered events than the per-endpoint limit).
+             * @enum {string|null}
+             */
+            disabled_reason: "manual" | "gone" | "failing" | "queue_full" | null;
+            /** @description When the secret was last rotated, or null; during the overlap after it, deliveries carry both signatures. */
+            secret_rotated_at: components["schemas"]["timestamp"] | null;
+            created_at: components["schemas"]["timestamp"];
+            updated_at: components["schemas"]["timestamp"];
+        };
+        /** @description Every webhook endpoint of the account (at most `WEBHOOK_MAX_ENDPOINTS`, so one page holds them all). */
+        "webhook-endpoint-collection": {
+            data: components["schemas"]["webhook-endpoint"][];
+        };
+        /**
+         * @description A note of yours about the endpoint.
+         * @example Billing sync
+         */
+        "webhook-description": string;
+        /** @description A new webhook endpoint. */
+        "webhook-endpoint-store": {
+            url: components["schemas"]["webhook-url"];
+            enabled_events: components["schemas"]["webhook-enabled-events"];
+            description?: components["schemas"]["webhook-description"];
+        };
+        /** @description An endpoint, and its new signing secret (shown this once). */
+        "webhook-endpoint-with-secret": {
+            data: components["schemas"]["webhook-endpoint"];
+            /**
+             * @description The signing secret, `whsec_` and base64: verify deliveries with it (any Standard Webhooks library takes it
+             *     as it is). Shown only now; keep it safe. After a rotation the previous secret still signs for the overlap.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        /** @description One webhook endpoint. */
+        "webhook-endpoint-resource": {
+            data: components["schemas"]["webhook-endpoint"];
+        };
+        /** @description The fields to change; those not sent stay as they are. */
+        "webhook-endpoint-update": {
+            url?: components["schemas"]["webhook-url"];
+            enabled_events?: components["schemas"]["webhook-enabled-events"];
+            /** @description A note of yours about the endpoint; null clears it. */
+            description?: string | null;
+            /**
+             * @description `disabled` stops deliveries (reason `manual`); `enabled` resumes them and clears the reason.
+             * @enum {string}
+             */
+            status?: "enabled" | "disabled";
+        };
+        /**
+         * @description Identifier of the event, `evt_` and 24 hex digits. A delivery's `webhook-id` header carries it, the same on
+         *     every retry and redelivery: use it to skip an event you have already handled.
+         * @example evt_5f2c0e8a1b3d4c6e7f809a1b
+         */
+        "event-id": string;
+        /**
+         * @description The record's strong `ETag` after the change, as its show would answer it (`"<id>.<version>"`).
+         * @example "7.2"
+         */
+        "etag-value": string;
+        /** @description The request that made the change, as the service saw it. */
+        "event-cause": {
+            /**
+             * @description The `X-Request-Id` of the request (null for a change the service made on its own).
+             * @example 0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11
+             */
+            request_id: string | null;
+            /**
+             * @description The `Idempotency-Key` the request carried, or null.
+             * @example 2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21
+             */
+            idempotency_key: string | null;
+        };
+        /** @description A domain was created (`POST /domains`). */
+        "event-domain-created": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.created";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The domain as stored after the change, and its ETag. */
+            data: {
+                object: components["schemas"]["domain"];
+                etag: components["schemas"]["etag-value"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description A domain was changed (`PUT`/`PATCH /domains/{id}`); an update that changed nothing sends no event. */
+        "event-domain-updated": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.updated";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The domain as stored after the change, and its ETag. */
+            data: {
+                object: components["schemas"]["domain"];
+                etag: components["schemas"]["etag-value"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description A domain was deleted; `data.object` is the domain as it was last stored. */
+        "event-domain-deleted": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.deleted";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The domain as stored after the change, and its ETag. */
+            data: {
+                object: components["schemas"]["domain"];
+                etag: components["schemas"]["etag-value"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description A domain entered the `pending` state: it waits for its DNS to be verified. */
+        "event-domain-pending": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.pending";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The domain as stored after the change, and its ETag. */
+            data: {
+                object: components["schemas"]["domain"];
+                etag: components["schemas"]["etag-value"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description A domain became `active`: its DNS was verified. */
+        "event-domain-active": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.active";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The domain as stored after the change, and its ETag. */
+            data: {
+                object: components["schemas"]["domain"];
+                etag: components["schemas"]["etag-value"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description A domain became `misconfigured`: its DNS no longer points where it must. */
+        "event-domain-misconfigured": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.misconfigured";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The domain as stored after the change, and its ETag. */
+            data: {
+                object: components["schemas"]["domain"];
+                etag: components["schemas"]["etag-value"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description A domain was `claimed_elsewhere`: another account proved it holds the name. */
+        "event-domain-claimed-elsewhere": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.claimed_elsewhere";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The domain as stored after the change, and its ETag. */
+            data: {
+                object: components["schemas"]["domain"];
+                etag: components["schemas"]["etag-value"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description A domain `expired`: its DNS record was not found in time, or it stayed misconfigured past its grace. */
+        "event-domain-expired": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.expired";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The domain as stored after the change, and its ETag. */
+            data: {
+                object: components["schemas"]["domain"];
+                etag: components["schemas"]["etag-value"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description A space was created (`POST /spaces`). */
+        "event-space-created": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "space.created";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The space as stored after the change, and its ETag. */
+            data: {
+                object: components["schemas"]["space"];
+                etag: components["schemas"]["etag-value"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description A space was changed (`PUT`/`PATCH /spaces/{id}`); an update that changed nothing sends no event. */
+        "event-space-updated": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "space.updated";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The space as stored after the change, and its ETag. */
+            data: {
+                object: components["schemas"]["space"];
+                etag: components["schemas"]["etag-value"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description A space was deleted; `data.object` is the space as it was last stored. */
+        "event-space-deleted": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "space.deleted";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The space as stored after the change, and its ETag. */
+            data: {
+                object: components["schemas"]["space"];
+                etag: components["schemas"]["etag-value"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description A test delivery (`POST /webhook-endpoints/{id}/test`), sent to that endpoint only. */
+        "event-webhook-test": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "webhook.test";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description Which endpoint the test was sent to. */
+            data: {
+                endpoint_id: components["schemas"]["id"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /**
+         * @description An event: what changed, when, the record after the change and the request that caused it. The body of every
+         *     webhook delivery, and an entry of `GET /events`. `type` says which of the shapes below it has.
+         */
+        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"];
+        /** @description One event. */
+        "event-resource": {
+            data: components["schemas"]["event"];
+        };
+        /**
+         * @description The kind of change, dotted `<resource>.<change>`. Records: `domain.created`, `domain.updated`,
+         *     `domain.deleted`, `space.created`, `space.updated`, `space.deleted`. A domain's state: `domain.pending`,
+         *     `domain.active`, `domain.misconfigured`, `domain.claimed_elsewhere`, `domain.expired`. `webhook.test` is sent only by
+         *     `POST /webhook-endpoints/{id}/test`. New types may be added within v1: ignore a type you do not know.
+         * @example space.updated
+         * @enum {string}
+         */
+        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted" | "webhook.test";
+        /** @description One attempt to deliver an event to the endpoint, newest first in the list. */
+        "webhook-delivery": {
+            id: components["schemas"]["id"];
+            event_id: components["schemas"]["event-id"];
+            event_type: components["schemas"]["event-type"];
+            /** @description Which attempt of this delivery it was, from 1. */
+            attempt: number;
+            attempted_at: components["schemas"]["timestamp"];
+            /**
+             * @description `succeeded` when the endpoint answered `2xx`; anything else (another status, a timeout, a refused target) `failed`.
+             * @enum {string}
+             */
+            status: "succeeded" | "failed";
+            /** @description The HTTP status the endpoint answered, or null when none came (timeout, connection refused, unsafe target). */
+            response_status: number | null;
+            /** @description From sending the request to reading the whole answer (or giving up), in milliseconds. */
+            latency_ms: number;
+            /** @description The first 1024 characters of the answer's body, or null. */
+            response_body: string | null;
+            /** @description Why no answer counted (timeout, connection refused, unsafe target, …), or null. */
+            error: string | null;
+            /** @description When the next attempt of this delivery is due, or null when none will follow (it succeeded, gave up, or the endpoint was disabled). */
+            next_attempt_at: components["schemas"]["timestamp"] | null;
+        };
+        /** @description The next page of a list read by cursor. */
+        "cursor-links": {
+            /**
+             * Format: uri-reference
+             * @description The next page (with your parameters and its cursor in `after`), or null after the last record.
+             */
+            next: string | null;
+        };
+        /** @description One page of an endpoint's delivery attempts, newest first. */
+        "webhook-delivery-collection": {
+            data: components["schemas"]["webhook-delivery"][];
+            links: components["schemas"]["cursor-links"];
+        };
+        /** @description One page of the account's events, newest first. */
+        "event-collection": {
+            data: components["schemas"]["event"][];
+            links: components["schemas"]["cursor-links"];
+        };
+        /** @description Which endpoint to redeliver to; every enabled endpoint that receives this event's type when omitted. */
+        "redeliver-request": {
+            endpoint_id?: components["schemas"]["id"];
+        };
+        /** @description What a redelivery queued. */
+        redelivery: {
+            event_id: components["schemas"]["event-id"];
+            /** @description The endpoints the event was queued for again (each gets a new delivery, at once, with the same `webhook-id`). */
+            endpoint_ids: components["schemas"]["id"][];
         };
     };
     responses: {
@@ -861,6 +1722,279 @@ export interface components {
                 "application/json": components["schemas"]["space-resource"];
             };
         };
+        /** @description The account's webhook endpoints, oldest first. */
+        "webhook-endpoint-page": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": 3,
+                 *           "url": "https://hooks.example.com/dss",
+                 *           "enabled_events": [
+                 *             "*"
+                 *           ],
+                 *           "description": null,
+                 *           "status": "disabled",
+                 *           "disabled_reason": "gone",
+                 *           "secret_rotated_at": null,
+                 *           "created_at": "2026-11-21T06:07:49.123Z",
+                 *           "updated_at": "2026-11-22T01:00:00.000Z"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["webhook-endpoint-collection"];
+            };
+        };
+        /** @description The account already has as many webhook endpoints as it may (`WEBHOOK_MAX_ENDPOINTS`); delete one first. */
+        "webhook-limit": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/too-many-webhook-endpoints",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "This account has 20 webhook endpoints, the most it may have; delete one to add another.",
+                 *       "request_id": "0f3f2b5e-8d7a-4b44-9a0c-3d1e2c9b7a61"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["problem"];
+            };
+        };
+        /** @description The webhook endpoint. */
+        "webhook-endpoint": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "id": 3,
+                 *         "url": "https://hooks.example.com/dss",
+                 *         "enabled_events": [
+                 *           "space.created",
+                 *           "space.updated",
+                 *           "space.deleted"
+                 *         ],
+                 *         "description": "Billing sync",
+                 *         "status": "enabled",
+                 *         "disabled_reason": null,
+                 *         "secret_rotated_at": null,
+                 *         "created_at": "2026-11-21T06:07:49.123Z",
+                 *         "updated_at": "2026-11-21T06:07:49.123Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["webhook-endpoint-resource"];
+            };
+        };
+        /** @description The endpoint and its new signing secret, shown this once. */
+        "webhook-endpoint-secret": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "id": 3,
+                 *         "url": "https://hooks.example.com/dss",
+                 *         "enabled_events": [
+                 *           "space.created",
+                 *           "space.updated",
+                 *           "space.deleted"
+                 *         ],
+                 *         "description": "Billing sync",
+                 *         "status": "enabled",
+                 *         "disabled_reason": null,
+                 *         "secret_rotated_at": null,
+                 *         "created_at": "2026-11-21T06:07:49.123Z",
+                 *         "updated_at": "2026-11-21T06:07:49.123Z"
+                 *       },
+                 *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                 *     }
+                 */
+                "application/json": components["schemas"]["webhook-endpoint-with-secret"];
+            };
+        };
+        /** @description A `webhook.test` event was made and queued for the endpoint; its attempts appear in the endpoint's deliveries. */
+        "test-delivery": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "id": "evt_0c1d2e3f405162738495a6b7",
+                 *         "type": "webhook.test",
+                 *         "timestamp": "2026-11-22T09:20:00.000Z",
+                 *         "data": {
+                 *           "endpoint_id": 3
+                 *         },
+                 *         "cause": {
+                 *           "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11",
+                 *           "idempotency_key": null
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["event-resource"];
+            };
+        };
+        /** @description One page of the endpoint's delivery attempts, newest first. */
+        "webhook-delivery-page": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": 12,
+                 *           "event_id": "evt_5f2c0e8a1b3d4c6e7f809a1b",
+                 *           "event_type": "space.updated",
+                 *           "attempt": 2,
+                 *           "attempted_at": "2026-11-22T09:15:07.610Z",
+                 *           "status": "succeeded",
+                 *           "response_status": 200,
+                 *           "latency_ms": 41,
+                 *           "response_body": "ok",
+                 *           "error": null,
+                 *           "next_attempt_at": null
+                 *         },
+                 *         {
+                 *           "id": 11,
+                 *           "event_id": "evt_5f2c0e8a1b3d4c6e7f809a1b",
+                 *           "event_type": "space.updated",
+                 *           "attempt": 1,
+                 *           "attempted_at": "2026-11-22T09:15:02.470Z",
+                 *           "status": "failed",
+                 *           "response_status": 500,
+                 *           "latency_ms": 12,
+                 *           "response_body": "Internal Server Error",
+                 *           "error": null,
+                 *           "next_attempt_at": "2026-11-22T09:15:07.600Z"
+                 *         }
+                 *       ],
+                 *       "links": {
+                 *         "next": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["webhook-delivery-collection"];
+            };
+        };
+        /** @description One page of the account's events, newest first. */
+        "event-page": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": "evt_5f2c0e8a1b3d4c6e7f809a1b",
+                 *           "type": "space.updated",
+                 *           "timestamp": "2026-11-22T09:15:02.456Z",
+                 *           "data": {
+                 *             "object": {
+                 *               "id": 7,
+                 *               "name": "Marketing",
+                 *               "color": 5,
+                 *               "created_at": "2026-11-21T06:07:49.123Z",
+                 *               "updated_at": "2026-11-22T09:15:02.456Z"
+                 *             },
+                 *             "etag": "\"7.2\""
+                 *           },
+                 *           "cause": {
+                 *             "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11",
+                 *             "idempotency_key": null
+                 *           }
+                 *         }
+                 *       ],
+                 *       "links": {
+                 *         "next": "/api/v1/events?after=MTIzNA"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["event-collection"];
+            };
+        };
+        /** @description The event was queued again for these endpoints. */
+        redelivery: {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "event_id": "evt_5f2c0e8a1b3d4c6e7f809a1b",
+                 *         "endpoint_ids": [
+                 *           3
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    data: components["schemas"]["redelivery"];
+                };
+            };
+        };
+        /**
+         * @description Any `2xx` acknowledges the delivery, within 15 seconds (`WEBHOOK_TIMEOUT_S`). Anything else is retried
+         *     (immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each ±20 %), `Retry-After` on a `429`
+         *     or `503` is honoured, and `410 Gone` disables the endpoint.
+         */
+        "webhook-acknowledged": {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
     };
     parameters: {
         /**
@@ -937,6 +2071,36 @@ export interface components {
          *     to whatever version is current.
          */
         "if-match": string;
+        /**
+         * @description Continue a list after this position: take the value from `links.next`, never build it. Without it (or
+         *     empty), the list starts with the newest entry.
+         * @example MTIzNA
+         */
+        cursor: string;
+        /**
+         * @description Only events of this type.
+         * @example space.updated
+         */
+        "event-type": components["schemas"]["event-type"];
+        /**
+         * @description Identifier of the event (`evt_…`). Another account's event answers `404`, as an unknown one does.
+         * @example evt_5f2c0e8a1b3d4c6e7f809a1b
+         */
+        "event-id": components["schemas"]["event-id"];
+        /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+        "webhook-id": components["schemas"]["event-id"];
+        /**
+         * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+         * @example 1764140400
+         */
+        "webhook-timestamp": string;
+        /**
+         * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+         *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+         *     overlap (new secret first); accept the request when any of them matches.
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
     };
     requestBodies: {
         /** @description The new domain, as a form (documented) or as JSON. */
@@ -1001,6 +2165,50 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["space-update"];
+            };
+        };
+        /**
+         * @description The new endpoint, as JSON only: `enabled_events` is a list, which a form cannot carry unambiguously
+         *     (a form body answers `415`).
+         */
+        "webhook-endpoint-store": {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/dss",
+                 *       "enabled_events": [
+                 *         "space.created",
+                 *         "space.updated",
+                 *         "space.deleted"
+                 *       ],
+                 *       "description": "Billing sync"
+                 *     }
+                 */
+                "application/json": components["schemas"]["webhook-endpoint-store"];
+            };
+        };
+        /** @description The fields to change, as JSON only (as at create); an empty object changes nothing. */
+        "webhook-endpoint-update": {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled_events": [
+                 *         "*"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["webhook-endpoint-update"];
+            };
+        };
+        /** @description Optionally, the one endpoint to redeliver to, as JSON; no body redelivers to every endpoint that receives the event's type. */
+        redeliver: {
+            content: {
+                /**
+                 * @example {
+                 *       "endpoint_id": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["redeliver-request"];
             };
         };
     };
@@ -1979,6 +3187,823 @@ export interface operations {
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
             503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-endpoint-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_store": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["webhook-endpoint-store"];
+        responses: {
+            /** @description The endpoint was created; the secret is shown this once. */
+            201: {
+                headers: {
+                    /**
+                     * @description Path of the created endpoint.
+                     * @example /api/v1/webhook-endpoints/3
+                     */
+                    Location: string;
+                    "X-Request-Id": components["headers"]["request-id"];
+                    RateLimit: components["headers"]["ratelimit"];
+                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 3,
+                     *         "url": "https://hooks.example.com/dss",
+                     *         "enabled_events": [
+                     *           "*"
+                     *         ],
+                     *         "description": null,
+                     *         "status": "enabled",
+                     *         "disabled_reason": null,
+                     *         "secret_rotated_at": null,
+                     *         "created_at": "2026-11-21T06:07:49.123Z",
+                     *         "updated_at": "2026-11-21T06:07:49.123Z"
+                     *       },
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["webhook-endpoint-with-secret"];
+                };
+            };
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
+            409: components["responses"]["webhook-limit"];
+            413: components["responses"]["content-too-large"];
+            415: components["responses"]["unsupported-media-type"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_list_head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-endpoint-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_show": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-endpoint"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["webhook-endpoint-update"];
+        responses: {
+            200: components["responses"]["webhook-endpoint"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            413: components["responses"]["content-too-large"];
+            415: components["responses"]["unsupported-media-type"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["no-content"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_show_head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-endpoint"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_patch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["webhook-endpoint-update"];
+        responses: {
+            200: components["responses"]["webhook-endpoint"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            413: components["responses"]["content-too-large"];
+            415: components["responses"]["unsupported-media-type"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-endpoint-secret"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["test-delivery"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_deliveries": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description Continue a list after this position: take the value from `links.next`, never build it. Without it (or
+                 *     empty), the list starts with the newest entry.
+                 * @example MTIzNA
+                 */
+                after?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-delivery-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_deliveries_head": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description Continue a list after this position: take the value from `links.next`, never build it. Without it (or
+                 *     empty), the list starts with the newest entry.
+                 * @example MTIzNA
+                 */
+                after?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-delivery-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    events_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only events of this type.
+                 * @example space.updated
+                 */
+                type?: components["parameters"]["event-type"];
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description Continue a list after this position: take the value from `links.next`, never build it. Without it (or
+                 *     empty), the list starts with the newest entry.
+                 * @example MTIzNA
+                 */
+                after?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["event-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    events_list_head: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only events of this type.
+                 * @example space.updated
+                 */
+                type?: components["parameters"]["event-type"];
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description Continue a list after this position: take the value from `links.next`, never build it. Without it (or
+                 *     empty), the list starts with the newest entry.
+                 * @example MTIzNA
+                 */
+                after?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["event-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    events_redeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the event (`evt_…`). Another account's event answers `404`, as an unknown one does.
+                 * @example evt_5f2c0e8a1b3d4c6e7f809a1b
+                 */
+                id: components["parameters"]["event-id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["redeliver"];
+        responses: {
+            202: components["responses"]["redelivery"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            413: components["responses"]["content-too-large"];
+            415: components["responses"]["unsupported-media-type"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    webhooks_domain_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-domain-created"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_domain_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-domain-updated"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_domain_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-domain-deleted"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_domain_pending: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-domain-pending"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_domain_active: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-domain-active"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_domain_misconfigured: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-domain-misconfigured"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_domain_claimed_elsewhere: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-domain-claimed-elsewhere"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_domain_expired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-domain-expired"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_space_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-space-created"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_space_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-space-updated"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_space_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-space-deleted"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-webhook-test"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
         };
     };
 }

@@ -11,7 +11,9 @@ import { parseArgs } from 'node:util';
 import { issueKey } from '../server/accounts/keys.js';
 import { openDatabase } from '../server/db/database.js';
 import { migrateToLatest } from '../server/db/migrations.js';
+import { eventLog } from '../server/events/outbox.js';
 import { spaceRepository } from '../server/spaces/repository.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../server/webhooks/settings.js';
 import { checkPeer } from './bench/check-peer.js';
 import { cpuMs, rssMb, stopAllChildren } from './bench/children.js';
 import { type Measurement, measure } from './bench/load.js';
@@ -71,9 +73,12 @@ async function seed(file: string): Promise<{ reader: string; writer: string }> {
   await migrateToLatest(db);
   const reader = await issueKey(db, 'bench-reader');
   const writer = await issueKey(db, 'bench-writer');
-  const spaces = spaceRepository(db);
-  await spaces.create(writer.account.id, { name: 'Written space', color: 1 });
-  for (let i = 0; i < SEEDED; i++) await spaces.create(reader.account.id, { name: `Space ${i}`, color: (i % 6) + 1 });
+  const spaces = spaceRepository(db, eventLog('space', DEFAULT_WEBHOOK_SETTINGS));
+  const cause = { requestId: null, idempotencyKey: null };
+  await spaces.create(writer.account.id, { name: 'Written space', color: 1 }, cause);
+  for (let i = 0; i < SEEDED; i++) {
+    await spaces.create(reader.account.id, { name: `Space ${i}`, color: (i % 6) + 1 }, cause);
+  }
   await db.destroy();
   return { reader: reader.key, writer: writer.key };
 }

@@ -38,11 +38,12 @@ import { specDocument } from './http/spec-documents.js';
 import { idempotentCreates } from './idempotency/runner.js';
 import { createLogger, type Logger } from './logger.js';
 import { formatsOf, handlersOf } from './resource.js';
-import { RESOURCES } from './resources.js';
+import { MODULES } from './resources.js';
 import { ApiSpec } from './spec-model.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/settings.js';
 
 /** The spec's custom formats: the resource modules' fields, and the list cursor's that every list shares. */
-export const FORMATS: Record<string, FieldFormat> = { ...formatsOf(RESOURCES), ...cursorFormats };
+export const FORMATS: Record<string, FieldFormat> = { ...formatsOf(MODULES), ...cursorFormats };
 
 export interface AppDeps {
   db: Database;
@@ -81,6 +82,8 @@ export interface AppDeps {
   cursorKey?: string;
   /** DNS lookups, check schedule and verify limit of domains; the system's resolvers and defaults unless given. */
   domainChecks?: DomainChecks;
+  /** Webhook endpoints' limits and safe targets (server/webhooks/settings.ts); the defaults unless given. */
+  webhooks?: WebhookSettings;
 }
 
 export async function createApp({
@@ -102,10 +105,11 @@ export async function createApp({
   keyCheck = cachedAuthenticator(db),
   cursorKey,
   domainChecks = defaultDomainChecks(),
+  webhooks = DEFAULT_WEBHOOK_SETTINGS,
 }: AppDeps): Promise<Express> {
   const cursors = cursorSeal(async () => (cursorKey ? Buffer.from(cursorKey, 'utf8') : serviceSecret(db, 'cursor')));
   // Handlers on any connection: the app's, or the transaction of an idempotent create.
-  const handlersOn = (on: Database) => handlersOf(on, { domainChecks }, RESOURCES);
+  const handlersOn = (on: Database) => handlersOf(on, { domainChecks, webhooks }, MODULES);
 
   const app = express();
   app.disable('x-powered-by');

@@ -10,6 +10,7 @@ import { parseQuota, parseTrustProxy, type Quota, type TrustProxy } from './http
 import type { ConnectionLimits } from './lifecycle.js';
 import { DEFAULT_LOG_BUFFER_BYTES, LOG_LEVELS, type LogLevel } from './logger.js';
 import { parseMaxConnections } from './max-connections.js';
+import { readWebhookSettings, type WebhookSettings } from './webhooks/settings.js';
 
 export interface Config {
   port: number;
@@ -46,6 +47,8 @@ export interface Config {
   metricsToken?: string;
   /** The secret list cursors are sealed with; the database's own when undefined (server/http/cursor.ts). */
   cursorKey?: string;
+  /** Webhook delivery: limits, retry schedule, safe targets, event retention (server/webhooks/settings.ts). */
+  webhooks: WebhookSettings;
   /** DNS servers, timeouts, check schedule and limits of domain verification (server/domains/). */
   domainVerification: DomainVerificationConfig;
 }
@@ -199,6 +202,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     problems.push('CURSOR_KEY must be at least 32 printable characters without spaces (e.g. openssl rand -base64 32)');
   }
   const domainVerification = readDomainVerification(value, seconds, quota, problems);
+  const webhooks = readWebhookSettings(env, problems);
 
   if (problems.length > 0) throw new ConfigError(problems);
   const firstKeyFile = env.FIRST_KEY_FILE || defaultFirstKeyFile(databaseUrl);
@@ -224,6 +228,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     metricsToken,
     cursorKey,
     domainVerification,
+    webhooks,
   };
 }
 

@@ -39,6 +39,8 @@ import {
 } from './sandbox.js';
 import { ApiSpec } from './spec-model.js';
 import { warmUp } from './warm-up.js';
+import { webhookMetrics } from './webhooks/metrics.js';
+import { startDeliveryWorker } from './webhooks/worker.js';
 
 /** The key the sandbox's docs console comes with (the sandbox takes any well-formed key). */
 const SANDBOX_CONSOLE_KEY = 'dss_sandbox_console';
@@ -173,6 +175,7 @@ async function serve(
     metrics: extra.metrics,
     metricsToken: config.metricsToken,
     cursorKey: config.cursorKey,
+    webhooks: config.webhooks,
     prepareDocs: true,
     domainChecks,
     // The sandbox takes any well-formed key, so the /docs console comes with one filled in.
@@ -181,11 +184,17 @@ async function serve(
   // The first request of each kind is prepared before anyone can send it (warm-up.ts).
   await warmUp({ spec, validation, docsSandboxKey: extra.keyCheck ? SANDBOX_CONSOLE_KEY : undefined });
   const listening = lifecycle.listen(app, config.port, config.host);
+  // Every serving process delivers webhooks too: deliveries are claimed row by row, never twice.
+  const worker = startDeliveryWorker(db, config.webhooks, {
+    logger,
+    observer: extra.metrics && webhookMetrics(extra.metrics, db),
+  });
   // Installed before the banner is printed: whoever reads it may stop the service at once.
   const scheduler = verification.scheduler
     ? startScheduler(db, domainChecks, { queriesPerSecond: verification.queriesPerSecond }, logger)
     : undefined;
   lifecycle.drainOn(['SIGTERM', 'SIGINT'], async () => {
+    await worker.stop();
     await scheduler?.stop();
     lookup.close();
     await db.destroy();

@@ -70,6 +70,8 @@ export interface SpecModel {
   resources: Resource[];
   /** Path template → its documented methods (upper case). */
   paths: Map<string, string[]>;
+  /** The spec's `webhooks`: each event type → the JSON schema of its payload (dereferenced). */
+  webhooks: Map<string, Schema>;
 }
 
 export const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -126,7 +128,14 @@ export function buildModel(source: string | Record<string, unknown>): SpecModel 
     }
     paths.set(path, methods);
   }
-  return { document, operations, resources: resourcesOf(operations), paths };
+  const webhooks = new Map<string, Schema>();
+  for (const [type, rawItem] of Object.entries((document.webhooks ?? {}) as Record<string, unknown>)) {
+    const post = (deref(rawItem) as { post?: { requestBody?: unknown } }).post;
+    const body = deref(post?.requestBody) as { content?: Record<string, { schema?: Schema }> } | undefined;
+    const schema = body?.content?.['application/json']?.schema;
+    if (schema) webhooks.set(type, schema);
+  }
+  return { document, operations, resources: resourcesOf(operations), paths, webhooks };
 }
 
 function mergeParameters(shared: Array<Record<string, unknown>>, own: Array<Record<string, unknown>>): Parameter[] {
@@ -351,7 +360,9 @@ export class ApiSpec {
     const item = (this.document.paths as Record<string, unknown>)[template];
     visit(item);
     if (components.securitySchemes) kept.securitySchemes = components.securitySchemes;
-    return structuredClone({ ...this.document, paths: { [template]: item }, components: kept });
+    // Without `webhooks` too: they are requests this service sends, and refer to components this path may not.
+    const { webhooks: _sent, ...served } = this.document;
+    return structuredClone({ ...served, paths: { [template]: item }, components: kept });
   }
 
   /** Follows local `$ref`s (`#/components/...`) until a plain object is reached. */

@@ -25,6 +25,18 @@ export const LEG_RULES: LegRule[] = [
     why: 'pure functions, no database; Node 24 has its own ICU and RegExp',
   },
 
+  {
+    suite: 'test/webhooks/kill.test.ts',
+    legs: ['sqlite'],
+    why: 'a child process killed and started again (tens of seconds); the claims it relies on are SQL the delivery suite runs on both engines',
+  },
+  // Webhook delivery waits on real retries (hundreds of ms each) against a receiver: both engines, not the quick loop.
+  {
+    suite: 'test/webhooks/delivery.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'the outbox and the delivery claims are SQL that differs by engine; real-time retry waits',
+  },
+
   // The deployment's proof.
   {
     suite: 'test/deploy/**',

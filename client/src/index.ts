@@ -12,3 +12,4 @@ export type { RateLimitState } from './rate-limit.js';
 export { type CallOptions, type CreateOptions, etagOf, type ResourceApi, type WriteOptions } from './resources.js';
 export type * from './types.js';
 export { VERSION } from './version.js';
+export { type VerifyOptions, verifyWebhook, WebhookVerificationError } from './webhooks.js';

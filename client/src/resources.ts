@@ -65,9 +65,15 @@ export function etagOf(record: object): string | undefined {
 type Json<R> = R extends { content: { 'application/json': infer B } } ? B : never;
 type Form<B> = NonNullable<B> extends { content: { 'application/x-www-form-urlencoded': infer F } } ? F : never;
 
-/** A path of the contract with a list (GET) and a create (POST), and an item path `<path>/{id}` below it. */
+/**
+ * A path of the contract with a paged list (GET, with `meta`) and a create (POST), and an item path
+ * `<path>/{id}` below it: a collection of records (domains, spaces).
+ */
 export type CollectionPath = {
-  [P in keyof paths]: paths[P] extends { get: unknown; post: unknown }
+  [P in keyof paths]: paths[P] extends {
+    get: { responses: { 200: { content: { 'application/json': { meta: unknown } } } } };
+    post: unknown;
+  }
     ? `${P}/{id}` extends keyof paths
       ? P
       : never

@@ -31,4 +31,11 @@ export type PaginationMeta = Schemas['pagination-meta'];
 export type Problem = Schemas['problem'];
 export type FieldError = Schemas['field-error'];
 
-export type { components, operations, paths } from '../../generated/api.js';
+/** Every event: the body of a webhook delivery and an entry of `GET /events` (narrow it by `type`). */
+export type WebhookEvent = Schemas['event'];
+/** The payload of one event type, e.g. `WebhookEventOf<'space.updated'>`. */
+export type WebhookEventOf<T extends WebhookEvent['type']> = Extract<WebhookEvent, { type: T }>;
+export type WebhookEndpoint = Schemas['webhook-endpoint'];
+export type WebhookDelivery = Schemas['webhook-delivery'];
+
+export type { components, operations, paths, webhooks } from '../../generated/api.js';

@@ -22,6 +22,16 @@ export function differences(expected: unknown, got: unknown, path = ''): Differe
   return JSON.stringify(expected) === JSON.stringify(got) ? [] : [{ path, expected, got }];
 }
 
+/**
+ * The top-level fields of a create's answer that a read documents (its 200 JSON schema's properties): a create
+ * may answer more than any read shows again (a webhook endpoint's secret, shown once), which is no difference.
+ */
+export function asDocumented(value: unknown, readSchema: Record<string, unknown> | undefined): unknown {
+  const properties = readSchema?.properties as Record<string, unknown> | undefined;
+  if (!isObject(value) || !properties) return value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => key in properties));
+}
+
 const show = (value: unknown) => (value === undefined ? '(absent)' : JSON.stringify(value));
 
 /** The differing fields' names, for a failure message that is the same for every record showing the fault. */

@@ -92,8 +92,25 @@ export const FORMATS: Record<string, FormatKit> = {
     invalid: 'ftp://files.example/nothing-here',
     ofLength: (length) => `https://example.com/${'a'.repeat(Math.max(0, length - 'https://example.com/'.length))}`,
   },
+  // Where a webhook endpoint receives events: the spec asks for https (a server may also allow http).
+  'webhook-url': {
+    validate: (value) => isHttpUrl(value) && !/[#@]/.test(value),
+    valid: () =>
+      fc
+        .record({ host: hostnames(() => 'x'), path: urlPath })
+        .map(({ host, path }) => `https://${host.replace(/\.$/, '')}/${path}`),
+    invalid: 'ftp://files.example/nothing-here',
+    ofLength: (length) => `https://example.com/${'a'.repeat(Math.max(0, length - 'https://example.com/'.length))}`,
+  },
   // An opaque cursor: only the server that made one knows it; the empty one (the start of a walk) is always valid.
   'list-cursor': {
+    validate: (value) => /^[A-Za-z0-9_-]*$/.test(value),
+    valid: () => fc.constant(''),
+    invalid: 'not a cursor!',
+    ofLength: (length) => 'A'.repeat(length),
+  },
+  // The same, for the lists read by id alone (events, deliveries).
+  'id-cursor': {
     validate: (value) => /^[A-Za-z0-9_-]*$/.test(value),
     valid: () => fc.constant(''),
     invalid: 'not a cursor!',

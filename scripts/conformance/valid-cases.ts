@@ -5,7 +5,7 @@ import type { Operation, Resource } from '../../server/spec-model.js';
 import { call } from './calls.js';
 import type { Target } from './cases.js';
 import type { Context } from './context.js';
-import { describeDifferences, differences, fieldsOf } from './diff.js';
+import { asDocumented, describeDifferences, differences, fieldsOf } from './diff.js';
 import type { Exchange } from './http.js';
 import type { Input } from './inputs.js';
 import { pool } from './pool.js';
@@ -124,7 +124,8 @@ async function afterCreate(ctx: Context, resource: Resource, created: Exchange, 
   }
   const shown = await call(ctx, resource.show, { ids: { [resource.idParam]: id } });
   checkResponse(ctx.results, resource.show, shown);
-  const changed = differences(created.reply.json, shown.reply.json);
+  const read = resource.show.responses['200']?.content['application/json'];
+  const changed = differences(asDocumented(created.reply.json, read), shown.reply.json);
   const lost = unreflected(input.body?.value, recordOf(shown.reply.json, resource.idParam) ?? {});
   ctx.results.judge(
     resource.create.id,

@@ -5,6 +5,7 @@ import { DEFAULT_MIGRATION_TABLE, type Kysely, Migrator, sql } from 'kysely';
 import { addCountsAndSearch } from './counts-and-search.js';
 import { columnTypes } from './database.js';
 import { addDomainStates } from './domain-states.js';
+import { addEventsAndWebhooks } from './events-and-webhooks.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': {
@@ -103,6 +104,7 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('api_keys').addColumn('replaced_by', 'text').execute();
     },
   },
+  '0007_events_and_webhooks': { up: addEventsAndWebhooks },
   '0008_service_secrets': {
     // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
     async up(db: Kysely<any>) {

@@ -115,28 +115,56 @@ export async function updateOwned<T extends ResourceTable>(
   return written ? { row: written, changed: true } : missingOrStale(db, table, accountId, id, expected);
 }
 
-export async function deleteOwned(
+/** Deletes the record and returns it as it was; undefined when the account has no such record. */
+export async function deleteOwned<T extends ResourceTable>(
   db: Database,
-  table: ResourceTable,
+  table: T,
   accountId: number,
   id: number,
   expected: ExpectedVersions = 'any',
-): Promise<boolean> {
-  if (expected !== 'any' && expected.length === 0)
-    return Boolean(await missingOrStale(db, table, accountId, id, expected));
-  const query = db.deleteFrom(table).where('account_id', '=', accountId).where('id', '=', id);
-  const result = await (expected === 'any' ? query : query.where('version', 'in', expected)).executeTakeFirst();
-  if (result.numDeletedRows > 0n) return true;
-  await missingOrStale(db, table, accountId, id, expected);
-  return false;
+): Promise<Selectable<DB[T]> | undefined> {
+  if (expected !== 'any' && expected.length === 0) return missingOrStale(db, table, accountId, id, expected);
+  const query = db
+    .deleteFrom(table as ResourceTable)
+    .where('account_id', '=', accountId)
+    .where('id', '=', id);
+  const row = await (expected === 'any' ? query : query.where('version', 'in', expected))
+    .returningAll()
+    .executeTakeFirst();
+  return (row ?? (await missingOrStale(db, table, accountId, id, expected))) as Selectable<DB[T]> | undefined;
 }
 
-/** The reads and the delete every owned resource has, with rows mapped to the resource's records. */
+/** The request behind a change, as the event log keeps it. */
+export interface ChangeCause {
+  requestId: string | null;
+  idempotencyKey: string | null;
+}
+
+/**
+ * Where a change of a record is written, inside the change's own transaction (the event log: a rolled-back
+ * change leaves no entry). Given by the resource module; this layer knows nothing of events.
+ */
+export type ChangeLog<R> = (
+  trx: Database,
+  change: { kind: 'created' | 'updated' | 'deleted'; accountId: number; changed: Versioned<R>; cause: ChangeCause },
+) => Promise<void>;
+
+/** Runs `work` in a transaction, or in the one `db` already is (an idempotent create's). */
+export function inTransaction<T>(db: Database, work: (trx: Database) => Promise<T>): Promise<T> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
+}
+
+/**
+ * The reads, the update and the delete every owned resource has, with rows mapped to the resource's records;
+ * each write and its entry in `log` commit together.
+ */
 export function ownedRecords<T extends ResourceTable, R>(
   db: Database,
   table: T,
   toRecord: (row: Selectable<DB[T]>) => R,
+  log: ChangeLog<R>,
 ) {
+  const versioned = (row: Selectable<DB[T]>): Versioned<R> => ({ record: toRecord(row), version: versionOf(row) });
   const findById = precompiled(db, (accountId: number, id: number) =>
     db
       .selectFrom(table as ResourceTable)
@@ -155,12 +183,51 @@ export function ownedRecords<T extends ResourceTable, R>(
 
     async find(accountId: number, id: number): Promise<Versioned<R> | undefined> {
       const [row] = await findById(accountId, id);
-      return row && { record: toRecord(row as Selectable<DB[T]>), version: versionOf(row as Selectable<DB[T]>) };
+      return row && versioned(row as Selectable<DB[T]>);
     },
 
     /** False when the account has no such record; throws VersionMismatchError when it is at another version. */
-    async remove(accountId: number, id: number, expected: ExpectedVersions = 'any'): Promise<boolean> {
-      return deleteOwned(db, table, accountId, id, expected);
+    async remove(accountId: number, id: number, expected: ExpectedVersions, cause: ChangeCause): Promise<boolean> {
+      return inTransaction(db, async (trx) => {
+        const row = await deleteOwned(trx, table, accountId, id, expected);
+        if (row) await log(trx, { kind: 'deleted', accountId, changed: versioned(row), cause });
+        return row !== undefined;
+      });
+    },
+
+    /**
+     * Applies `changes` (see updateOwned); logs the change only when it changed the record (26a's `changed`).
+     * Throws VersionMismatchError when the record is not at one of the `expected` versions.
+     */
+    async change(
+      accountId: number,
+      id: number,
+      changes: Updateable<DB[T]>,
+      expected: ExpectedVersions,
+      cause: ChangeCause,
+    ): Promise<Updated<R> | undefined> {
+      return inTransaction(db, async (trx) => {
+        const written = await updateOwned(trx, table, accountId, id, changes, expected);
+        if (!written) return undefined;
+        const after = { ...versioned(written.row), changed: written.changed };
+        if (written.changed) await log(trx, { kind: 'updated', accountId, changed: after, cause });
+        return after;
+      });
+    },
+
+    /** Inserts a row with `insert` and logs its creation; undefined (nothing logged) when `insert` stored none. */
+    async created(
+      accountId: number,
+      insert: (trx: Database) => Promise<Selectable<DB[T]> | undefined>,
+      cause: ChangeCause,
+    ): Promise<Versioned<R> | undefined> {
+      return inTransaction(db, async (trx) => {
+        const row = await insert(trx);
+        if (!row) return undefined;
+        const made = versioned(row);
+        await log(trx, { kind: 'created', accountId, changed: made, cause });
+        return made;
+      });
     },
   };
 }

@@ -117,7 +117,71 @@ export interface ServiceSecretsTable {
   value: string;
 }
 
+/** The event log: one row per change, written in the change's own transaction (server/events/outbox.ts). */
+export interface EventsTable {
+  id: Generated<number>;
+  /** `evt_` and 24 hex digits: the id the API and the `webhook-id` header show. */
+  public_id: string;
+  account_id: number;
+  type: string;
+  created_at: Timestamp;
+  /** The JSON body of every delivery of the event. */
+  payload: string;
+}
+
+export interface WebhookEndpointsTable {
+  id: Generated<number>;
+  account_id: number;
+  url: string;
+  /** JSON array of event types, `["*"]` for all. */
+  enabled_events: string;
+  description: string | null;
+  status: 'enabled' | 'disabled';
+  disabled_reason: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: Timestamp | null;
+  secret_rotated_at: Timestamp | null;
+  failing_since: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** An event to deliver to one endpoint (server/webhooks/worker.ts claims the due ones). */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  endpoint_id: number;
+  event_id: number;
+  state: 'pending' | 'succeeded' | 'failed' | 'cancelled';
+  attempts: Generated<number>;
+  /** 1: sent even while the endpoint is disabled (a test, a redelivery to that endpoint by name). */
+  forced: Generated<number>;
+  next_attempt_at: Timestamp;
+  claimed_by: string | null;
+  claimed_until: Timestamp | null;
+  created_at: Timestamp;
+}
+
+/** One attempt of a delivery, as GET /webhook-endpoints/{id}/deliveries shows it. */
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  delivery_id: number;
+  endpoint_id: number;
+  attempt: number;
+  attempted_at: Timestamp;
+  status: 'succeeded' | 'failed';
+  response_status: number | null;
+  latency_ms: number;
+  response_body: string | null;
+  error: string | null;
+  next_attempt_at: Timestamp | null;
+}
+
 export interface DB {
+  events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   domains: DomainsTable;

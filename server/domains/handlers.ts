@@ -1,10 +1,13 @@
 // HTTP handlers of the domain operations: map validated input to the repository and records to replies.
 
 import type { Database } from '../db/database.js';
+import { eventLog } from '../events/outbox.js';
 import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conditional.js';
 import type { Handler, Handlers } from '../http/operations.js';
 import { listQueryOf, paginationOf } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
+import { causeOf } from '../http/request-cause.js';
+import type { WebhookSettings } from '../webhooks/settings.js';
 import { challengeName, inTestZone, TEST_ZONE } from './check-rules.js';
 import { countVerifyOf, type DomainChecks, TEST_ZONE_FOUND } from './checks.js';
 import { normalizeHostname, normalizePageUrl } from './fields.js';
@@ -21,14 +24,16 @@ export type DomainOperation =
   | 'domains_verify';
 type DomainHandlers = Pick<Handlers, DomainOperation>;
 
-export function domainHandlers(db: Database, checks: DomainChecks): DomainHandlers {
-  const domains = domainRepository(db, checks.schedule);
-  const update: Handler<'domains_update'> = async ({ account, path, headers, body }) => {
+export function domainHandlers(db: Database, checks: DomainChecks, webhooks: WebhookSettings): DomainHandlers {
+  const domains = domainRepository(db, checks.schedule, eventLog('domain', webhooks));
+  const update: Handler<'domains_update'> = async ({ account, path, headers, body, requestId }) => {
     const changes: DomainChanges = {};
     if (body.index_page !== undefined) changes.index_page = normalizePageUrl(body.index_page);
     if (body.not_found_page !== undefined) changes.not_found_page = normalizePageUrl(body.not_found_page);
     const expected = ifMatchVersions(headers['If-Match'], path.id);
-    const domain = await unlessChanged('domain', path.id, () => domains.update(account.id, path.id, changes, expected));
+    const domain = await unlessChanged('domain', path.id, () =>
+      domains.update(account.id, path.id, changes, expected, causeOf(requestId)),
+    );
     if (!domain) throw notFound('domain', path.id);
     return { status: 200, body: { data: domain.record }, etag: etagOf(path.id, domain.version) };
   };
@@ -49,15 +54,19 @@ export function domainHandlers(db: Database, checks: DomainChecks): DomainHandle
       return { status: 200, body: { data: domain.record }, etag };
     },
 
-    async domains_store({ account, body, url }) {
+    async domains_store({ account, body, url, headers, requestId }) {
       // The validator has checked the name with the same rule, so it normalises.
       const name = normalizeHostname(body.name) ?? body.name;
       try {
-        const domain = await domains.create(account.id, {
-          name,
-          index_page: normalizePageUrl(body.index_page) ?? null,
-          not_found_page: normalizePageUrl(body.not_found_page) ?? null,
-        });
+        const domain = await domains.create(
+          account.id,
+          {
+            name,
+            index_page: normalizePageUrl(body.index_page) ?? null,
+            not_found_page: normalizePageUrl(body.not_found_page) ?? null,
+          },
+          causeOf(requestId, headers['Idempotency-Key']),
+        );
         const { id } = domain.record;
         return {
           status: 201,
@@ -82,7 +91,7 @@ export function domainHandlers(db: Database, checks: DomainChecks): DomainHandle
     domains_update: update,
     domains_patch: update,
 
-    async domains_verify({ account, path }) {
+    async domains_verify({ account, path, requestId }) {
       const domain = await domains.find(account.id, path.id);
       if (!domain) throw notFound('domain', path.id);
       const { name } = domain.record;
@@ -105,15 +114,22 @@ export function domainHandlers(db: Database, checks: DomainChecks): DomainHandle
         );
       }
       const result = inTestZone(name) ? TEST_ZONE_FOUND : await checks.lookup(challengeName(name));
-      const row = await applyCheck(db, path.id, result, checks.schedule);
+      const row = await applyCheck(db, path.id, result, checks.schedule, new Date(), {
+        cause: causeOf(requestId),
+        limits: webhooks,
+      });
       if (!row) throw notFound('domain', path.id);
       const record = toRecord(row);
       return { status: 200, body: { data: record }, etag: etagOf(path.id, Number(row.version)) };
     },
 
-    async domains_delete({ account, path, headers }) {
+    async domains_delete({ account, path, headers, requestId }) {
       const expected = ifMatchVersions(headers['If-Match'], path.id);
-      if (!(await unlessChanged('domain', path.id, () => domains.remove(account.id, path.id, expected)))) {
+      if (
+        !(await unlessChanged('domain', path.id, () =>
+          domains.remove(account.id, path.id, expected, causeOf(requestId)),
+        ))
+      ) {
         throw notFound('domain', path.id);
       }
       return { status: 204 };

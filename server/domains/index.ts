@@ -1,5 +1,7 @@
 // The domains resource, as the registry (server/resources.ts) lists it.
+import { eventLog } from '../events/outbox.js';
 import type { ResourceModule } from '../resource.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
 import { DEFAULT_SCHEDULE, TEST_ZONE } from './check-rules.js';
 import { domainFormats } from './fields.js';
 import { type DomainOperation, domainHandlers } from './handlers.js';
@@ -18,16 +20,19 @@ const sandboxDomains = (tag: string): NewDomain[] => [
   { name: `blog-${tag}.${TEST_ZONE}`, index_page: null, not_found_page: null },
 ];
 
+/** The sandbox seeds its records itself, outside any request. */
+const SEEDED = { requestId: null, idempotencyKey: null };
+
 export const domains: ResourceModule<'domains', DomainOperation> = {
   name: 'domains',
   formats: domainFormats,
-  handlers: (db, services) => domainHandlers(db, services.domainChecks),
+  handlers: (db, services) => domainHandlers(db, services.domainChecks, services.webhooks),
   examples: {
     store: (tag) => ({ name: `${tag}.example.com` }),
     update: (tag) => ({ index_page: `https://${tag}.example.com/index.html` }),
   },
   seed: async (db, accountId, tag) => {
-    const repository = domainRepository(db, DEFAULT_SCHEDULE);
-    for (const domain of sandboxDomains(tag)) await repository.create(accountId, domain);
+    const repository = domainRepository(db, DEFAULT_SCHEDULE, eventLog('domain', DEFAULT_WEBHOOK_SETTINGS));
+    for (const domain of sandboxDomains(tag)) await repository.create(accountId, domain, SEEDED);
   },
 };

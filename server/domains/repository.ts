@@ -4,12 +4,12 @@ import { type Database, toIso } from '../db/database.js';
 import { newVerificationToken } from '../db/domain-states.js';
 import type { ListQuery } from '../db/listing.js';
 import {
+  type ChangeCause,
+  type ChangeLog,
   type ExpectedVersions,
   ownedRecords,
   type Updated,
-  updateOwned,
   type Versioned,
-  versionOf,
 } from '../db/owned.js';
 import type { DomainsTable } from '../db/schema.js';
 import {
@@ -105,8 +105,13 @@ export function toRecord(row: DomainRow): DomainRecord {
   };
 }
 
-export function domainRepository(db: Database, schedule: Pick<CheckSchedule, 'pendingFirstMs'>) {
-  const owned = ownedRecords(db, 'domains', toRecord);
+/** `log` records each change in the change's own transaction (the event log). */
+export function domainRepository(
+  db: Database,
+  schedule: Pick<CheckSchedule, 'pendingFirstMs'>,
+  log: ChangeLog<DomainRecord>,
+) {
+  const owned = ownedRecords(db, 'domains', toRecord, log);
   return {
     ...owned,
 
@@ -130,30 +135,35 @@ export function domainRepository(db: Database, schedule: Pick<CheckSchedule, 'pe
      * Stores a pending domain. Throws DuplicateDomainError when the account has one of this name, NameHeldError
      * when another account holds the name.
      */
-    async create(accountId: number, domain: NewDomain): Promise<Versioned<DomainRecord>> {
+    async create(accountId: number, domain: NewDomain, cause: ChangeCause): Promise<Versioned<DomainRecord>> {
       // A pending claim blocks nobody, so a store that races a proof elsewhere and wins is harmless: it is pending.
       if (await this.heldElsewhere(accountId, domain.name)) throw new NameHeldError(domain.name);
       const now = new Date();
       // ON CONFLICT DO NOTHING rather than catching the unique violation: on PostgreSQL a failed statement
       // aborts the transaction it runs in (an idempotent create's), and the 409 still has to read and save in it.
-      const row = await db
-        .insertInto('domains')
-        .values({
-          ...domain,
-          account_id: accountId,
-          name_key: domainNameKey(domain.name),
-          status: 'pending',
-          verification_token: newVerificationToken(),
-          state_since: now.toISOString(),
-          next_check_at: new Date(now.getTime() + schedule.pendingFirstMs).toISOString(),
-          created_at: now.toISOString(),
-          updated_at: now.toISOString(),
-        })
-        .onConflict((conflict) => conflict.columns(['account_id', 'name']).doNothing())
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) throw new DuplicateDomainError(domain.name);
-      return { record: toRecord(row), version: versionOf(row) };
+      const created = await owned.created(
+        accountId,
+        (trx) =>
+          trx
+            .insertInto('domains')
+            .values({
+              ...domain,
+              account_id: accountId,
+              name_key: domainNameKey(domain.name),
+              status: 'pending',
+              verification_token: newVerificationToken(),
+              state_since: now.toISOString(),
+              next_check_at: new Date(now.getTime() + schedule.pendingFirstMs).toISOString(),
+              created_at: now.toISOString(),
+              updated_at: now.toISOString(),
+            })
+            .onConflict((conflict) => conflict.columns(['account_id', 'name']).doNothing())
+            .returningAll()
+            .executeTakeFirst(),
+        cause,
+      );
+      if (!created) throw new DuplicateDomainError(domain.name);
+      return created;
     },
 
     /** Whether another account than this one holds the name. */
@@ -175,10 +185,10 @@ export function domainRepository(db: Database, schedule: Pick<CheckSchedule, 'pe
       accountId: number,
       id: number,
       changes: DomainChanges,
-      expected: ExpectedVersions = 'any',
+      expected: ExpectedVersions,
+      cause: ChangeCause,
     ): Promise<Updated<DomainRecord> | undefined> {
-      const written = await updateOwned(db, 'domains', accountId, id, changes, expected);
-      return written && { record: toRecord(written.row), version: versionOf(written.row), changed: written.changed };
+      return owned.change(accountId, id, changes, expected, cause);
     },
   };
 }

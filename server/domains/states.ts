@@ -4,7 +4,11 @@
 import type { Transaction } from 'kysely';
 import { type Database, engineOf, isUniqueViolation } from '../db/database.js';
 import { HOLDING_STATES } from '../db/domain-states.js';
+import type { ChangeCause } from '../db/owned.js';
 import type { DB } from '../db/schema.js';
+import { type OutboxLimits, recordEvent } from '../events/outbox.js';
+import { etagOf } from '../http/conditional.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
 import {
   afterCheck,
   type CheckOutcome,
@@ -17,7 +21,15 @@ import {
   type Observation,
   observe,
 } from './check-rules.js';
-import type { DomainRow } from './repository.js';
+import { type DomainRow, toRecord } from './repository.js';
+
+/** Who asked for a check (a verify's request, or nobody: the scheduler), and the event log's queue limit. */
+export interface CheckEvents {
+  cause: ChangeCause;
+  limits: OutboxLimits;
+}
+
+const SCHEDULED: CheckEvents = { cause: { requestId: null, idempotencyKey: null }, limits: DEFAULT_WEBHOOK_SETTINGS };
 
 type Trx = Transaction<DB>;
 
@@ -31,9 +43,10 @@ export async function transition(
   to: CheckOutcome & { claimedElsewhereAt?: Date },
   observation: Observation,
   now: Date,
+  events: CheckEvents,
 ): Promise<DomainRow> {
   const changed = to.status !== domain.status;
-  return trx
+  const row = await trx
     .updateTable('domains')
     .set((eb) => ({
       status: to.status,
@@ -49,6 +62,13 @@ export async function transition(
     .where('id', '=', domain.id)
     .returningAll()
     .executeTakeFirstOrThrow();
+  // The state change's event, in the transaction that changes the state (domain.pending, .active, …).
+  if (changed) {
+    const data = { object: toRecord(row), etag: etagOf(Number(row.id), Number(row.version)) };
+    const type = `domain.${row.status as DomainStatus}` as const;
+    await recordEvent(trx, { accountId: Number(row.account_id), type, data, cause: events.cause }, events.limits);
+  }
+  return row;
 }
 
 /** The row of a domain, locked for the transaction on PostgreSQL (SQLite's write transaction is exclusive). */
@@ -69,12 +89,13 @@ export async function applyCheck(
   result: LookupResult | Observation,
   schedule: CheckSchedule,
   now = new Date(),
+  events: CheckEvents = SCHEDULED,
 ): Promise<DomainRow | undefined> {
   try {
-    return await applyOnce(db, id, result, schedule, now);
+    return await applyOnce(db, id, result, schedule, now, events);
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    return applyOnce(db, id, result, schedule, now);
+    return applyOnce(db, id, result, schedule, now, events);
   }
 }
 
@@ -84,6 +105,7 @@ async function applyOnce(
   result: LookupResult | Observation,
   schedule: CheckSchedule,
   now: Date,
+  events: CheckEvents,
 ): Promise<DomainRow | undefined> {
   return db.transaction().execute(async (trx) => {
     const [domain] = await locked(trx, (t) => selectDomains(t).where('id', '=', id));
@@ -118,9 +140,10 @@ async function applyOnce(
             values: observation.values,
           },
           now,
+          events,
         );
       }
     }
-    return transition(trx, domain, afterCheck(state, observation.code, now, schedule), observation, now);
+    return transition(trx, domain, afterCheck(state, observation.code, now, schedule), observation, now, events);
   });
 }

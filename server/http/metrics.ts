@@ -23,6 +23,8 @@ export interface Metrics {
   /** The Prometheus text: this process's metrics, or every worker's with WORKERS > 1. */
   collect(): Promise<string>;
   contentType: string;
+  /** The registry this process's metrics live in, for the other parts that count (the webhook worker). */
+  registry: PromClient.Registry;
 }
 
 /** How long a worker waits for the primary's sum (prom-client's own wait for the workers is 5 s). */
@@ -79,9 +81,10 @@ export function createMetrics({ logLinesDropped }: { logLinesDropped?: () => num
     });
     next();
   };
-  if (!cluster.isWorker) return { observe, collect: () => registry.metrics(), contentType: registry.contentType };
+  if (!cluster.isWorker)
+    return { observe, collect: () => registry.metrics(), contentType: registry.contentType, registry };
   answerPrimary(registry);
-  return { observe, collect: askPrimary, contentType: registry.contentType };
+  return { observe, collect: askPrimary, contentType: registry.contentType, registry };
 }
 
 /**

@@ -8,10 +8,13 @@ import type { CursorSeal } from './cursor.js';
 import { context } from './request-context.js';
 import type { Route } from './routes.js';
 
-/** The operations that have handlers: a `*_head` operation is its GET served without the body (spec-model.ts). */
-export type OperationId = Exclude<keyof operations, `${string}_head`>;
+/**
+ * The operations that have handlers: a `*_head` operation is its GET served without the body (spec-model.ts),
+ * and a `webhooks_*` one is a request this service sends (the spec's `webhooks`), not one it serves.
+ */
+export type OperationId = Exclude<keyof operations, `${string}_head` | `webhooks_${string}`>;
 type Responses<K extends OperationId> = operations[K]['responses'];
-type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 204 | 304>;
+type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204 | 304>;
 
 type ReplyFor<R, S> = (R extends { content: { 'application/json': infer B } }
   ? { status: S; body: B }
@@ -37,6 +40,8 @@ export interface HandlerInput<K extends OperationId> {
   body: JsonBody<operations[K]['requestBody']>;
   /** Path of the request and the query parameters it actually sent, for building links. */
   url: { path: string; sent: Record<string, string> };
+  /** The request's X-Request-Id, which the event log records with each change. */
+  requestId: string;
 }
 
 export type Handler<K extends OperationId> = (input: HandlerInput<K>) => Promise<Reply<K>>;
@@ -97,6 +102,7 @@ export function dispatch(
       headers: values('header', req.headers),
       body: req.body ?? {},
       url: { path: `${req.baseUrl}${req.path}`, sent: sentQuery },
+      requestId,
     } as UntypedInput;
     // The spec matched the operation at run time; its input and reply were checked per operation at compile time.
     const operationId = route.operation.id as OperationId;

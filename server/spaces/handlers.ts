@@ -3,6 +3,7 @@ import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/condi
 import type { Handler, Handlers } from '../http/operations.js';
 import { listQueryOf, paginationOf } from '../http/pagination.js';
 import { notFound } from '../http/problem.js';
+import { causeOf } from '../http/request-cause.js';
 import type { SpaceChanges, SpaceRepository } from './repository.js';
 
 export type SpaceOperation =
@@ -15,12 +16,14 @@ export type SpaceOperation =
 type SpaceHandlers = Pick<Handlers, SpaceOperation>;
 
 export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
-  const update: Handler<'spaces_update'> = async ({ account, path, headers, body }) => {
+  const update: Handler<'spaces_update'> = async ({ account, path, headers, body, requestId }) => {
     const changes: SpaceChanges = {};
     if (body.name !== undefined) changes.name = body.name.trim();
     if (body.color !== undefined) changes.color = body.color;
     const expected = ifMatchVersions(headers['If-Match'], path.id);
-    const space = await unlessChanged('space', path.id, () => spaces.update(account.id, path.id, changes, expected));
+    const space = await unlessChanged('space', path.id, () =>
+      spaces.update(account.id, path.id, changes, expected, causeOf(requestId)),
+    );
     if (!space) throw notFound('space', path.id);
     return { status: 200, body: { data: space.record }, etag: etagOf(path.id, space.version) };
   };
@@ -41,9 +44,13 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
       return { status: 200, body: { data: space.record }, etag };
     },
 
-    async spaces_store({ account, body, url }) {
+    async spaces_store({ account, body, url, headers, requestId }) {
       // Colour 1 when omitted, as the spec's description says (it has no `default` keyword; see space-store.yaml).
-      const space = await spaces.create(account.id, { name: body.name.trim(), color: body.color ?? 1 });
+      const space = await spaces.create(
+        account.id,
+        { name: body.name.trim(), color: body.color ?? 1 },
+        causeOf(requestId, headers['Idempotency-Key']),
+      );
       const { id } = space.record;
       return {
         status: 201,
@@ -56,9 +63,11 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
     spaces_update: update,
     spaces_patch: update,
 
-    async spaces_delete({ account, path, headers }) {
+    async spaces_delete({ account, path, headers, requestId }) {
       const expected = ifMatchVersions(headers['If-Match'], path.id);
-      if (!(await unlessChanged('space', path.id, () => spaces.remove(account.id, path.id, expected)))) {
+      if (
+        !(await unlessChanged('space', path.id, () => spaces.remove(account.id, path.id, expected, causeOf(requestId))))
+      ) {
         throw notFound('space', path.id);
       }
       return { status: 204 };

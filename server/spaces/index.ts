@@ -1,5 +1,7 @@
 // The spaces resource, as the registry (server/resources.ts) lists it.
+import { eventLog } from '../events/outbox.js';
 import type { ResourceModule } from '../resource.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
 import { spaceFormats } from './fields.js';
 import { type SpaceOperation, spaceHandlers } from './handlers.js';
 import { type NewSpace, spaceRepository } from './repository.js';
@@ -11,15 +13,21 @@ const SANDBOX_SPACES: NewSpace[] = [
   { name: 'Sales', color: 1 },
 ];
 
+/** The sandbox seeds its records itself, outside any request. */
+const SEEDED = { requestId: null, idempotencyKey: null };
+
 export const spaces: ResourceModule<'spaces', SpaceOperation> = {
   name: 'spaces',
   formats: spaceFormats,
-  handlers: (db) => spaceHandlers(spaceRepository(db)),
+  handlers: (db, { webhooks }) => spaceHandlers(spaceRepository(db, eventLog('space', webhooks))),
   examples: {
     store: (tag) => ({ name: `${tag} space`, color: 3 }),
     update: (tag) => ({ name: `${tag} space`, color: 6 }),
   },
   seed: async (db, accountId) => {
-    for (const space of SANDBOX_SPACES) await spaceRepository(db).create(accountId, space);
+    for (const space of SANDBOX_SPACES) {
+      const repository = spaceRepository(db, eventLog('space', DEFAULT_WEBHOOK_SETTINGS));
+      await repository.create(accountId, space, SEEDED);
+    }
   },
 };

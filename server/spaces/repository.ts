@@ -3,12 +3,12 @@ import type { Selectable } from 'kysely';
 import { type Database, toIso } from '../db/database.js';
 import { foldText } from '../db/listing.js';
 import {
+  type ChangeCause,
+  type ChangeLog,
   type ExpectedVersions,
   ownedRecords,
   type Updated,
-  updateOwned,
   type Versioned,
-  versionOf,
 } from '../db/owned.js';
 import type { SpacesTable } from '../db/schema.js';
 
@@ -37,18 +37,32 @@ function toRecord(row: Selectable<SpacesTable>): SpaceRecord {
   };
 }
 
-export function spaceRepository(db: Database) {
+/** `log` records each change in the change's own transaction (the event log). */
+export function spaceRepository(db: Database, log: ChangeLog<SpaceRecord>) {
+  const owned = ownedRecords(db, 'spaces', toRecord, log);
   return {
-    ...ownedRecords(db, 'spaces', toRecord),
+    ...owned,
 
-    async create(accountId: number, space: NewSpace): Promise<Versioned<SpaceRecord>> {
+    async create(accountId: number, space: NewSpace, cause: ChangeCause): Promise<Versioned<SpaceRecord>> {
       const now = new Date().toISOString();
-      const row = await db
-        .insertInto('spaces')
-        .values({ ...space, account_id: accountId, name_key: foldText(space.name), created_at: now, updated_at: now })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return { record: toRecord(row), version: versionOf(row) };
+      const created = await owned.created(
+        accountId,
+        (trx) =>
+          trx
+            .insertInto('spaces')
+            .values({
+              ...space,
+              account_id: accountId,
+              name_key: foldText(space.name),
+              created_at: now,
+              updated_at: now,
+            })
+            .returningAll()
+            .executeTakeFirstOrThrow(),
+        cause,
+      );
+      if (!created) throw new Error('space insert returned no row');
+      return created;
     },
 
     /**
@@ -59,11 +73,11 @@ export function spaceRepository(db: Database) {
       accountId: number,
       id: number,
       changes: SpaceChanges,
-      expected: ExpectedVersions = 'any',
+      expected: ExpectedVersions,
+      cause: ChangeCause,
     ): Promise<Updated<SpaceRecord> | undefined> {
       const withKey = changes.name === undefined ? changes : { ...changes, name_key: foldText(changes.name) };
-      const written = await updateOwned(db, 'spaces', accountId, id, withKey, expected);
-      return written && { record: toRecord(written.row), version: versionOf(written.row), changed: written.changed };
+      return owned.change(accountId, id, withKey, expected, cause);
     },
   };
 }

@@ -1,8 +1,9 @@
 // Redocly rule: an operationId is `<resource>_<verb>`, where the resource is the path's first segment and
 // the verb is fixed by the method and by whether the path addresses one record (`/{id}`) or the collection.
 // PUT is `update` and PATCH is `patch`, so the two update operations stay distinct; HEAD is its GET's verb
-// with `_head`. An action on one record (`/{id}/<action>`, e.g. `/domains/{id}/verify`) is POST only, and its
-// verb is the action's name.
+// with `_head`. An action on a record (`/{resource}/{id}/<action>`, e.g. POST /webhook-endpoints/{id}/test) is
+// `<resource>_<action>` with `-` as `_`, whatever its method. A webhook (the spec's `webhooks`, one per event
+// type such as `space.updated`) is `webhooks_<type>` with `.` as `_`.
 
 const VERBS = {
   collection: { get: 'list', head: 'list_head', post: 'store' },
@@ -11,10 +12,12 @@ const VERBS = {
 
 export default function OperationIdScheme() {
   let path = '';
+  let webhook = false;
   return {
     PathItem: {
       enter(_pathItem, ctx) {
         path = String(ctx.key);
+        webhook = ctx.location.pointer.startsWith('#/webhooks/');
       },
     },
     Operation: {
@@ -22,9 +25,9 @@ export default function OperationIdScheme() {
         const method = String(ctx.key);
         const [resource, ...rest] = path.split('/').filter(Boolean);
         const kind = rest.length === 0 ? 'collection' : 'record';
-        const action = rest.length === 2 && method === 'post' ? rest[1].replaceAll('-', '_') : undefined;
-        const verb = rest.length === 2 ? action : VERBS[kind][method];
-        const expected = verb ? `${resource}_${verb}` : undefined;
+        const action = rest.length === 2 ? rest[1].replace(/-/g, '_') : undefined;
+        const verb = action ? `${action}${method === 'head' ? '_head' : ''}` : VERBS[kind][method];
+        const expected = webhook ? `webhooks_${path.replace(/\./g, '_')}` : verb ? `${resource}_${verb}` : undefined;
         if (!expected) {
           ctx.report({
             message: `${method.toUpperCase()} ${path} has no verb in the naming scheme (${JSON.stringify(VERBS)}).`,

@@ -22,7 +22,11 @@ let readOnly: string;
 const GENEROUS = { limit: 1_000_000, windowSeconds: 60 };
 
 beforeAll(async () => {
-  server = await startServer({ rateLimit: { perKey: GENEROUS, authFailures: GENEROUS } });
+  // The runner creates many webhook endpoints in one account: room for them all.
+  server = await startServer({
+    rateLimit: { perKey: GENEROUS, authFailures: GENEROUS },
+    webhooks: { maxEndpoints: 1000 },
+  });
   first = await server.account('conformance-first');
   second = await server.account('conformance-second');
   readOnly = (await issueKey(server.db, 'conformance-first', { scopes: READ_SCOPES })).key;
@@ -47,19 +51,26 @@ describe('a full run against our server', () => {
       seed: 20261121,
       cases: 200,
     });
-  }, 180_000);
+  }, 300_000);
 
-  it('passes with no failure, and no skip but the opt-in rate_limited', () => {
+  // The runner cannot make an event to redeliver (events come of other writes, which it does not know of), so
+  // events_redeliver is tried on an unknown id only: its checks that need a record are skipped.
+  const redeliverSkips = (check?: string) =>
+    [...(result.results.tallies.get('events_redeliver')?.entries() ?? [])]
+      .filter(([name]) => check === undefined || name === check)
+      .reduce((sum, [, tally]) => sum + tally.skip, 0);
+
+  it('passes with no failure, and no skip but the opt-in rate_limited (and events_redeliver on a record)', () => {
     expect(result.results.failures.size === 0 ? '' : result.report).toBe('');
     expect(result.passed).toBe(true);
-    expect(result.results.totals()).toMatchObject({ fail: 0, skip: 1 });
+    expect(result.results.totals()).toMatchObject({ fail: 0, skip: 1 + redeliverSkips() });
     expect(result.results.ofCheck('rate_limited')).toMatchObject({ pass: 0, skip: 1 });
   });
 
   it.each(CHECKS.filter((check) => check !== 'rate_limited'))('ran and passed %s', (check) => {
     const tally = result.results.ofCheck(check);
     expect(tally.pass).toBeGreaterThan(0);
-    expect(tally).toMatchObject({ fail: 0, skip: 0 });
+    expect(tally).toMatchObject({ fail: 0, skip: redeliverSkips(check) });
   });
 
   it('ran a few hundred generated cases for the operations that take input', () => {
@@ -96,7 +107,7 @@ describe('a full run against our server', () => {
     for (const operation of ['domains_list', 'domains_store', 'spaces_patch', 'spaces_delete']) {
       expect(result.report).toMatch(new RegExp(`^${operation} `, 'm'));
     }
-    expect(result.report).toMatch(/^PASSED: \d+ checks passed, 1 skipped$/m);
+    expect(result.report).toMatch(new RegExp(`^PASSED: \\d+ checks passed, ${1 + redeliverSkips()} skipped$`, 'm'));
   });
 });
 
@@ -120,8 +131,9 @@ describe('duplicate creates when the spec names no unique field', () => {
       });
     });
     expect(result.results.failures.size === 0 ? '' : result.report).toBe('');
-    // Four for each create that documents 409: domains_store, and spaces_store (an Idempotency-Key in use).
-    expect(result.results.ofCheck('duplicate_conflict')).toMatchObject({ pass: 8, fail: 0 });
+    // Four for each create that documents 409: domains_store, spaces_store (an Idempotency-Key in use) and
+    // webhook-endpoints_store (too many endpoints).
+    expect(result.results.ofCheck('duplicate_conflict')).toMatchObject({ pass: 12, fail: 0 });
     expect(seen.filter((status) => status === 409)).toHaveLength(4);
     expect(result.leftBehind).toBe(0);
   }, 60_000);
@@ -164,7 +176,7 @@ describe('the command line', () => {
     expect(xml).toMatch(/^<\?xml/);
     expect(xml).toContain('<testsuite name="domains_store"');
     expect(xml).toContain('<testcase name="stateful_scenario" classname="domains"/>');
-  }, 60_000);
+  }, 120_000);
 
   it('exits 2 with the usage on a bad command line', async () => {
     const run = await runCli(['--api-key', 'k']);
@@ -228,7 +240,7 @@ describe('the rate-limit budget (--rate-limit-budget)', () => {
   });
 
   it('fails a target that never answers 429 within the budget, and skips the fields it never sends', async () => {
-    const unlimited = await startServer();
+    const unlimited = await startServer({ webhooks: { maxEndpoints: 1000 } });
     try {
       const account = await unlimited.account();
       const result = await runConformance({

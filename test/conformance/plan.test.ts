@@ -120,6 +120,7 @@ describe('duplicate creates', () => {
     expect(model.resources.map((r) => [r.name, r.uniqueFields])).toEqual([
       ['domains', ['name']],
       ['spaces', []],
+      ['webhook-endpoints', []],
     ]);
   });
 
@@ -132,11 +133,13 @@ describe('duplicate creates', () => {
 
   it('repeat only the unique field of a valid first create, in a valid second one, where 409 is documented', async () => {
     const plan = await dryPlan({ seed: 11, cases: 50 });
-    // spaces_store documents 409 too (an Idempotency-Key still in use), with no unique field: identical bodies.
+    // spaces_store documents 409 too (an Idempotency-Key still in use), and webhook-endpoints_store (too many
+    // endpoints), with no unique field: identical bodies.
     const domains = plan.duplicates.filter((d) => d.operation === 'domains_store');
     const spaces = plan.duplicates.filter((d) => d.operation === 'spaces_store');
-    expect([domains.length, spaces.length, plan.duplicates.length]).toEqual([10, 10, 20]);
-    for (const duplicate of spaces) {
+    const endpoints = plan.duplicates.filter((d) => d.operation === 'webhook-endpoints_store');
+    expect([domains.length, spaces.length, endpoints.length, plan.duplicates.length]).toEqual([10, 10, 10, 30]);
+    for (const duplicate of [...spaces, ...endpoints]) {
       expect(duplicate.field).toBeUndefined();
       expect(duplicate.second).toEqual(duplicate.first);
     }
@@ -153,10 +156,11 @@ describe('duplicate creates', () => {
 
   it('send an identical body twice when 409 is documented but no field is marked unique', () => {
     const plan = planRun(buildModel(specText.replace('Unique across the whole service.', '')), { seed: 12, cases: 5 });
-    // Five per create that documents 409: domains_store and spaces_store.
+    // Five per create that documents 409: domains_store, spaces_store and webhook-endpoints_store.
     expect(plan.duplicates.map((d) => d.operation).sort()).toEqual([
       ...Array(5).fill('domains_store'),
       ...Array(5).fill('spaces_store'),
+      ...Array(5).fill('webhook-endpoints_store'),
     ]);
     for (const duplicate of plan.duplicates) {
       expect(duplicate.field).toBeUndefined();

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { RESOURCE_NAMES } from '../../server/resources.js';
 import { startServer, type TestServer } from '../support/server.js';
+import { allOperations } from '../support/spec-operations.js';
 
 let server: TestServer;
 
@@ -11,8 +12,13 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-// A collection and an item path per resource, and the actions on a record (domain verification).
-const API_PATHS = [...RESOURCE_NAMES.flatMap((name) => [`/${name}`, `/${name}/{id}`]), '/domains/{id}/verify'].sort();
+// A collection and an item path per resource, and the other paths of the spec (actions on a record, webhook endpoints, events).
+const API_PATHS = [
+  ...new Set([
+    ...RESOURCE_NAMES.flatMap((name) => [`/${name}`, `/${name}/{id}`]),
+    ...allOperations.map((operation) => operation.template),
+  ]),
+].sort();
 
 describe('/openapi.json', () => {
   it('serves the OpenAPI 3.1 document as JSON with a collection and an item path per resource', async () => {

@@ -7,8 +7,10 @@ import { parse, stringify } from 'yaml';
 import { issueKey } from '../../server/accounts/keys.js';
 import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
 import { domainRepository } from '../../server/domains/repository.js';
+import { eventLog } from '../../server/events/outbox.js';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
 import { ApiSpec } from '../../server/spec-model.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { checkResponse } from '../support/contract.js';
 import { apiClient, startServer, type TestServer } from '../support/server.js';
 
@@ -33,11 +35,15 @@ describe('a server whose replies break its spec', () => {
     const issued = await issueKey(server.db, 'alice');
     key = issued.key;
     // Seeded below the API: through it, the store's own reply would already break the spec.
-    const domain = await domainRepository(server.db, DEFAULT_SCHEDULE).create(issued.account.id, {
-      name: 'seeded.example.com',
-      index_page: null,
-      not_found_page: null,
-    });
+    const domain = await domainRepository(
+      server.db,
+      DEFAULT_SCHEDULE,
+      eventLog('domain', DEFAULT_WEBHOOK_SETTINGS),
+    ).create(
+      issued.account.id,
+      { name: 'seeded.example.com', index_page: null, not_found_page: null },
+      { requestId: null, idempotencyKey: null },
+    );
     domainId = domain.record.id;
   });
   afterAll(() => server.close());

@@ -11,7 +11,8 @@ import { FORMATS as SERVER_FORMATS } from '../../server/app.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
 import { defaultDomainChecks } from '../../server/domains/checks.js';
-import { RESOURCE_NAMES, RESOURCES } from '../../server/resources.js';
+import { MODULE_NAMES, MODULES, RESOURCE_NAMES, RESOURCES } from '../../server/resources.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 
 const document = JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8')) as {
@@ -29,14 +30,15 @@ const customFormats = [
 
 describe('the registry', () => {
   it('registers every collection of the spec, and nothing else', () => {
-    expect([...RESOURCE_NAMES].sort()).toEqual([...specCollections].sort());
+    expect([...MODULE_NAMES].sort()).toEqual([...specCollections].sort());
   });
 
-  it.each(RESOURCES.map((module) => ({ name: module.name, module })))(
+  it.each(MODULES.map((module) => ({ name: module.name, module })))(
     '$name handles exactly its operations of the spec (HEAD is served by GET)',
     ({ name, module }) => {
       // Building the handlers touches no database: the repositories only use it once called.
-      const handled = Object.keys(module.handlers({} as Database, { domainChecks: defaultDomainChecks() })).sort();
+      const services = { domainChecks: defaultDomainChecks(), webhooks: DEFAULT_WEBHOOK_SETTINGS };
+      const handled = Object.keys(module.handlers({} as Database, services)).sort();
       const own = specOperations.filter((id) => id.startsWith(`${name}_`) && !id.endsWith('_head')).sort();
       expect(handled).toEqual(own);
     },

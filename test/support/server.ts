@@ -13,6 +13,9 @@ import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
 import { DEFAULT_VERIFY_QUOTA, type DomainChecks } from '../../server/domains/checks.js';
 import { txtLookup } from '../../server/domains/txt-lookup.js';
 import { prepareValidation, type RequestValidation } from '../../server/http/request-validation.js';
+import { createLogger } from '../../server/logger.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../server/webhooks/settings.js';
+import { startDeliveryWorker } from '../../server/webhooks/worker.js';
 import { checkResponse, routes, spec } from './contract.js';
 import { freshDatabase } from './database.js';
 
@@ -100,18 +103,33 @@ export async function startServer(
       | 'trustProxy'
       | 'domainChecks'
     >
-  > = {},
+  > & {
+    /** Webhook settings over the defaults; private targets are allowed (the tests' receivers are on 127.0.0.1). */
+    webhooks?: Partial<WebhookSettings>;
+    /** Run a delivery worker beside the app, as the service does. */
+    deliver?: boolean;
+  } = {},
 ): Promise<TestServer> {
   const database = await freshDatabase();
   const db = openDatabase(database.url);
   await migrateToLatest(db);
+  const { webhooks: webhookOptions, deliver = false, ...appOptions } = options;
+  // The conformance runner makes many endpoints in one account: the per-account limit is tested where it is set.
+  const webhooks: WebhookSettings = {
+    ...DEFAULT_WEBHOOK_SETTINGS,
+    allowPrivateTargets: true,
+    maxEndpoints: 1000,
+    ...webhookOptions,
+  };
   const app = await createApp({
     db,
     validateResponses: true,
     domainChecks: offlineDomainChecks(),
+    webhooks,
     ...(options.spec ? {} : { validation: sharedValidation() }),
-    ...options,
+    ...appOptions,
   });
+  const worker = deliver ? startDeliveryWorker(db, webhooks, { logger: createLogger('silent') }) : undefined;
   const server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -135,6 +153,7 @@ export async function startServer(
       return response;
     },
     async close() {
+      await worker?.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await db.destroy();

@@ -1,0 +1,124 @@
+// HTTP handlers of the webhook-endpoint operations: map validated input to the repository and records to
+// replies, with the safe-target rule and the per-account limit.
+
+import type { Database } from '../db/database.js';
+import { recordEvent } from '../events/outbox.js';
+import { nextLink, readIdCursor } from '../http/id-cursor.js';
+import type { Handlers } from '../http/operations.js';
+import { HttpProblem, notFound, validationProblem } from '../http/problem.js';
+import { causeOf } from '../http/request-cause.js';
+import type { WebhookEndpointRepository } from './repository.js';
+import type { WebhookSettings } from './settings.js';
+import { targetProblem } from './target-check.js';
+
+export type WebhookEndpointOperation =
+  | 'webhook-endpoints_list'
+  | 'webhook-endpoints_show'
+  | 'webhook-endpoints_store'
+  | 'webhook-endpoints_update'
+  | 'webhook-endpoints_patch'
+  | 'webhook-endpoints_delete'
+  | 'webhook-endpoints_rotate_secret'
+  | 'webhook-endpoints_test'
+  | 'webhook-endpoints_deliveries';
+type WebhookEndpointHandlers = Pick<Handlers, WebhookEndpointOperation>;
+
+/** 422 naming `url` when the URL is not a safe target (unless the operator allows private targets). */
+async function requireSafeTarget(url: string, settings: WebhookSettings): Promise<void> {
+  const problem = await targetProblem(url, settings.allowPrivateTargets);
+  if (problem === undefined) return;
+  const refused = validationProblem([{ location: 'body', field: 'url', message: problem }]);
+  throw new HttpProblem(422, 'unsafe-webhook-url', `The webhook URL is not a safe target: it ${problem}.`, {
+    errors: refused.extra.errors,
+  });
+}
+
+const endpointNotFound = (id: number) => notFound('webhook endpoint', id);
+
+export function webhookEndpointHandlers(
+  db: Database,
+  endpoints: WebhookEndpointRepository,
+  settings: WebhookSettings,
+): WebhookEndpointHandlers {
+  const update: WebhookEndpointHandlers['webhook-endpoints_update'] = async ({ account, path, body }) => {
+    if (body.url !== undefined) await requireSafeTarget(body.url, settings);
+    const endpoint = await endpoints.update(account.id, path.id, body);
+    if (!endpoint) throw endpointNotFound(path.id);
+    return { status: 200, body: { data: endpoint } };
+  };
+
+  return {
+    async 'webhook-endpoints_list'({ account }) {
+      return { status: 200, body: { data: await endpoints.list(account.id) } };
+    },
+
+    async 'webhook-endpoints_show'({ account, path }) {
+      const endpoint = await endpoints.find(account.id, path.id);
+      if (!endpoint) throw endpointNotFound(path.id);
+      return { status: 200, body: { data: endpoint } };
+    },
+
+    async 'webhook-endpoints_store'({ account, body, url }) {
+      await requireSafeTarget(body.url, settings);
+      const created = await endpoints.create(
+        account.id,
+        { url: body.url, enabled_events: body.enabled_events, description: body.description ?? null },
+        settings.maxEndpoints,
+      );
+      if (!created) {
+        throw new HttpProblem(
+          409,
+          'too-many-webhook-endpoints',
+          `This account has ${settings.maxEndpoints} webhook endpoints, the most it may have; delete one to add another.`,
+        );
+      }
+      return {
+        status: 201,
+        body: { data: created.record, secret: created.secret },
+        location: `${url.path}/${created.record.id}`,
+      };
+    },
+
+    'webhook-endpoints_update': update,
+    'webhook-endpoints_patch': update,
+
+    async 'webhook-endpoints_delete'({ account, path }) {
+      if (!(await endpoints.remove(account.id, path.id))) throw endpointNotFound(path.id);
+      return { status: 204 };
+    },
+
+    async 'webhook-endpoints_rotate_secret'({ account, path }) {
+      const rotated = await endpoints.rotateSecret(account.id, path.id, settings.secretOverlapMs);
+      if (!rotated) throw endpointNotFound(path.id);
+      return { status: 200, body: { data: rotated.record, secret: rotated.secret } };
+    },
+
+    async 'webhook-endpoints_test'({ account, path, requestId }) {
+      const endpoint = await endpoints.find(account.id, path.id);
+      if (!endpoint) throw endpointNotFound(path.id);
+      const event = await recordEvent(
+        db,
+        {
+          accountId: account.id,
+          type: 'webhook.test',
+          data: { endpoint_id: endpoint.id },
+          cause: causeOf(requestId),
+          onlyEndpointId: endpoint.id,
+        },
+        settings,
+      );
+      return { status: 202, body: { data: JSON.parse(event.payload) } };
+    },
+
+    async 'webhook-endpoints_deliveries'({ account, path, query, url }) {
+      const endpoint = await endpoints.find(account.id, path.id);
+      if (!endpoint) throw endpointNotFound(path.id);
+      const before = readIdCursor(query.after as string | undefined);
+      const attempts = await endpoints.attempts(endpoint.id, query.per_page, before);
+      return {
+        status: 200,
+        body: { data: attempts, links: { next: nextLink(url.path, url.sent, attempts, query.per_page) } },
+      };
+    },
+  };
+}

@@ -1,0 +1,59 @@
+// The webhook metrics, beside the request metrics (server/http/metrics.ts): deliveries by outcome and their
+// latency, counted by this process's worker, and the queue as the database holds it (its depth and the age of
+// the oldest undelivered event), read when the metrics are collected.
+import { createRequire } from 'node:module';
+import type PromClient from 'prom-client';
+import type { Database } from '../db/database.js';
+import type { Metrics } from '../http/metrics.js';
+import type { DeliveryObserver } from './worker.js';
+
+const promClient = () => createRequire(import.meta.url)('prom-client') as typeof PromClient;
+
+export function webhookMetrics(metrics: Metrics, db: Database): DeliveryObserver {
+  const { Counter, Gauge, Histogram } = promClient();
+  const registers = [metrics.registry];
+  const attempts = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome: succeeded, retrying, gave_up, gone (410) or cancelled.',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const latency = new Histogram({
+    name: 'webhook_delivery_duration_seconds',
+    help: 'Time from sending a webhook delivery to its complete answer (or giving up on it).',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
+    registers,
+  });
+  const pending = () =>
+    db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => [eb.fn.countAll().as('depth'), eb.fn.min('created_at').as('oldest')])
+      .where('state', '=', 'pending')
+      .executeTakeFirstOrThrow();
+  new Gauge({
+    name: 'webhook_queue_depth',
+    help: 'Webhook deliveries not yet delivered nor given up, over all endpoints.',
+    // Every process reads the same database: the processes' values are the same, not to be summed.
+    aggregator: 'max',
+    registers,
+    async collect() {
+      this.set(Number((await pending()).depth));
+    },
+  });
+  new Gauge({
+    name: 'webhook_oldest_undelivered_age_seconds',
+    help: 'Age of the oldest webhook delivery not yet delivered nor given up (0 when none).',
+    aggregator: 'max',
+    registers,
+    async collect() {
+      const { oldest } = await pending();
+      this.set(oldest ? Math.max(0, (Date.now() - new Date(oldest as string).getTime()) / 1000) : 0);
+    },
+  });
+  return {
+    attempted(outcome, latencyMs) {
+      attempts.inc({ outcome });
+      if (outcome !== 'cancelled') latency.observe(latencyMs / 1000);
+    },
+  };
+}

@@ -1,0 +1,199 @@
+// Persistence of webhook endpoints and of their delivery log. Takes and returns plain records; knows nothing
+// of HTTP. The secret is only ever returned by create and rotate.
+import type { Selectable } from 'kysely';
+import type { components } from '../../generated/api.js';
+import { type Database, toIso } from '../db/database.js';
+import type { WebhookEndpointsTable } from '../db/schema.js';
+import { newSecret } from './signature.js';
+
+// The records are the contract's shapes: enabled_events and disabled_reason hold only the values it names.
+export type WebhookEndpointRecord = components['schemas']['webhook-endpoint'];
+export type DeliveryAttemptRecord = components['schemas']['webhook-delivery'];
+type EnabledEvents = WebhookEndpointRecord['enabled_events'];
+
+export interface NewWebhookEndpoint {
+  url: string;
+  enabled_events: EnabledEvents;
+  description: string | null;
+}
+
+export interface WebhookEndpointChanges {
+  url?: string;
+  enabled_events?: EnabledEvents;
+  description?: string | null;
+  status?: 'enabled' | 'disabled';
+}
+
+const isoOrNull = (value: string | Date | null) => (value === null ? null : toIso(value));
+
+export function toEndpointRecord(row: Selectable<WebhookEndpointsTable>): WebhookEndpointRecord {
+  return {
+    id: Number(row.id),
+    url: row.url,
+    enabled_events: JSON.parse(row.enabled_events) as EnabledEvents,
+    description: row.description,
+    status: row.status,
+    disabled_reason:
+      row.status === 'enabled' ? null : (row.disabled_reason as WebhookEndpointRecord['disabled_reason']),
+    secret_rotated_at: isoOrNull(row.secret_rotated_at),
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+export function webhookEndpointRepository(db: Database) {
+  const owned = (accountId: number, id: number) =>
+    db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', id);
+  return {
+    async list(accountId: number): Promise<WebhookEndpointRecord[]> {
+      const rows = await db
+        .selectFrom('webhook_endpoints')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .orderBy('id', 'asc')
+        .execute();
+      return rows.map(toEndpointRecord);
+    },
+
+    async find(accountId: number, id: number): Promise<WebhookEndpointRecord | undefined> {
+      const row = await owned(accountId, id).executeTakeFirst();
+      return row && toEndpointRecord(row);
+    },
+
+    /** Undefined when the account has `max` endpoints already (counted in the insert's own transaction). */
+    async create(
+      accountId: number,
+      endpoint: NewWebhookEndpoint,
+      max: number,
+    ): Promise<{ record: WebhookEndpointRecord; secret: string } | undefined> {
+      return db.transaction().execute(async (trx) => {
+        // Serializes the account's creates (PostgreSQL), so two at once cannot both pass the count.
+        await trx
+          .updateTable('accounts')
+          .set({ name: (eb) => eb.ref('name') })
+          .where('id', '=', accountId)
+          .execute();
+        const count = await trx
+          .selectFrom('webhook_endpoints')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('account_id', '=', accountId)
+          .executeTakeFirstOrThrow();
+        if (Number(count.n) >= max) return undefined;
+        const now = new Date().toISOString();
+        const secret = newSecret();
+        const row = await trx
+          .insertInto('webhook_endpoints')
+          .values({
+            account_id: accountId,
+            url: endpoint.url,
+            enabled_events: JSON.stringify(endpoint.enabled_events),
+            description: endpoint.description,
+            status: 'enabled',
+            secret,
+            created_at: now,
+            updated_at: now,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        return { record: toEndpointRecord(row), secret };
+      });
+    },
+
+    async update(
+      accountId: number,
+      id: number,
+      changes: WebhookEndpointChanges,
+    ): Promise<WebhookEndpointRecord | undefined> {
+      const set: Record<string, unknown> = {};
+      if (changes.url !== undefined) set.url = changes.url;
+      if (changes.enabled_events !== undefined) set.enabled_events = JSON.stringify(changes.enabled_events);
+      if (changes.description !== undefined) set.description = changes.description;
+      if (changes.status === 'enabled')
+        Object.assign(set, { status: 'enabled', disabled_reason: null, failing_since: null });
+      if (changes.status === 'disabled') Object.assign(set, { status: 'disabled', disabled_reason: 'manual' });
+      if (Object.keys(set).length === 0) return this.find(accountId, id);
+      const row = await db
+        .updateTable('webhook_endpoints')
+        .set({ ...set, updated_at: new Date().toISOString() })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      return row && toEndpointRecord(row);
+    },
+
+    async remove(accountId: number, id: number): Promise<boolean> {
+      const result = await db
+        .deleteFrom('webhook_endpoints')
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+
+    /** A new secret; the current one keeps signing beside it for `overlapMs`. */
+    async rotateSecret(
+      accountId: number,
+      id: number,
+      overlapMs: number,
+    ): Promise<{ record: WebhookEndpointRecord; secret: string } | undefined> {
+      const now = new Date();
+      const secret = newSecret();
+      const row = await db
+        .updateTable('webhook_endpoints')
+        .set((eb) => ({
+          previous_secret: eb.ref('secret'),
+          previous_secret_until: new Date(now.getTime() + overlapMs).toISOString(),
+          secret,
+          secret_rotated_at: now.toISOString(),
+          updated_at: now.toISOString(),
+        }))
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      return row && { record: toEndpointRecord(row), secret };
+    },
+
+    /** One page of the endpoint's attempts, newest first, below attempt id `before` when given. */
+    async attempts(endpointId: number, limit: number, before?: number): Promise<DeliveryAttemptRecord[]> {
+      let query = db
+        .selectFrom('webhook_attempts as a')
+        .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+        .innerJoin('events as e', 'e.id', 'd.event_id')
+        .select([
+          'a.id',
+          'e.public_id',
+          'e.type',
+          'a.attempt',
+          'a.attempted_at',
+          'a.status',
+          'a.response_status',
+          'a.latency_ms',
+          'a.response_body',
+          'a.error',
+          'a.next_attempt_at',
+        ])
+        .where('a.endpoint_id', '=', endpointId)
+        .orderBy('a.id', 'desc')
+        .limit(limit);
+      if (before !== undefined) query = query.where('a.id', '<', before);
+      const rows = await query.execute();
+      return rows.map((row) => ({
+        id: Number(row.id),
+        event_id: row.public_id,
+        event_type: row.type as DeliveryAttemptRecord['event_type'],
+        attempt: Number(row.attempt),
+        attempted_at: toIso(row.attempted_at),
+        status: row.status,
+        response_status: row.response_status === null ? null : Number(row.response_status),
+        latency_ms: Number(row.latency_ms),
+        response_body: row.response_body,
+        error: row.error,
+        next_attempt_at: isoOrNull(row.next_attempt_at),
+      }));
+    },
+  };
+}
+
+export type WebhookEndpointRepository = ReturnType<typeof webhookEndpointRepository>;

@@ -1,0 +1,104 @@
+// One delivery attempt over HTTP: POST the payload with its signed headers, within a time limit that covers
+// connecting, the answer's headers and its body, and only to an address the safe-target rule allows (checked
+// on the address actually connected to, so a DNS answer that changed since the endpoint was saved is caught).
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { unsafeAddressReason, urlProblem } from './safe-target.js';
+
+/** The first characters of an answer's body kept in the delivery log. */
+export const RESPONSE_BODY_KEPT = 1024;
+/** Read no more of an answer's body than this: the rest is not needed, and not waited for. */
+const RESPONSE_BODY_READ = 64 * 1024;
+
+export interface AttemptResult {
+  /** The answer's status; undefined when none came (timeout, refused, unsafe). */
+  status?: number;
+  retryAfter?: string;
+  body?: string;
+  error?: string;
+  latencyMs: number;
+}
+
+class UnsafeTarget extends Error {}
+
+/** dns.lookup, refusing every address the safe-target rule does not allow. */
+const safeLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+    if (error) return callback(error, '', 4);
+    const unsafe = addresses.map((a) => [a.address, unsafeAddressReason(a.address)] as const).find(([, why]) => why);
+    if (unsafe) {
+      const [address, why] = unsafe;
+      return callback(new UnsafeTarget(`${hostname} resolves to a ${why} address (${address})`), '', 4);
+    }
+    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+    const first = addresses[0] as LookupAddress;
+    callback(null, first.address, first.family);
+  });
+};
+
+export function sendAttempt(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  { timeoutMs, allowPrivate }: { timeoutMs: number; allowPrivate: boolean },
+): Promise<AttemptResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const problem = urlProblem(url, allowPrivate);
+  if (problem) return Promise.resolve({ error: `unsafe target: the URL ${problem}`, latencyMs: 0 });
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (result: Omit<AttemptResult, 'latencyMs'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ ...result, latencyMs: elapsed() });
+    };
+    const target = new URL(url);
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(target, {
+      method: 'POST',
+      headers: {
+        ...headers,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': 'domain-space-service-webhooks/1',
+      },
+      ...(allowPrivate ? {} : { lookup: safeLookup }),
+    });
+    const timer = setTimeout(() => {
+      request.destroy();
+      finish({ error: `timeout: no complete answer within ${timeoutMs} ms` });
+    }, timeoutMs);
+    request.on('error', (error) => {
+      const message = error instanceof UnsafeTarget ? `unsafe target: ${error.message}` : error.message;
+      finish({ error: message.slice(0, 500) });
+    });
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      let read = 0;
+      const done = () => {
+        const text = Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_BODY_KEPT);
+        const retryAfter = response.headers['retry-after'];
+        finish({
+          status: response.statusCode ?? 0,
+          body: text,
+          ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
+        });
+      };
+      response.on('data', (chunk: Buffer) => {
+        if (read < RESPONSE_BODY_KEPT * 4) chunks.push(chunk);
+        read += chunk.length;
+        if (read > RESPONSE_BODY_READ) {
+          done();
+          response.destroy();
+        }
+      });
+      response.on('end', done);
+      response.on('error', (error) => finish({ status: response.statusCode ?? 0, error: error.message.slice(0, 500) }));
+    });
+    request.end(body);
+  });
+}

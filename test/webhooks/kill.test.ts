@@ -1,0 +1,90 @@
+// kill -9 during delivery: the service (a child process) is killed while deliveries are in flight, started again
+// on the same database, and every event is delivered; only the attempts in flight at the kill may come twice
+// (at least once), every acknowledged one never again.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Running, runScript, SERVICE } from '../service/process.js';
+import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
+
+const CONCURRENCY = 4;
+const EVENTS = 20;
+let database: TestDatabase;
+let receiver: Receiver;
+const runs: Running[] = [];
+
+const env = () => ({
+  PORT: '0',
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  RATE_LIMIT: 'off',
+  AUTH_FAILURE_LIMIT: 'off',
+  DATABASE_URL: database.url,
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+  WEBHOOK_TIMEOUT_S: '1',
+  WEBHOOK_POLL_S: '0.05',
+  WEBHOOK_RETRY_SCHEDULE_S: '0.2,0.2,0.2,0.2,0.2',
+  WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+});
+
+async function start(): Promise<{ origin: string; run: Running }> {
+  const run = runScript(SERVICE, [], env());
+  runs.push(run);
+  const [, origin = ''] = await run.waitForOutput(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 120_000);
+  return { origin, run };
+}
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  for (const run of runs) if (run.child.exitCode === null && run.child.signalCode === null) await run.stop('SIGTERM');
+  await receiver?.close();
+  await database?.drop();
+});
+
+describe('kill -9 during delivery', () => {
+  it('loses no event and repeats none that was acknowledged', async () => {
+    const first = await start();
+    await first.run.waitForOutput(/dss_[0-9a-f]{12}_/, 30_000).catch(() => undefined);
+    const key = first.run.firstKey() ?? '';
+    const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+    const made = await fetch(`${first.origin}/api/v1/webhook-endpoints`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ url: receiver.url, enabled_events: ['space.created'] }),
+    });
+    expect(made.status).toBe(201);
+    // The first answers hang past the attempt's limit: deliveries are in flight when the process dies.
+    receiver.script(...Array.from({ length: CONCURRENCY }, () => ({ delayMs: 3000 })));
+    for (let i = 0; i < EVENTS; i++) {
+      const created = await fetch(`${first.origin}/api/v1/spaces`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: `killed ${i}` }),
+      });
+      expect(created.status).toBe(201);
+    }
+    await receiver.until((r) => r.length >= CONCURRENCY);
+    first.run.child.kill('SIGKILL');
+    await first.run.exited;
+
+    const second = await start();
+    const events = (await (
+      await fetch(`${second.origin}/api/v1/events?type=space.created&per_page=100`, { headers })
+    ).json()) as { data: Array<{ id: string }> };
+    const ids = events.data.map((event) => event.id).sort();
+    expect(ids).toHaveLength(EVENTS);
+    // Every event arrives (the claims of the killed process run out, and its deliveries are taken again).
+    const delivered = () =>
+      new Set(receiver.received.filter((r) => r.answer.delayMs === undefined).map((r) => r.headers['webhook-id']));
+    await receiver.until(() => delivered().size === EVENTS, 60_000);
+    expect([...delivered()].sort()).toEqual(ids);
+    // Acknowledged once each: no event got two 2xx answers in time.
+    const acknowledged = receiver.received
+      .filter((r) => r.answer.delayMs === undefined)
+      .map((r) => r.headers['webhook-id']);
+    expect(acknowledged.length).toBe(EVENTS);
+    await second.run.stop('SIGTERM');
+  }, 180_000);
+});
