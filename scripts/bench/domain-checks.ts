@@ -14,7 +14,9 @@ import type { DomainChecks } from '../../server/domains/checks.js';
 import { domainRepository } from '../../server/domains/repository.js';
 import { startScheduler } from '../../server/domains/scheduler.js';
 import { txtLookup } from '../../server/domains/txt-lookup.js';
+import { eventLog } from '../../server/events/outbox.js';
 import { createLogger } from '../../server/logger.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { startKnot, ZONE } from '../../test/support/knot.js';
 
 const DOMAINS = Number(process.env.DOMAINS ?? 10_000);
@@ -27,14 +29,18 @@ async function main(): Promise<void> {
   try {
     await migrateToLatest(db);
     const { account } = await issueKey(db, 'bench');
-    const repository = domainRepository(db, { pendingFirstMs: 0 });
+    const repository = domainRepository(db, { pendingFirstMs: 0 }, eventLog('domain', DEFAULT_WEBHOOK_SETTINGS));
     const published: string[] = [];
     for (let i = 0; i < DOMAINS; i++) {
-      const { record } = await repository.create(account.id, {
-        name: `d${i}.${ZONE}`,
-        index_page: null,
-        not_found_page: null,
-      });
+      const { record } = await repository.create(
+        account.id,
+        {
+          name: `d${i}.${ZONE}`,
+          index_page: null,
+          not_found_page: null,
+        },
+        { requestId: null, idempotencyKey: null },
+      );
       if (i % 2 === 0) published.push(`update add ${record.verification.name}. 60 TXT "${record.verification.value}"`);
     }
     // One dynamic update per 500 records (a DNS message has room for a few hundred).

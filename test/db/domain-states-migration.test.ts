@@ -8,6 +8,12 @@ import { listPage } from '../../server/db/listing.js';
 import { migrateToLatest, provider } from '../../server/db/migrations.js';
 import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
 import { domainRepository } from '../../server/domains/repository.js';
+import { eventLog } from '../../server/events/outbox.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
+
+/** A change made outside any request, as a scheduled check's is. */
+const NO_CAUSE = { requestId: null, idempotencyKey: null };
+
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 
 let database: TestDatabase;
@@ -56,7 +62,7 @@ describe('0005_domain_states on existing domains', () => {
 
     await migrateToLatest(db);
 
-    const repository = domainRepository(db, DEFAULT_SCHEDULE);
+    const repository = domainRepository(db, DEFAULT_SCHEDULE, eventLog('domain', DEFAULT_WEBHOOK_SETTINGS));
     const shop = await repository.find(owner, ids[0] ?? 0);
     expect(shop?.record).toMatchObject({
       name: 'shop.example.com',
@@ -73,11 +79,15 @@ describe('0005_domain_states on existing domains', () => {
     expect(firstCheck).toBeLessThanOrEqual(Date.now() + 3_600_000);
 
     // Counts and the trigram search carry on through writes made after the migration.
-    const added = await repository.create(owner, {
-      name: 'shopping.example.com',
-      index_page: null,
-      not_found_page: null,
-    });
+    const added = await repository.create(
+      owner,
+      {
+        name: 'shopping.example.com',
+        index_page: null,
+        not_found_page: null,
+      },
+      NO_CAUSE,
+    );
     expect(added.record.id).toBeGreaterThan(ids[2] ?? 0);
     expect((await listPage(db, 'domains', owner, LIST)).total).toBe(3);
     const found = await listPage(db, 'domains', owner, { ...LIST, search: 'shop' });
@@ -85,13 +95,17 @@ describe('0005_domain_states on existing domains', () => {
 
     // The name held active by its owner is refused elsewhere; a pending one is not.
     await expect(
-      repository.create(other, { name: 'shop.example.com', index_page: null, not_found_page: null }),
+      repository.create(other, { name: 'shop.example.com', index_page: null, not_found_page: null }, NO_CAUSE),
     ).rejects.toThrow(/held/);
-    const claimed = await repository.create(other, {
-      name: 'shopping.example.com',
-      index_page: null,
-      not_found_page: null,
-    });
+    const claimed = await repository.create(
+      other,
+      {
+        name: 'shopping.example.com',
+        index_page: null,
+        not_found_page: null,
+      },
+      NO_CAUSE,
+    );
     expect(claimed.record.status).toBe('pending');
   });
 });
