@@ -83,6 +83,9 @@ async function backupUnderLoad(
   database: TestDatabase,
   backup: () => Promise<void>,
   restore: () => Promise<TestDatabase>,
+  // SQLite allocates an id inside its one write lock, so ids commit in order; PostgreSQL's sequence hands out ids
+  // before the transactions that use them commit, in any order (a create now also writes its event).
+  idsCommitInOrder: boolean,
 ) {
   const port = await freePort();
   const service = await startReady(port, { ...ENV, DATABASE_URL: database.url });
@@ -114,8 +117,9 @@ async function backupUnderLoad(
   );
   expect(before.filter((ack) => !present.has(ack.id))).toEqual([]);
   expect(after.filter((ack) => present.has(ack.id))).toEqual([]);
-  // One snapshot: every acknowledged create up to the newest restored one is there, and the count agrees.
-  expect(acks.filter((ack) => ack.id <= newest && !present.has(ack.id))).toEqual([]);
+  // One snapshot: where ids commit in order, every acknowledged create up to the newest restored one is there.
+  if (idsCommitInOrder) expect(acks.filter((ack) => ack.id <= newest && !present.has(ack.id))).toEqual([]);
+  // And the count agrees with the records.
   expect(total).toBe(ids.length);
 }
 
@@ -142,6 +146,7 @@ describe('backups under write load', { timeout: 240_000 }, () => {
         expect(again.stderr).toContain('A database exists at');
         return restored;
       },
+      true,
     );
   });
 
@@ -162,6 +167,7 @@ describe('backups under write load', { timeout: 240_000 }, () => {
         });
         return restored;
       },
+      false,
     );
   });
 });
