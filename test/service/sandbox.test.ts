@@ -127,10 +127,17 @@ describe('sandbox', SLOW, () => {
 });
 
 describe('the conformance runner against the sandbox', { timeout: 300_000 }, () => {
-  it('passes with every check on (profile server), none skipped', async () => {
+  it('passes with every check on (profile server), none skipped but redelivery on a record', async () => {
     // A quota the run's own requests stay under, which --rate-limit-budget then spends to see the 429; its
     // wrong-key probes must not trip the failed-authentication guard (the runner would wait out each 429).
-    const { url } = await sandbox({ RATE_LIMIT: '3000/60', AUTH_FAILURE_LIMIT: '100000/60' });
+    // More webhook endpoints than an account's default limit, with generated URLs whose hosts resolve nowhere
+    // (the save-time DNS check is off, as .ci/conformance and the tests' servers have it).
+    const { url } = await sandbox({
+      RATE_LIMIT: '3000/60',
+      AUTH_FAILURE_LIMIT: '100000/60',
+      WEBHOOK_MAX_ENDPOINTS: '1000',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+    });
     const exit = await runToExit(
       'scripts/conformance/main.ts',
       [
@@ -142,7 +149,11 @@ describe('the conformance runner against the sandbox', { timeout: 300_000 }, () 
       {},
       240_000,
     );
-    expect(exit.stdout).toMatch(/PASSED: \d+ checks passed, 0 skipped/);
+    // The runner cannot make an event to redeliver (events come of writes it does not know of): events_redeliver's
+    // checks that need a record are the only skips, as in own-server.test.ts.
+    expect(exit.stdout).toMatch(/PASSED: \d+ checks passed, \d+ skipped/);
+    const skips = exit.stdout.split('\n').filter((line) => /^- \w+ ×\d+ \(/.test(line));
+    expect(skips.filter((line) => !line.includes('(events_redeliver)'))).toEqual([]);
     expect(exit.code).toBe(0);
   });
 });
