@@ -1349,7 +1349,10 @@ export interface components {
             id: components["schemas"]["id"];
             event_id: components["schemas"]["event-id"];
             event_type: components["schemas"]["event-type"];
-            /** @description Which attempt of this delivery it was, from 1. */
+            /**
+             * Format: int32
+             * @description Which attempt of this delivery it was, from 1.
+             */
             attempt: number;
             attempted_at: components["schemas"]["timestamp"];
             /**
@@ -1357,9 +1360,15 @@ export interface components {
              * @enum {string}
              */
             status: "succeeded" | "failed";
-            /** @description The HTTP status the endpoint answered, or null when none came (timeout, connection refused, unsafe target). */
+            /**
+             * Format: int32
+             * @description The HTTP status the endpoint answered, or null when none came (timeout, connection refused, unsafe target).
+             */
             response_status: number | null;
-            /** @description From sending the request to reading the whole answer (or giving up), in milliseconds. */
+            /**
+             * Format: int32
+             * @description From sending the request to reading the whole answer (or giving up), in milliseconds.
+             */
             latency_ms: number;
             /** @description The first 1024 characters of the answer's body, or null. */
             response_body: string | null;
