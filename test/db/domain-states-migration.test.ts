@@ -10,11 +10,10 @@ import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
 import { domainRepository } from '../../server/domains/repository.js';
 import { eventLog } from '../../server/events/outbox.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
+import { freshDatabase, type TestDatabase } from '../support/database.js';
 
 /** A change made outside any request, as a scheduled check's is. */
 const NO_CAUSE = { requestId: null, idempotencyKey: null };
-
-import { freshDatabase, type TestDatabase } from '../support/database.js';
 
 let database: TestDatabase;
 let db: Database;
