@@ -129,6 +129,19 @@ export const LEG_RULES: LegRule[] = [
     why: 'counters in a real Redis behind a proxy this test freezes: not the engine, not the Node.js major',
   },
 
+  // Cheap per request, but each starts several apps (restarts, spec variants, sandbox accounts, its own listeners):
+  // seconds a file, the four slowest of the quick loop.
+  {
+    suite: 'test/http/{sandbox-accounts,edge}.test.ts',
+    legs: ['sqlite', 'postgres', 'node24'],
+    why: 'a sandbox account or a listener of its own per test: every leg, not the inner loop',
+  },
+  {
+    suite: 'test/lists/opaque-cursors.test.ts',
+    legs: ['sqlite', 'postgres', 'node24'],
+    why: 'a second instance of the database and a restart: every leg, not the inner loop',
+  },
+
   // The conformance runner.
   {
     suite: 'test/conformance/own-server.test.ts',
@@ -166,9 +179,14 @@ export const LEG_RULES: LegRule[] = [
     why: 'tsc, the generators and redocly over the spec: files in, files out',
   },
   {
-    suite: 'test/spec/{resources,spec-loading}.test.ts',
+    suite: 'test/spec/resources.test.ts',
     legs: ['sqlite', 'node24', 'quick'],
     why: 'the registry and the spec against the app built from them: no engine-specific step',
+  },
+  {
+    suite: 'test/spec/spec-loading.test.ts',
+    legs: ['sqlite', 'node24'],
+    why: 'an app per spec variant (seconds a file): no engine-specific step, and not the inner loop',
   },
   {
     suite: 'test/docs/{docs-page,docs-build,code-samples}.test.ts',
