@@ -1,8 +1,11 @@
 // What the baselines run: the service's SQL for each benchmarked request, on better-sqlite3 directly with
-// statements prepared once — the key lookup by public id with a SHA-256 compare, then the row query. Nothing else.
-import { createHash, timingSafeEqual } from 'node:crypto';
+// statements prepared once — the key lookup by public id with a SHA-256 compare, then the row query; a write, as
+// in the service, in one immediate transaction with its event (the outbox row every webhook is sent from) and
+// the account's webhook endpoints read to queue it. Nothing else.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type SQLite from 'better-sqlite3';
 import { sqliteDriver } from '../../server/db/sqlite-driver.js';
+import { etagOf } from '../../server/http/conditional.js';
 
 const KEY = /^Bearer +dss_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 
@@ -31,9 +34,53 @@ export function sameSql(file: string) {
     `insert into spaces (name, color, account_id, name_key, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?) returning *`,
   );
+  // As the service's updateOwned: the write applies only where a value differs; otherwise the row is read.
   const update = db.prepare(
-    `update spaces set name = coalesce(?, name), name_key = coalesce(?, name_key), color = coalesce(?, color),
-     updated_at = ?, version = version + 1 where account_id = ? and id = ? returning *`,
+    `update spaces set name = coalesce(@name, name), name_key = coalesce(@nameKey, name_key),
+     color = coalesce(@color, color), updated_at = @now, version = version + 1
+     where account_id = @accountId and id = @id
+     and (name is distinct from coalesce(@name, name) or color is distinct from coalesce(@color, color)) returning *`,
+  );
+
+  const event = db.prepare(
+    'insert into events (public_id, account_id, type, created_at, payload) values (?, ?, ?, ?, ?) returning id',
+  );
+  const endpoints = db.prepare(
+    `select id, enabled_events from webhook_endpoints where account_id = ? and status = 'enabled'`,
+  );
+  /** The event of a change, as server/events/outbox.ts writes it (no endpoint in the benchmark's accounts). */
+  const logChange = (accountId: number, type: string, row: Row, etag: string) => {
+    const publicId = `evt_${randomBytes(12).toString('hex')}`;
+    const timestamp = new Date().toISOString();
+    const object = {
+      id: row.id,
+      name: row.name,
+      color: row.color,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+    };
+    const cause = { request_id: null, idempotency_key: null };
+    const payload = JSON.stringify({ id: publicId, type, timestamp, data: { object, etag }, cause });
+    event.get(publicId, accountId, type, timestamp, payload);
+    endpoints.all(accountId);
+  };
+  const storeSpace = db.transaction((accountId: number, name: string, color: number) => {
+    const now = new Date().toISOString();
+    const row = insert.get(name, color, accountId, fold(name), now, now) as Row;
+    logChange(accountId, 'space.created', row, etagOf(Number(row.id), Number(row.version)));
+    return row;
+  });
+  const updateSpace = db.transaction(
+    (accountId: number, id: number, name: string | undefined, color: number | undefined) => {
+      const now = new Date().toISOString();
+      const nameKey = name === undefined ? null : fold(name);
+      const written = update.get({ name: name ?? null, nameKey, color: color ?? null, now, accountId, id }) as
+        | Row
+        | undefined;
+      if (!written) return show.get(accountId, id) as Row | undefined;
+      logChange(accountId, 'space.updated', written, etagOf(Number(written.id), Number(written.version)));
+      return written;
+    },
   );
   // An unfiltered list's total is the count the triggers keep (migration 0004), as in the service.
   const counted = db.prepare(`select total from record_counts where account_id = ? and resource = 'spaces'`);
@@ -93,16 +140,9 @@ export function sameSql(file: string) {
       const rows = offset >= total ? [] : (statements.rows.all(...args, params.perPage, offset) as Row[]);
       return { rows, total };
     },
-    store(accountId: number, name: string, color: number) {
-      const now = new Date().toISOString();
-      return insert.get(name, color, accountId, fold(name), now, now) as Row;
-    },
-    update(accountId: number, id: number, name: string | undefined, color: number | undefined) {
-      const now = new Date().toISOString();
-      return update.get(name ?? null, name === undefined ? null : fold(name), color ?? null, now, accountId, id) as
-        | Row
-        | undefined;
-    },
+    store: (accountId: number, name: string, color: number) => storeSpace.immediate(accountId, name, color) as Row,
+    update: (accountId: number, id: number, name: string | undefined, color: number | undefined) =>
+      updateSpace.immediate(accountId, id, name, color) as Row | undefined,
   };
 }
 

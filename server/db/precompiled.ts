@@ -4,23 +4,26 @@ import type { Compilable, CompiledQuery } from 'kysely';
 import type { Database } from './database.js';
 
 /**
- * Stand-ins for the build function's integer arguments while the query is compiled: plain numbers, as kysely
- * expects, which no query of ours holds as a constant, so that their places among the compiled query's
+ * Stand-ins for the build function's arguments while the query is compiled: plain numbers and strings, as
+ * kysely expects, which no query of ours holds as a constant, so that their places among the compiled query's
  * parameters (its public `parameters`) are where each call's values go.
  */
 const STAND_IN_BASE = -0x7ff0_0000_0000;
+const standInFor = (i: number, like: number | string) =>
+  typeof like === 'string' ? `\u0000precompiled argument ${i}\u0000` : STAND_IN_BASE - i;
 
 /**
- * Wraps `build` (whose integer arguments may only be used as values: where operands, inserted or set values,
- * limits) into a function that compiles it on first use and afterwards only puts each call's values in place.
+ * Wraps `build` (whose arguments, integers or strings, may only be used as values: where operands, inserted or
+ * set values, limits) into a function that compiles it on first use and afterwards only puts each call's values
+ * in place.
  */
-export function precompiled<A extends number[], R>(
+export function precompiled<A extends Array<number | string>, R>(
   db: Database,
   build: (...args: A) => Compilable<R>,
 ): (...args: A) => Promise<R[]> {
   let compiled: { query: CompiledQuery<R>; argumentAt: number[] } | undefined;
   return async (...args) => {
-    compiled ??= compile(build);
+    compiled ??= compile(build, args);
     const { query, argumentAt } = compiled;
     const parameters = query.parameters.map((value, i) => {
       const at = argumentAt[i] ?? -1;
@@ -30,10 +33,13 @@ export function precompiled<A extends number[], R>(
   };
 }
 
-function compile<A extends number[], R>(build: (...args: A) => Compilable<R>) {
-  const standIns = Array.from({ length: build.length }, (_, i) => STAND_IN_BASE - i);
+/** `first`: the first call's arguments, whose types (number or string) the stand-ins take. */
+function compile<A extends Array<number | string>, R>(build: (...args: A) => Compilable<R>, first: A) {
+  const standIns = first.map((value, i) => standInFor(i, value));
   const query = build(...(standIns as A)).compile();
-  const argumentAt = query.parameters.map((value) => (typeof value === 'number' ? standIns.indexOf(value) : -1));
+  const argumentAt = query.parameters.map((value) =>
+    typeof value === 'number' || typeof value === 'string' ? standIns.indexOf(value) : -1,
+  );
   const missing = standIns.map((_, i) => i).filter((i) => !argumentAt.includes(i));
   // An argument used other than as a value (e.g. to choose a column) would be compiled into the text itself.
   if (missing.length > 0) throw new Error(`precompiled: argument(s) ${missing.join(', ')} are not query values`);
