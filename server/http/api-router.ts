@@ -18,7 +18,7 @@ export interface ApiSteps {
   failedAuthGuard: ErrorRequestHandler;
   /** Reads a store or update body (415, 413, 400). */
   readBody: RequestHandler[];
-  /** The scope check (403, before the body is read) and the validation (422) of each route. */
+  /** The scope check (403) and the validation (422) of each route, once its body is read. */
   validation: RequestValidation;
   /** Runs the operation's handler and writes its reply. */
   handle: RequestHandler;
@@ -42,13 +42,12 @@ export function apiRouter(routes: RouteTable, basePath: string, steps: ApiSteps)
   return router;
 }
 
-/** One operation's chain: routed -> key (401) -> quota (429) -> scope (403) -> Accept (406) -> [body] -> 422 -> handler. */
+/** One operation's chain: routed -> key (401) -> quota (429) -> Accept (406) -> [body] -> scope (403) -> 422 -> handler. */
 function stepsOf(route: Route, steps: ApiSteps): Array<RequestHandler | ErrorRequestHandler> {
   return [
     operationOf(route),
     steps.authenticate,
     steps.perKeyLimit,
-    ...steps.validation.authorize(route),
     requireJsonAcceptable,
     ...(route.operation.body ? steps.readBody : []),
     ...steps.validation.stepsOf(route),

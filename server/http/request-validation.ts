@@ -14,7 +14,7 @@ import { FORM, JSON_TYPE } from './media-types.js';
 import { type FieldError, HttpProblem, validationProblem } from './problem.js';
 import { context } from './request-context.js';
 import type { Route, RouteTable } from './routes.js';
-import { prepareScopeCheck } from './scopes.js';
+import { bearerAuth, ourRefusal } from './scopes.js';
 
 /** The error express-openapi-validator passes on (its README: `err.status`, `err.errors`). */
 interface ValidatorError {
@@ -29,9 +29,7 @@ function isValidatorError(error: unknown): error is ValidatorError {
 
 /** Each route's checks against the spec, prepared once for a spec: an app, and the warm-up before it, use them. */
 export interface RequestValidation {
-  /** The scope the operation declares (403), before its body is read (scopes.ts). */
-  authorize(route: Route): Array<RequestHandler | ErrorRequestHandler>;
-  /** The request against the spec (422), once its body is read. */
+  /** The scope the operation declares (403, scopes.ts), then the request against the spec (422), once its body is read. */
   stepsOf(route: Route): Array<RequestHandler | ErrorRequestHandler>;
 }
 
@@ -70,18 +68,18 @@ export function prepareValidation(
         // says so without the request's other findings.
         validateRequests: { allowUnknownQueryParameters: true, allErrors: true },
         validateResponses: validateResponses ? { allErrors: true } : false,
-        validateSecurity: false,
+        // The scope each operation declares, before the validator judges the request: a key that may not make
+        // the call learns that (403) rather than what is wrong with its request (422).
+        validateSecurity: { handlers: { bearerAuth } },
         formats: validatorFormats,
       }) as RequestHandler[],
     ]),
   );
-  const authorize = prepareScopeCheck(spec, routes);
   return {
-    authorize,
     stepsOf(route) {
       const validator = byPath.get(route.template);
       if (!validator) throw new Error(`no validator for ${route.template}`);
-      return [ourChecks(route), ...validator, noFindings, joinFindings(route, formats)];
+      return [ourChecks(route), ...validator, noFindings, joinFindings(route, formats), ourRefusal];
     },
   };
 }

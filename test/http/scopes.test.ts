@@ -63,13 +63,27 @@ describe('scopes declared by the spec', () => {
 });
 
 describe('the order of the checks', () => {
-  it('refuses a write scope before reading the body: 403, not 415 or 422', async () => {
+  it('refuses a write scope before judging any field: 403, not 422', async () => {
+    const response = await server.fetch(`${spec.basePath}/spaces`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${keys.get('spaces:read')}`,
+        'Content-Type': 'application/x-www-form-urlencoded',
+      },
+      body: 'name=&color=9&unknown=1',
+    });
+    const problem = await expectProblem(response, 403);
+    expect(problem.type).toBe('/problems/insufficient-scope');
+    expect(problem).not.toHaveProperty('errors');
+  });
+
+  it('reads the body before the scope: one that cannot be read at all is a 415 for any key', async () => {
     const response = await server.fetch(`${spec.basePath}/spaces`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${keys.get('spaces:read')}`, 'Content-Type': 'text/plain' },
       body: 'not a form',
     });
-    await expectProblem(response, 403);
+    await expectProblem(response, 415);
   });
 
   it('answers 401 before 403: a wrong key never learns which scope it lacks', async () => {
