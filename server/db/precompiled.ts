@@ -1,7 +1,7 @@
 // Kysely queries built and compiled once, then run with each call's values: kysely otherwise builds and
 // compiles a new query tree on every call, which costs more than the small queries of this API themselves.
 import type { Compilable, CompiledQuery } from 'kysely';
-import type { Database } from './database.js';
+import { type Database, engineOf } from './database.js';
 
 /**
  * Stand-ins for the build function's arguments while the query is compiled: plain numbers and strings, as
@@ -25,12 +25,35 @@ export function precompiled<A extends Array<number | string>, R>(
   return async (...args) => {
     compiled ??= compile(build, args);
     const { query, argumentAt } = compiled;
-    const parameters = query.parameters.map((value, i) => {
-      const at = argumentAt[i] ?? -1;
-      return at >= 0 ? args[at] : value;
-    });
-    return (await db.executeQuery<R>({ ...query, parameters })).rows;
+    return (await db.executeQuery<R>({ ...query, parameters: valuesOf(query, argumentAt, args) })).rows;
   };
+}
+
+/**
+ * As `precompiled`, for a query run on any connection of the service's databases (the app's, or the transaction
+ * a change runs in): compiled once per engine, the first time each engine runs it.
+ */
+export function precompiledOnAny<A extends Array<number | string>, R>(
+  build: (db: Database, ...args: A) => Compilable<R>,
+): (db: Database, ...args: A) => Promise<R[]> {
+  const byEngine = new Map<string, { query: CompiledQuery<R>; argumentAt: number[] }>();
+  return async (db, ...args) => {
+    const engine = engineOf(db);
+    let compiled = byEngine.get(engine);
+    if (!compiled) {
+      compiled = compile((...values: A) => build(db, ...values), args);
+      byEngine.set(engine, compiled);
+    }
+    const { query, argumentAt } = compiled;
+    return (await db.executeQuery<R>({ ...query, parameters: valuesOf(query, argumentAt, args) })).rows;
+  };
+}
+
+function valuesOf(query: CompiledQuery<unknown>, argumentAt: number[], args: Array<number | string>): unknown[] {
+  return query.parameters.map((value, i) => {
+    const at = argumentAt[i] ?? -1;
+    return at >= 0 ? args[at] : value;
+  });
 }
 
 /** `first`: the first call's arguments, whose types (number or string) the stand-ins take. */

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/api.js';
 import type { Database } from '../db/database.js';
 import type { ChangeCause, ChangeLog } from '../db/owned.js';
+import { precompiledOnAny } from '../db/precompiled.js';
 import { etagOf } from '../http/conditional.js';
 
 export type EventType = components['schemas']['event-type'];
@@ -55,6 +56,22 @@ export function wants(enabledEvents: string, type: string): boolean {
   return types.includes('*') || types.includes(type);
 }
 
+// Every change writes an event and reads its account's endpoints: both compiled once (server/db/precompiled.ts).
+const insertEvent = precompiledOnAny(
+  (db, publicId: string, accountId: number, type: string, createdAt: string, payload: string) =>
+    db
+      .insertInto('events')
+      .values({ public_id: publicId, account_id: accountId, type: type as EventType, created_at: createdAt, payload })
+      .returning('id'),
+);
+const enabledEndpoints = precompiledOnAny((db, accountId: number) =>
+  db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'enabled_events'])
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'enabled'),
+);
+
 export async function recordEvent(db: Database, event: NewEvent, limits: OutboxLimits): Promise<StoredEvent> {
   const publicId = newEventId();
   const timestamp = new Date().toISOString();
@@ -65,21 +82,19 @@ export async function recordEvent(db: Database, event: NewEvent, limits: OutboxL
     data: event.data,
     cause: { request_id: event.cause.requestId, idempotency_key: event.cause.idempotencyKey },
   });
-  const row = await db
-    .insertInto('events')
-    .values({ public_id: publicId, account_id: event.accountId, type: event.type, created_at: timestamp, payload })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const [row] = await insertEvent(db, publicId, event.accountId, event.type, timestamp, payload);
+  if (!row) throw new Error('event insert returned no row');
   const id = Number(row.id);
-  let endpoints = db
-    .selectFrom('webhook_endpoints')
-    .select(['id', 'enabled_events'])
-    .where('account_id', '=', event.accountId);
-  endpoints =
+  const endpoints =
     event.onlyEndpointId === undefined
-      ? endpoints.where('status', '=', 'enabled')
-      : endpoints.where('id', '=', event.onlyEndpointId);
-  const targets = (await endpoints.execute()).filter(
+      ? await enabledEndpoints(db, event.accountId)
+      : await db
+          .selectFrom('webhook_endpoints')
+          .select(['id', 'enabled_events'])
+          .where('account_id', '=', event.accountId)
+          .where('id', '=', event.onlyEndpointId)
+          .execute();
+  const targets = endpoints.filter(
     (endpoint) => event.onlyEndpointId !== undefined || wants(endpoint.enabled_events, event.type),
   );
   const ids = targets.map((endpoint) => Number(endpoint.id));

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { foldText } from '../../server/db/listing.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
-import { precompiled } from '../../server/db/precompiled.js';
+import { precompiled, precompiledOnAny } from '../../server/db/precompiled.js';
 
 let db: Database;
 const accounts: number[] = [];
@@ -70,5 +70,20 @@ describe('precompiled', () => {
         .orderBy(column === 'name' ? 'name' : 'id'),
     );
     await expect(sorted(accounts[0] ?? 0, 'name')).rejects.toThrow(/argument\(s\) 1 are not query values/);
+  });
+});
+
+describe('precompiledOnAny', () => {
+  it('runs one compiled query on the database and inside a transaction, each with its own values', async () => {
+    const named = precompiledOnAny((on, account: number) =>
+      on.selectFrom('spaces').select('name').where('account_id', '=', account).orderBy('id'),
+    );
+    const [first = 0, second = 0] = accounts;
+    expect(await named(db, first)).toHaveLength(3);
+    const inside = await db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('spaces').where('account_id', '=', second).where('name', '=', 'Beta of second').execute();
+      return named(trx, second);
+    });
+    expect(inside.map((row) => row.name)).toEqual(['Alpha of second', 'Alphabet of second']);
   });
 });
