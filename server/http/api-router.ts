@@ -42,7 +42,10 @@ export function apiRouter(routes: RouteTable, basePath: string, steps: ApiSteps)
   return router;
 }
 
-/** One operation's chain: routed -> key (401) -> quota (429) -> Accept (406) -> [body] -> scope (403) -> 422 -> handler. */
+/**
+ * One operation's chain: routed -> key (401) -> quota (429) -> Accept (406) -> [body] -> scope (403) -> 422
+ * -> handler.
+ */
 function stepsOf(route: Route, steps: ApiSteps): Array<RequestHandler | ErrorRequestHandler> {
   return [
     operationOf(route),

@@ -29,7 +29,7 @@ function isValidatorError(error: unknown): error is ValidatorError {
 
 /** Each route's checks against the spec, prepared once for a spec: an app, and the warm-up before it, use them. */
 export interface RequestValidation {
-  /** The scope the operation declares (403, scopes.ts), then the request against the spec (422), once its body is read. */
+  /** Once the body is read: the scope the operation declares (403, scopes.ts), then the request (422). */
   stepsOf(route: Route): Array<RequestHandler | ErrorRequestHandler>;
 }
 

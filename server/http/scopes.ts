@@ -1,7 +1,7 @@
 // What an authenticated key may do: its expiry (401) and address ranges (403), checked as the key is accepted,
 // and the scope each operation declares in the spec (403), enforced by express-openapi-validator's documented
-// `validateSecurity.handlers` (request-validation.ts configures it), so that the rule and the docs are one text. Every fact comes with the cached key
-// (server/accounts/keys.ts): no check reads the database.
+// `validateSecurity.handlers` (request-validation.ts configures it), so that the rule and the docs are one text.
+// Every fact comes with the cached key (server/accounts/keys.ts): no check reads the database.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { addressAllowed, expired, missingScopes } from '../accounts/key-policy.js';
 import type { Account } from '../accounts/keys.js';
