@@ -3,7 +3,7 @@
 import type { ExpressionBuilder, Selectable, Updateable } from 'kysely';
 import type { Database } from './database.js';
 import { type ListPosition, type ListQuery, listPage } from './listing.js';
-import { precompiled } from './precompiled.js';
+import { precompiled, precompiledOnAny } from './precompiled.js';
 import type { DB, ResourceTable } from './schema.js';
 
 export async function findOwned<T extends ResourceTable>(db: Database, table: T, accountId: number, id: number) {
@@ -73,46 +73,155 @@ export async function updateOwned<T extends ResourceTable>(
   // An If-Match that names none of this record's versions can match no row; `in ()` is not SQL either.
   if (expected !== 'any' && expected.length === 0) return missingOrStale(db, table, accountId, id, expected);
   const columns = Object.entries(changes as Record<string, unknown>);
-  const owned = (eb: ExpressionBuilder<DB, ResourceTable>) =>
-    eb.and([
-      eb('account_id', '=', accountId),
-      eb('id', '=', id),
-      ...(expected === 'any' ? [] : [eb('version', 'in', expected)]),
-    ]);
-  // Null-safe, and in the statement itself: the write applies only where a value differs, atomically.
-  const differs = (eb: ExpressionBuilder<DB, ResourceTable>) =>
-    eb.or(columns.map(([column, value]) => eb(column as 'name', 'is distinct from', value as string)));
-  const update = (onlyIfDifferent: boolean) =>
-    db
-      .updateTable(table as ResourceTable)
-      .set((eb) => ({
-        ...(changes as Updateable<DB[ResourceTable]>),
-        updated_at: new Date().toISOString(),
-        version: eb('version', '+', 1),
-      }))
-      .where((eb) => (onlyIfDifferent ? eb.and([owned(eb), differs(eb)]) : owned(eb)))
-      .returningAll()
-      .executeTakeFirst() as Promise<Selectable<DB[T]> | undefined>;
+  const statements = updateStatements(table, columns, expected);
+  const updatedAt = new Date().toISOString();
 
   if (columns.length > 0) {
-    const written = await update(true);
-    if (written) return { row: written, changed: true };
+    const [written] = await statements.updateIfDifferent(db, accountId, id, updatedAt);
+    if (written) return { row: written as Selectable<DB[T]>, changed: true };
   }
   // Nothing written: the record is missing, at another version, or already holds these values.
-  const current = (await db
-    .selectFrom(table as ResourceTable)
-    .selectAll()
-    .select((eb) => (columns.length > 0 ? differs(eb) : eb.lit(false)).as('differs'))
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst()) as (Selectable<DB[T]> & { differs: unknown }) | undefined;
+  const [current] = await statements.current(db, accountId, id);
   if (!current) return undefined;
   if (expected !== 'any' && !expected.includes(versionOf(current))) throw new VersionMismatchError(id);
   const { differs: stillDiffers, ...row } = current;
   if (!stillDiffers) return { row: row as unknown as Selectable<DB[T]>, changed: false };
   // Another write changed the values between the two statements; this one now changes them, like any write.
-  const written = await update(false);
-  return written ? { row: written, changed: true } : missingOrStale(db, table, accountId, id, expected);
+  const written = await updateStatement(db, table, columns, expected, accountId, id, updatedAt, false)
+    .returningAll()
+    .executeTakeFirst();
+  return written
+    ? { row: written as Selectable<DB[T]>, changed: true }
+    : missingOrStale(db, table, accountId, id, expected);
+}
+
+/**
+ * The update of `columns` to their values, where the row is the account's and at one of the expected versions;
+ * `onlyIfDifferent`: and only where a value differs (null-safe, in the statement itself, so atomically).
+ */
+function updateStatement(
+  db: Database,
+  table: ResourceTable,
+  columns: Array<[string, unknown]>,
+  expected: ExpectedVersions,
+  accountId: number,
+  id: number,
+  updatedAt: string,
+  onlyIfDifferent: boolean,
+) {
+  return db
+    .updateTable(table)
+    .set((eb) => ({
+      ...(Object.fromEntries(columns) as Updateable<DB[ResourceTable]>),
+      updated_at: updatedAt,
+      version: eb('version', '+', 1),
+    }))
+    .where((eb) =>
+      onlyIfDifferent
+        ? eb.and([owned(eb, accountId, id, expected), differs(eb, columns)])
+        : owned(eb, accountId, id, expected),
+    );
+}
+
+function owned(eb: ExpressionBuilder<DB, ResourceTable>, accountId: number, id: number, expected: ExpectedVersions) {
+  return eb.and([
+    eb('account_id', '=', accountId),
+    eb('id', '=', id),
+    ...(expected === 'any' ? [] : [eb('version', 'in', expected)]),
+  ]);
+}
+
+function differs(eb: ExpressionBuilder<DB, ResourceTable>, columns: Array<[string, unknown]>) {
+  return eb.or(columns.map(([column, value]) => eb(column as 'name', 'is distinct from', value as string)));
+}
+
+/** The row and whether the values differ from it; for a write with no columns, `differs` is false. */
+function currentStatement(
+  db: Database,
+  table: ResourceTable,
+  columns: Array<[string, unknown]>,
+  accountId: number,
+  id: number,
+) {
+  return db
+    .selectFrom(table)
+    .selectAll()
+    .select((eb) => (columns.length > 0 ? differs(eb, columns) : eb.lit(false)).as('differs'))
+    .where('account_id', '=', accountId)
+    .where('id', '=', id);
+}
+
+type Row = Record<string, unknown>;
+interface UpdateStatements {
+  updateIfDifferent(db: Database, accountId: number, id: number, updatedAt: string): Promise<Row[]>;
+  current(db: Database, accountId: number, id: number): Promise<Array<Row & { differs: unknown }>>;
+}
+
+/** Up to this many versions in an If-Match, an update's statements are compiled once for their shape. */
+const COMPILED_VERSIONS = 4;
+type Value = number | string;
+const compiledUpdates = new Map<
+  string,
+  {
+    update: (db: Database, ...args: Value[]) => Promise<Row[]>;
+    current: (db: Database, ...args: Value[]) => Promise<Row[]>;
+  }
+>();
+
+/**
+ * An update's two usual statements. Compiled once per shape (table, columns, how many versions: server/db/
+ * precompiled.ts) where every value is text or a number, as a PATCH's are; built each time otherwise (a null).
+ */
+function updateStatements(
+  table: ResourceTable,
+  columns: Array<[string, unknown]>,
+  expected: ExpectedVersions,
+): UpdateStatements {
+  const values = columns.map(([, value]) => value);
+  const versions = expected === 'any' ? [] : [...expected];
+  const compilable =
+    versions.length <= COMPILED_VERSIONS && values.every((v) => typeof v === 'string' || typeof v === 'number');
+  if (!compilable) {
+    return {
+      updateIfDifferent: (db, accountId, id, updatedAt) =>
+        updateStatement(db, table, columns, expected, accountId, id, updatedAt, true).returningAll().execute(),
+      current: (db, accountId, id) =>
+        currentStatement(db, table, columns, accountId, id).execute() as Promise<Array<Row & { differs: unknown }>>,
+    };
+  }
+  const shape = `${table} ${columns.map(([column]) => column).join(',')} ${expected === 'any' ? 'any' : versions.length}`;
+  let compiled = compiledUpdates.get(shape);
+  if (!compiled) {
+    const n = columns.length;
+    // Each statement's arguments: the values, then the account, the id, [the time, then the versions].
+    const named = (args: Value[]) => columns.map(([column], i) => [column, args[i]] as [string, unknown]);
+    const versionsOf = (args: Value[]): ExpectedVersions =>
+      expected === 'any' ? 'any' : (args.slice(n + 3) as number[]);
+    compiled = {
+      update: precompiledOnAny((db, ...args: Value[]) =>
+        updateStatement(
+          db,
+          table,
+          named(args),
+          versionsOf(args),
+          args[n] as number,
+          args[n + 1] as number,
+          args[n + 2] as string,
+          true,
+        ).returningAll(),
+      ),
+      current: precompiledOnAny((db, ...args: Value[]) =>
+        currentStatement(db, table, named(args), args[n] as number, args[n + 1] as number),
+      ),
+    };
+    compiledUpdates.set(shape, compiled);
+  }
+  const { update, current } = compiled;
+  const sent = values as Value[];
+  return {
+    updateIfDifferent: (db, accountId, id, updatedAt) => update(db, ...sent, accountId, id, updatedAt, ...versions),
+    current: (db, accountId, id) => current(db, ...sent, accountId, id) as Promise<Array<Row & { differs: unknown }>>,
+  };
 }
 
 /** Deletes the record and returns it as it was; undefined when the account has no such record. */

@@ -10,6 +10,7 @@ import {
   type Updated,
   type Versioned,
 } from '../db/owned.js';
+import { precompiledOnAny } from '../db/precompiled.js';
 import type { SpacesTable } from '../db/schema.js';
 
 export interface SpaceRecord {
@@ -37,6 +38,15 @@ function toRecord(row: Selectable<SpacesTable>): SpaceRecord {
   };
 }
 
+/** A space's insert, compiled once per engine (server/db/precompiled.ts): every create runs it. */
+const insertSpace = precompiledOnAny(
+  (db, name: string, color: number, accountId: number, nameKey: string, now: string) =>
+    db
+      .insertInto('spaces')
+      .values({ name, color, account_id: accountId, name_key: nameKey, created_at: now, updated_at: now })
+      .returningAll(),
+);
+
 /** `log` records each change in the change's own transaction (the event log). */
 export function spaceRepository(db: Database, log: ChangeLog<SpaceRecord>) {
   const owned = ownedRecords(db, 'spaces', toRecord, log);
@@ -47,18 +57,7 @@ export function spaceRepository(db: Database, log: ChangeLog<SpaceRecord>) {
       const now = new Date().toISOString();
       const created = await owned.created(
         accountId,
-        (trx) =>
-          trx
-            .insertInto('spaces')
-            .values({
-              ...space,
-              account_id: accountId,
-              name_key: foldText(space.name),
-              created_at: now,
-              updated_at: now,
-            })
-            .returningAll()
-            .executeTakeFirstOrThrow(),
+        async (trx) => (await insertSpace(trx, space.name, space.color, accountId, foldText(space.name), now))[0],
         cause,
       );
       if (!created) throw new Error('space insert returned no row');

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { foldText } from '../../server/db/listing.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
+import { updateOwned, VersionMismatchError } from '../../server/db/owned.js';
 import { precompiled, precompiledOnAny } from '../../server/db/precompiled.js';
 
 let db: Database;
@@ -85,5 +86,56 @@ describe('precompiledOnAny', () => {
       return named(trx, second);
     });
     expect(inside.map((row) => row.name)).toEqual(['Alpha of second', 'Alphabet of second']);
+  });
+});
+
+describe('updateOwned, its statements compiled once per shape', () => {
+  it("applies each call's own values, versions and account, and falls back to a built query for a null", async () => {
+    const [first = 0, second = 0] = accounts;
+    const [row] = await db.selectFrom('spaces').selectAll().where('account_id', '=', first).orderBy('id').execute();
+    const id = Number(row?.id);
+    const renamed = await updateOwned(db, 'spaces', first, id, { name: 'One', name_key: 'one' }, [1]);
+    expect(renamed).toMatchObject({ row: { name: 'One', version: 2 }, changed: true });
+    // The same shape (name and name_key, one version) with other values: not the first call's.
+    const again = await updateOwned(db, 'spaces', first, id, { name: 'Two', name_key: 'two' }, [2]);
+    expect(again).toMatchObject({ row: { name: 'Two', version: 3 }, changed: true });
+    // The same values again: nothing written, the version kept.
+    const same = await updateOwned(db, 'spaces', first, id, { name: 'Two', name_key: 'two' }, [3]);
+    expect(same).toMatchObject({ row: { name: 'Two', version: 3 }, changed: false });
+    // A version the record is not at; another account's record; an If-Match of several versions.
+    await expect(updateOwned(db, 'spaces', first, id, { name: 'Three', name_key: 'three' }, [1])).rejects.toThrow(
+      VersionMismatchError,
+    );
+    expect(await updateOwned(db, 'spaces', second, id, { name: 'Three', name_key: 'three' }, [3])).toBeUndefined();
+    const several = await updateOwned(db, 'spaces', first, id, { color: 5 }, [1, 2, 3]);
+    expect(several).toMatchObject({ row: { color: 5, version: 4 }, changed: true });
+  });
+
+  it('builds the statements each time for a null (a cleared page), with the same answers', async () => {
+    const [first = 0] = accounts;
+    const now = new Date().toISOString();
+    const { id } = await db
+      .insertInto('domains')
+      .values({
+        account_id: first,
+        name: 'pages.example',
+        name_key: 'pages.example',
+        index_page: 'https://pages.example/index.html',
+        not_found_page: null,
+        created_at: now,
+        updated_at: now,
+        status: 'active',
+        verification_token: 'token',
+        state_since: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const cleared = await updateOwned(db, 'domains', first, Number(id), { index_page: null }, 'any');
+    expect(cleared).toMatchObject({ row: { index_page: null, version: 2 }, changed: true });
+    expect(await updateOwned(db, 'domains', first, Number(id), { index_page: null }, 'any')).toMatchObject({
+      changed: false,
+    });
+    const set = await updateOwned(db, 'domains', first, Number(id), { index_page: 'https://pages.example/' }, [2]);
+    expect(set).toMatchObject({ row: { index_page: 'https://pages.example/', version: 3 }, changed: true });
   });
 });
