@@ -214,12 +214,21 @@ function describeSqliteStartupError(error: unknown, path: string): string | unde
 // biome-ignore lint/suspicious/noExplicitAny: any schema.
 type DataTypeExpression = Parameters<ReturnType<Kysely<any>['schema']['createTable']>['addColumn']>[1];
 
+// biome-ignore lint/suspicious/noExplicitAny: any database of either engine.
+const engines = new WeakMap<Kysely<any>, 'sqlite' | 'postgres'>();
+
 /** Which engine a kysely instance talks to, for the few statements that must differ (migrations, search). */
 // biome-ignore lint/suspicious/noExplicitAny: any schema.
 export function engineOf(db: Kysely<any>): 'sqlite' | 'postgres' {
-  // The dialect's introspector is the engine's own class, reached through kysely's public `introspection`
-  // (a transaction's too, which a lookup by instance would miss).
-  return db.introspection instanceof PostgresIntrospector ? 'postgres' : 'sqlite';
+  let engine = engines.get(db);
+  if (engine === undefined) {
+    // The dialect's introspector is the engine's own class, reached through kysely's public `introspection`
+    // (a transaction's too, which a lookup by instance would miss). Each read of it builds a new Kysely and
+    // introspector: remembered per instance, since statements on the hot path ask.
+    engine = db.introspection instanceof PostgresIntrospector ? 'postgres' : 'sqlite';
+    engines.set(db, engine);
+  }
+  return engine;
 }
 
 /** Column types whose spelling differs between the engines, for the migrations. */

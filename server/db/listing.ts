@@ -131,10 +131,9 @@ export async function listPage(
     // The most asked-for list, its first page, by a query compiled once per order.
     if (query.after === undefined && query.page === 1 && total > 0) {
       const { sortBy, sort } = query;
-      const firstPage = compiledOnce(db, `first page ${table} ${sortBy} ${sort}`, (account: number, limit: number) => {
-        const rows = db.selectFrom(table).selectAll().where('account_id', '=', account);
-        return (sortBy === 'name' ? rows.orderBy('name_key', sort) : rows).orderBy('id', sort).limit(limit);
-      });
+      const firstPage = compiledOnce(db, `first page ${table} ${sortBy} ${sort}`, (account: number, limit: number) =>
+        inOrder(db.selectFrom(table).selectAll().where('account_id', '=', account), sortBy, sort).limit(limit),
+      );
       return { rows: await firstPage(accountId, query.perPage), total };
     }
     return rowsOf(owned, query, total);
@@ -160,10 +159,8 @@ export async function listPage(
       const firstPage = compiledOnce(
         db,
         `search first page ${table} ${sortBy} ${sort}`,
-        (account: number, contains: string, limit: number) => {
-          const rows = scanned(account, contains).selectAll();
-          return (sortBy === 'name' ? rows.orderBy('name_key', sort) : rows).orderBy('id', sort).limit(limit);
-        },
+        (account: number, contains: string, limit: number) =>
+          inOrder(scanned(account, contains).selectAll(), sortBy, sort).limit(limit),
       );
       return { rows: await firstPage(accountId, pattern, query.perPage), total };
     }
@@ -233,6 +230,16 @@ function compiledOnce<A extends Values>(
   return run;
 }
 
+/** `rows` in a list's order: by name when asked, then by id (the tie-breaker), in the same direction. */
+// biome-ignore lint/suspicious/noExplicitAny: any selection of the listed table.
+function inOrder<Q extends SelectQueryBuilder<DB, ResourceTable, any>>(
+  rows: Q,
+  sortBy: ListQuery['sortBy'],
+  sort: ListQuery['sort'],
+): Q {
+  return (sortBy === 'name' ? rows.orderBy('name_key', sort) : rows).orderBy('id', sort) as unknown as Q;
+}
+
 /** One page of `base` (the account's rows, maybe filtered), by page number or after a cursor. */
 async function rowsOf(
   base: SelectQueryBuilder<DB, ResourceTable, object>,
@@ -243,7 +250,7 @@ async function rowsOf(
   const byName = query.sortBy === 'name';
   // biome-ignore lint/suspicious/noExplicitAny: any selection of the listed table.
   const ordered = <Q extends SelectQueryBuilder<DB, ResourceTable, any>>(q: Q): Q =>
-    (byName ? q.orderBy('name_key', query.sort) : q).orderBy('id', query.sort) as unknown as Q;
+    inOrder(q, query.sortBy, query.sort);
 
   if (query.after !== undefined) {
     const { after } = query;

@@ -21,12 +21,8 @@ export function precompiled<A extends Array<number | string>, R>(
   db: Database,
   build: (...args: A) => Compilable<R>,
 ): (...args: A) => Promise<R[]> {
-  let compiled: { query: CompiledQuery<R>; argumentAt: number[] } | undefined;
-  return async (...args) => {
-    compiled ??= compile(build, args);
-    const { query, argumentAt } = compiled;
-    return (await db.executeQuery<R>({ ...query, parameters: valuesOf(query, argumentAt, args) })).rows;
-  };
+  const run = precompiledOnAny((_db: Database, ...args: A) => build(...args));
+  return (...args) => run(db, ...args);
 }
 
 /**
