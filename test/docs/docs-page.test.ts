@@ -205,6 +205,7 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
     expect(coloured.status()).toBe(201);
     expect(apiRequests.at(-1)?.body).toBe('name=Marketing&color=4');
     expect(((await coloured.json()) as { data: { color: number } }).data.color).toBe(4);
+    await expect.poll(() => dialog.innerText()).toContain('"color": 4');
     mkdirSync(RESULTS, { recursive: true });
     await page.screenshot({ path: join(RESULTS, 'docs-console-1280.png') });
     await page.keyboard.press('Escape');
@@ -219,6 +220,8 @@ describe.skipIf(!hasChromium && !process.env.CI)('/docs in Chromium', () => {
     ]);
     // The spec's examples once filled in both `page` and a cursor: a 422 for the first request a reader sent.
     expect(listed.status()).toBe(200);
+    // Closed before the console has read the whole answer, the console cancels its request and logs an error.
+    await expect.poll(() => list.innerText()).toContain('"per_page"');
     await page.keyboard.press('Escape');
 
     const { data } = await account.client.POST('/spaces', { body: { name: 'Shown by id' } });
