@@ -84,10 +84,15 @@ describe('retries', () => {
     for (let i = before; i < all.length; i++) expect(verified(i).type).toBe('space.created');
     // Retry-After: 1 was honoured: the attempt after the 429 came at least a second later.
     expect((mine[2]?.at ?? 0) - (mine[1]?.at ?? 0)).toBeGreaterThanOrEqual(950);
-    const log = await account.client.GET('/webhook-endpoints/{id}/deliveries', {
-      params: { path: { id: endpointId }, query: { per_page: 10 } },
-    });
-    const attempts = (log.data?.data ?? []).filter((a) => a.event_id === mine[0]?.headers['webhook-id']);
+    // The receiver has the fifth attempt as the service records it: read the log once it holds all five.
+    const attemptsOf = async () => {
+      const log = await account.client.GET('/webhook-endpoints/{id}/deliveries', {
+        params: { path: { id: endpointId }, query: { per_page: 10 } },
+      });
+      return (log.data?.data ?? []).filter((a) => a.event_id === mine[0]?.headers['webhook-id']);
+    };
+    await expect.poll(async () => (await attemptsOf()).at(0)?.attempt).toBe(5);
+    const attempts = await attemptsOf();
     expect(attempts.map((a) => [a.attempt, a.status, a.response_status])).toEqual([
       [5, 'succeeded', 200],
       [4, 'failed', null],
