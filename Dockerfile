@@ -42,6 +42,7 @@ EXPOSE 3000
 # Liveness (/healthz never touches the database); load balancers check /readyz themselves.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 CMD ["node", "scripts/deploy/healthcheck.mjs"]
 # node itself, not npm start: SIGTERM reaches the service, which drains (DRAIN_DELAY_S, then
-# SHUTDOWN_GRACE_S); give it a stop timeout above their sum (compose.yaml: stop_grace_period).
+# SHUTDOWN_GRACE_S); give it a stop timeout above their sum (compose.yaml: stop_grace_period). The two V8
+# settings are npm start's too: how much memory its heap keeps (scripts/deploy/OPERATIONS.md#memory).
 STOPSIGNAL SIGTERM
-CMD ["node", "scripts/start.mjs"]
+CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=50", "scripts/start.mjs"]

@@ -1,5 +1,6 @@
 // The four targets of one benchmark run, each its own process on a port of its own: the service as
 // `npm start` runs it, the two same-SQL baselines on the same database file, and Prism's mock of the spec.
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { freePort, spawnChild, stopChild, waitForHttp } from './children.js';
 
@@ -37,11 +38,19 @@ async function start(
  */
 export const UNREACHABLE_QUOTA = '999999999/60';
 
+/** node's arguments in `npm start` (package.json): its heap settings, then scripts/start.mjs. */
+function npmStartArguments(): string[] {
+  const { scripts } = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { scripts: { start: string } };
+  const words = scripts.start.split(' ');
+  return words.slice(words.indexOf('node') + 1).map((word) => (word.startsWith('scripts/') ? `${root}${word}` : word));
+}
+
 export function startService(databaseFile: string, env: Record<string, string> = {}): Promise<Target> {
-  // What `npm start` runs (the bundle of server/), without its docs build, which would compete for the CPU.
+  // What `npm start` runs (node with its heap settings, the bundle of server/), without its docs build, which
+  // would compete for the CPU.
   return start(
     'service',
-    () => [`${root}scripts/start.mjs`],
+    npmStartArguments,
     { DATABASE_URL: `sqlite:${databaseFile}`, HOST: '127.0.0.1', DSS_BUILD_DOCS: '0', DRAIN_DELAY_S: '0', ...env },
     (origin) => ({ url: `${origin}/healthz`, status: 200 }),
     '/api/v1',

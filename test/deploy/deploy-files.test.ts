@@ -54,8 +54,12 @@ describe('deployment files', () => {
     expect(unit).toMatch(/^KillSignal=SIGTERM$/m);
   });
 
-  it('run node with the same script everywhere (signals reach the service)', () => {
-    expect(command).toEqual(['node', 'scripts/start.mjs']);
+  it('run node with the same script and heap settings everywhere, as npm start does (signals reach the service)', () => {
+    const npmStart = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start.split(' ');
+    expect(npmStart.slice(0, 2)).toEqual(['exec', 'node']);
+    expect(command).toEqual(npmStart.slice(1));
+    expect(command.at(-1)).toBe('scripts/start.mjs');
+    expect(command).toEqual(expect.arrayContaining(['--max-semi-space-size=8', '--heap-growing-percent=50']));
     expect(/^ExecStart=(.*)$/m.exec(unit)?.[1]).toBe(`/usr/bin/node ${command.slice(1).join(' ')}`);
   });
 
