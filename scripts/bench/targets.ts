@@ -38,10 +38,10 @@ async function start(
  */
 export const UNREACHABLE_QUOTA = '999999999/60';
 
-/** node's arguments in `npm start` (package.json): its heap settings, then scripts/start.mjs. */
-function npmStartArguments(): string[] {
-  const { scripts } = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { scripts: { start: string } };
-  const words = scripts.start.split(' ');
+/** node's arguments in an npm script (package.json's `exec node …`): its heap settings, the file, its options. */
+export function npmScriptArguments(script: 'start' | 'sandbox'): string[] {
+  const { scripts } = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { scripts: Record<string, string> };
+  const words = (scripts[script] ?? '').split(' ');
   return words.slice(words.indexOf('node') + 1).map((word) => (word.startsWith('scripts/') ? `${root}${word}` : word));
 }
 
@@ -50,7 +50,7 @@ export function startService(databaseFile: string, env: Record<string, string> =
   // would compete for the CPU.
   return start(
     'service',
-    npmStartArguments,
+    () => npmScriptArguments('start'),
     { DATABASE_URL: `sqlite:${databaseFile}`, HOST: '127.0.0.1', DSS_BUILD_DOCS: '0', DRAIN_DELAY_S: '0', ...env },
     (origin) => ({ url: `${origin}/healthz`, status: 200 }),
     '/api/v1',
