@@ -45,4 +45,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 CMD ["nod
 # SHUTDOWN_GRACE_S); give it a stop timeout above their sum (compose.yaml: stop_grace_period). The two V8
 # settings are npm start's too: how much memory its heap keeps (scripts/deploy/OPERATIONS.md#memory).
 STOPSIGNAL SIGTERM
-CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=50", "scripts/start.mjs"]
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "scripts/start.mjs"]

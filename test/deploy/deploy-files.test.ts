@@ -59,7 +59,7 @@ describe('deployment files', () => {
     expect(npmStart.slice(0, 2)).toEqual(['exec', 'node']);
     expect(command).toEqual(npmStart.slice(1));
     expect(command.at(-1)).toBe('scripts/start.mjs');
-    expect(command).toEqual(expect.arrayContaining(['--max-semi-space-size=8', '--heap-growing-percent=50']));
+    expect(command).toEqual(expect.arrayContaining(['--max-semi-space-size=4', '--heap-growing-percent=50']));
     expect(/^ExecStart=(.*)$/m.exec(unit)?.[1]).toBe(`/usr/bin/node ${command.slice(1).join(' ')}`);
   });
 
