@@ -1,7 +1,9 @@
 // `npm start` on an untested Node.js major: refused with a clear message, or started with a warning when
 // DSS_ALLOW_UNTESTED_NODE=1. The process tests start the real entry point with process.version replaced
 // before anything of ours runs, as an untested runtime would report itself.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkNodeVersion, TESTED_NODE_MAJORS } from '../../server/node-version.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
@@ -33,6 +35,23 @@ describe('checkNodeVersion', () => {
       message: 'warning: Node.js v26.1.0 is untested (tested: 20.x and 24.x); starting anyway',
     });
     expect(checkNodeVersion('v26.1.0', { DSS_ALLOW_UNTESTED_NODE: 'yes' })?.level).toBe('error');
+  });
+});
+
+describe("npm start's heap settings on this Node.js", () => {
+  // The image runs them on Node.js 24, CI's npm start tests on 20: each leg checks that its node takes them.
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const flags = scripts.start.split(' ').filter((word) => word.startsWith('--'));
+
+  it('are V8 options this node knows, and it runs with them', () => {
+    expect(flags).toEqual(['--max-semi-space-size=4', '--heap-growing-percent=50']);
+    const options = spawnSync(process.execPath, ['--v8-options'], { encoding: 'utf8' }).stdout;
+    for (const flag of flags) expect(options).toContain(`  ${flag.split('=')[0]} (`);
+    const run = spawnSync(process.execPath, [...flags, '-e', 'process.stdout.write(process.execArgv.join(" "))'], {
+      encoding: 'utf8',
+    });
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(run.stdout.split(' ').slice(0, flags.length)).toEqual(flags);
   });
 });
 
