@@ -3,10 +3,10 @@
 // unfiltered list is the count the triggers keep (migration 0004), a search of 3 or more characters in an
 // account of more than SCANNED_ACCOUNT_SIZE records goes through the trigram index, and a cursor resumes from an
 // index position instead of skipping rows.
-import type { Compilable, Expression, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import { type Database, engineOf } from './database.js';
-import { precompiled } from './precompiled.js';
+import { precompiledShape } from './precompiled.js';
 import type { DB, ResourceTable } from './schema.js';
 
 /** Where a cursor walk resumes: the sort key of the last row it returned. */
@@ -117,9 +117,9 @@ export async function listPage(
 ): Promise<ListResult> {
   const owned = db.selectFrom(table).where('account_id', '=', accountId);
   const counted = () =>
-    compiledOnce(db, `count ${table}`, (account: number) =>
-      db.selectFrom('record_counts').select('total').where('account_id', '=', account).where('resource', '=', table),
-    )(accountId).then(([row]) => Number(row?.total ?? 0));
+    precompiledShape(`count ${table}`, (on, account: number) =>
+      on.selectFrom('record_counts').select('total').where('account_id', '=', account).where('resource', '=', table),
+    )(db, accountId).then(([row]) => Number(row?.total ?? 0));
   // A state's rows are counted and read through the (account_id, status, id) index.
   if (query.status !== undefined) {
     let inState = owned.where(sql<SqlBool>`status = ${query.status}`);
@@ -131,10 +131,12 @@ export async function listPage(
     // The most asked-for list, its first page, by a query compiled once per order.
     if (query.after === undefined && query.page === 1 && total > 0) {
       const { sortBy, sort } = query;
-      const firstPage = compiledOnce(db, `first page ${table} ${sortBy} ${sort}`, (account: number, limit: number) =>
-        inOrder(db.selectFrom(table).selectAll().where('account_id', '=', account), sortBy, sort).limit(limit),
+      const firstPage = precompiledShape(
+        `first page ${table} ${sortBy} ${sort}`,
+        (on, account: number, limit: number) =>
+          inOrder(on.selectFrom(table).selectAll().where('account_id', '=', account), sortBy, sort).limit(limit),
       );
-      return { rows: await firstPage(accountId, query.perPage), total };
+      return { rows: await firstPage(db, accountId, query.perPage), total };
     }
     return rowsOf(owned, query, total);
   }
@@ -149,20 +151,19 @@ export async function listPage(
     if (query.after === undefined && query.page === 1) {
       const { sortBy, sort } = query;
       const pattern = containsPattern(query.search);
-      const scanned = (account: number, contains: string) =>
-        db.selectFrom(table).where('account_id', '=', account).where(like(contains));
-      const [matches] = await compiledOnce(db, `search count ${table}`, (account: number, contains: string) =>
-        scanned(account, contains).select((eb) => eb.fn.countAll<number | string | bigint>().as('total')),
-      )(accountId, pattern);
+      const scanned = (on: Database, account: number, contains: string) =>
+        on.selectFrom(table).where('account_id', '=', account).where(like(contains));
+      const [matches] = await precompiledShape(`search count ${table}`, (on, account: number, contains: string) =>
+        scanned(on, account, contains).select((eb) => eb.fn.countAll<number | string | bigint>().as('total')),
+      )(db, accountId, pattern);
       const total = Number(matches?.total ?? 0);
       if (total === 0) return { rows: [], total };
-      const firstPage = compiledOnce(
-        db,
+      const firstPage = precompiledShape(
         `search first page ${table} ${sortBy} ${sort}`,
-        (account: number, contains: string, limit: number) =>
-          inOrder(scanned(account, contains).selectAll(), sortBy, sort).limit(limit),
+        (on, account: number, contains: string, limit: number) =>
+          inOrder(scanned(on, account, contains).selectAll(), sortBy, sort).limit(limit),
       );
-      return { rows: await firstPage(accountId, pattern, query.perPage), total };
+      return { rows: await firstPage(db, accountId, pattern, query.perPage), total };
     }
     const scan = owned.where(matching(query.search));
     return rowsOf(scan, query, await countOf(scan));
@@ -205,29 +206,6 @@ export async function listPage(
 async function countOf(base: SelectQueryBuilder<DB, ResourceTable, object>): Promise<number> {
   const row = await base.select((eb) => eb.fn.countAll<number | string | bigint>().as('total')).executeTakeFirst();
   return Number(row?.total ?? 0);
-}
-
-type Row = Record<string, unknown>;
-type Values = Array<number | string>;
-// biome-ignore lint/suspicious/noExplicitAny: each shape's own arguments; compiledOnce's caller gives their types.
-type CompiledList = (...values: any[]) => Promise<Row[]>;
-
-/** The first pages' queries and the counts, compiled once per database and shape (server/db/precompiled.ts). */
-const compiledShapes = new WeakMap<Database, Map<string, CompiledList>>();
-
-function compiledOnce<A extends Values>(
-  db: Database,
-  shape: string,
-  build: (...values: A) => Compilable<Row>,
-): (...values: A) => Promise<Row[]> {
-  const shapes = compiledShapes.get(db) ?? new Map<string, CompiledList>();
-  compiledShapes.set(db, shapes);
-  let run = shapes.get(shape);
-  if (!run) {
-    run = precompiled(db, build);
-    shapes.set(shape, run);
-  }
-  return run;
 }
 
 /** `rows` in a list's order: by name when asked, then by id (the tie-breaker), in the same direction. */

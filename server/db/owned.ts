@@ -3,7 +3,7 @@
 import type { ExpressionBuilder, Selectable, Updateable } from 'kysely';
 import type { Database } from './database.js';
 import { type ListPosition, type ListQuery, listPage } from './listing.js';
-import { precompiled, precompiledOnAny } from './precompiled.js';
+import { precompiled, precompiledShape } from './precompiled.js';
 import type { DB, ResourceTable } from './schema.js';
 
 export async function findOwned<T extends ResourceTable>(db: Database, table: T, accountId: number, id: number) {
@@ -160,13 +160,6 @@ interface UpdateStatements {
 /** Up to this many versions in an If-Match, an update's statements are compiled once for their shape. */
 const COMPILED_VERSIONS = 4;
 type Value = number | string;
-const compiledUpdates = new Map<
-  string,
-  {
-    update: (db: Database, ...args: Value[]) => Promise<Row[]>;
-    current: (db: Database, ...args: Value[]) => Promise<Row[]>;
-  }
->();
 
 /**
  * An update's two usual statements. Compiled once per shape (table, columns, how many versions: server/db/
@@ -190,33 +183,26 @@ function updateStatements(
     };
   }
   const shape = `${table} ${columns.map(([column]) => column).join(',')} ${expected === 'any' ? 'any' : versions.length}`;
-  let compiled = compiledUpdates.get(shape);
-  if (!compiled) {
-    const n = columns.length;
-    // Each statement's arguments: the values, then the account, the id, [the time, then the versions].
-    const named = (args: Value[]) => columns.map(([column], i) => [column, args[i]] as [string, unknown]);
-    const versionsOf = (args: Value[]): ExpectedVersions =>
-      expected === 'any' ? 'any' : (args.slice(n + 3) as number[]);
-    compiled = {
-      update: precompiledOnAny((db, ...args: Value[]) =>
-        updateStatement(
-          db,
-          table,
-          named(args),
-          versionsOf(args),
-          args[n] as number,
-          args[n + 1] as number,
-          args[n + 2] as string,
-          true,
-        ).returningAll(),
-      ),
-      current: precompiledOnAny((db, ...args: Value[]) =>
-        currentStatement(db, table, named(args), args[n] as number, args[n + 1] as number),
-      ),
-    };
-    compiledUpdates.set(shape, compiled);
-  }
-  const { update, current } = compiled;
+  const n = columns.length;
+  // Each statement's arguments: the values, then the account, the id, [the time, then the versions].
+  const named = (args: Value[]) => columns.map(([column], i) => [column, args[i]] as [string, unknown]);
+  const versionsOf = (args: Value[]): ExpectedVersions =>
+    expected === 'any' ? 'any' : (args.slice(n + 3) as number[]);
+  const update = precompiledShape(`update ${shape}`, (db, ...args: Value[]) =>
+    updateStatement(
+      db,
+      table,
+      named(args),
+      versionsOf(args),
+      args[n] as number,
+      args[n + 1] as number,
+      args[n + 2] as string,
+      true,
+    ).returningAll(),
+  );
+  const current = precompiledShape(`current ${shape}`, (db, ...args: Value[]) =>
+    currentStatement(db, table, named(args), args[n] as number, args[n + 1] as number),
+  );
   const sent = values as Value[];
   return {
     updateIfDifferent: (db, accountId, id, updatedAt) => update(db, ...sent, accountId, id, updatedAt, ...versions),

@@ -64,3 +64,23 @@ function compile<A extends Array<number | string>, R>(build: (...args: A) => Com
   if (missing.length > 0) throw new Error(`precompiled: argument(s) ${missing.join(', ')} are not query values`);
   return { query, argumentAt };
 }
+
+// biome-ignore lint/suspicious/noExplicitAny: each shape's own arguments; precompiledShape's caller gives their types.
+const byShape = new Map<string, (db: Database, ...args: any[]) => Promise<unknown[]>>();
+
+/**
+ * As `precompiledOnAny`, for a query whose text depends on more than its values (its table, columns, order, how
+ * many values a list holds): one per `shape`, a key that names all of that. `build` is used the first time a
+ * shape is asked for, so every build given for one shape must make the same query.
+ */
+export function precompiledShape<A extends Array<number | string>, R>(
+  shape: string,
+  build: (db: Database, ...args: A) => Compilable<R>,
+): (db: Database, ...args: A) => Promise<R[]> {
+  let run = byShape.get(shape);
+  if (!run) {
+    run = precompiledOnAny(build);
+    byShape.set(shape, run);
+  }
+  return run as (db: Database, ...args: A) => Promise<R[]>;
+}
