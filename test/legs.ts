@@ -67,6 +67,11 @@ export const LEG_RULES: LegRule[] = [
   },
   { suite: 'test/db/limits.test.ts', legs: ['sqlite', 'quick'], why: 'configuration read from the environment' },
   {
+    suite: 'test/db/group-commit.test.ts',
+    legs: ['sqlite', 'node24', 'quick'],
+    why: "the SQLite driver's group commit, on a file; Node 24 loads another better-sqlite3 major",
+  },
+  {
     suite: 'test/db/private-files.test.ts',
     legs: ['sqlite', 'node24', 'quick'],
     why: 'SQLite files and backups made owner-only: files, not PostgreSQL; Node 24 loads another SQLite driver',

@@ -7,7 +7,12 @@
 //   - writes (and transactions, which take the lock up front with BEGIN IMMEDIATE) go through one writer
 //     connection, one at a time, in the order they came; a queued write's budget counts from when it came;
 //   - reads outside a transaction go through a second connection, which WAL lets read the last committed state
-//     while another process (or this one) writes, so a read never queues behind a write waiting for the lock.
+//     while another process (or this one) writes, so a read never queues behind a write waiting for the lock;
+//   - group commit: each write (a transaction, or one statement) is a savepoint of a transaction that stays open
+//     while more writes wait for their turn (at most MAX_GROUP), then commits once: one COMMIT, and with
+//     synchronous = FULL one fsync of the WAL, for the group instead of one per write. A write's promise settles
+//     only when its group has committed, so nothing is answered before it is durable; a write that fails rolls
+//     back to its savepoint alone, and a COMMIT that fails (a full disk) fails every write of its group.
 // Replaces kysely's SqliteDriver whole (its adapter, compiler and introspector are kysely's own), through
 // kysely's documented Dialect and Driver interfaces.
 import { statfsSync } from 'node:fs';
@@ -35,6 +40,11 @@ const STATEMENT_CACHE_SIZE = 200;
 const MIN_FREE_BYTES = 1024 * 1024;
 /** The longest pause between two tries of a write that found the lock taken. */
 const MAX_RETRY_PAUSE_MS = 16;
+/**
+ * The most writes one COMMIT holds: bounds how long the first waits for the others (each a few hundred µs) and
+ * the size of one transaction (an FTS5 index with contentless_delete slows as one transaction grows).
+ */
+const MAX_GROUP = 32;
 
 export function sqliteDialect(options: SqliteOptions): Dialect {
   return {
@@ -140,10 +150,40 @@ class WriterQueue {
     });
   }
 
+  get isHeld(): boolean {
+    return this.held;
+  }
+
+  get someoneWaits(): boolean {
+    return this.waiting.length > 0;
+  }
+
   release(): void {
     const next = this.waiting.shift();
     if (next) next.grant();
     else this.held = false;
+  }
+}
+
+/** The writes that share one COMMIT: each waits for it once its own savepoint is released. */
+class CommitGroup {
+  members = 0;
+  /** Whether its COMMIT waits for the event loop's next check phase. */
+  scheduled = false;
+  /** Set when SQLite rolled the whole transaction back (a full disk, an I/O error): why the group is lost. */
+  lost?: unknown;
+  private readonly released: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+
+  /** Resolves when the group commits, rejects when it cannot. */
+  committed(): Promise<void> {
+    return new Promise((resolve, reject) => this.released.push({ resolve, reject }));
+  }
+
+  settle(error?: unknown): void {
+    for (const write of this.released) {
+      if (error === undefined) write.resolve();
+      else write.reject(error);
+    }
   }
 }
 
@@ -168,6 +208,8 @@ class SqliteDriver implements Driver {
   /** Reads outside transactions; undefined for ':memory:', where everything goes through the writer. */
   private reader?: Connection;
   private readonly queue = new WriterQueue();
+  /** The open transaction of grouped writes, while one of them holds the writer's turn. */
+  private group?: CommitGroup;
 
   constructor(private readonly options: SqliteOptions) {}
 
@@ -193,56 +235,114 @@ class SqliteDriver implements Driver {
     const deadline = Date.now() + this.options.lockTimeoutMs;
     const writer = this.writer as Connection;
     // In a transaction the writer's turn is held already, and BEGIN IMMEDIATE took the lock.
-    if (inTransaction) return whenUnlocked(() => writer.run<R>(query), deadline);
+    if (inTransaction) return this.inGroup(() => whenUnlocked(() => writer.run<R>(query), deadline));
     const reader = this.reader;
     if (reader && SelectQueryNode.is(query.query)) return whenUnlocked(() => reader.run<R>(query), deadline);
-    await this.queue.acquire(deadline);
+    const session = new Session(this);
+    await this.beginTransaction(session);
+    let result: QueryResult<R>;
     try {
-      return await whenUnlocked(() => writer.run<R>(query), deadline);
-    } finally {
-      this.queue.release();
+      result = await this.inGroup(() => writer.run<R>(query));
+    } catch (error) {
+      await this.rollbackTransaction(session);
+      throw error;
+    }
+    await this.commitTransaction(session);
+    return result;
+  }
+
+  /** Runs a statement of the open group; when it fails and SQLite ended the whole transaction, the group is lost. */
+  private async inGroup<R>(statement: () => Promise<R> | R): Promise<R> {
+    try {
+      return await statement();
+    } catch (error) {
+      if (this.group && !this.writer?.sqlite.inTransaction) this.group.lost ??= error;
+      throw error;
     }
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     const deadline = Date.now() + this.options.lockTimeoutMs;
     await this.queue.acquire(deadline);
+    const writer = this.writer as Connection;
     try {
-      // IMMEDIATE: the write lock up front, so no statement inside can find it taken (a deferred transaction
-      // that read first would fail at its first write when another process wrote meanwhile).
-      await whenUnlocked(() => this.writer?.prepare('begin immediate').run(), deadline);
+      if (this.group === undefined) {
+        // IMMEDIATE: the write lock up front, so no statement inside can find it taken (a deferred transaction
+        // that read first would fail at its first write when another process wrote meanwhile).
+        await whenUnlocked(() => writer.prepare('begin immediate').run(), deadline);
+        this.group = new CommitGroup();
+      }
+      writer.prepare('savepoint write').run();
+      this.group.members++;
     } catch (error) {
-      this.queue.release();
+      this.handOver();
       throw error;
     }
     (connection as Session).inTransaction = true;
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    try {
-      this.writer?.prepare('commit').run();
-    } catch (error) {
-      // SQLite may roll the transaction back itself (a full disk); otherwise kysely calls rollbackTransaction.
-      if (!this.writer?.sqlite.inTransaction) this.end(connection as Session);
-      throw error;
-    }
-    this.end(connection as Session);
+    const group = this.group as CommitGroup;
+    // On failure kysely calls rollbackTransaction, which hands the turn over.
+    this.writer?.prepare('release write').run();
+    (connection as Session).inTransaction = false;
+    const committed = group.committed();
+    this.handOver();
+    await committed;
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const session = connection as Session;
     if (!session.inTransaction) return;
+    session.inTransaction = false;
     try {
-      if (this.writer?.sqlite.inTransaction) this.writer.prepare('rollback').run();
+      const writer = this.writer as Connection;
+      if (writer.sqlite.inTransaction) {
+        writer.prepare('rollback to write').run();
+        writer.prepare('release write').run();
+      }
     } finally {
-      this.end(session);
+      this.handOver();
     }
   }
 
-  private end(session: Session): void {
-    if (!session.inTransaction) return;
-    session.inTransaction = false;
+  /**
+   * Passes the writer's turn on. The group stays open for the next write that waits, or, when none does yet, until
+   * the event loop has read what the clients sent meanwhile (setImmediate: the writes those requests make join it);
+   * it commits then, or at once when it is full or SQLite has ended it.
+   */
+  private handOver(): void {
+    const group = this.group;
+    if (group && (group.members >= MAX_GROUP || !this.writer?.sqlite.inTransaction)) this.commit(group);
+    else if (group && !this.queue.someoneWaits && !group.scheduled) {
+      group.scheduled = true;
+      setImmediate(() => {
+        // A write that holds the turn now hands it over again when it is done.
+        if (this.group === group && !this.queue.isHeld) this.commit(group);
+        else group.scheduled = false;
+      });
+    }
     this.queue.release();
+  }
+
+  /** Ends the group: COMMIT (or ROLLBACK, when SQLite ended it or the COMMIT fails), then settles its writes. */
+  private commit(group: CommitGroup): void {
+    this.group = undefined;
+    const writer = this.writer as Connection;
+    try {
+      // SQLite ends the whole transaction itself on some faults (a full disk, an I/O error): its writes are lost.
+      if (!writer.sqlite.inTransaction) {
+        throw group.lost ?? new DatabaseUnavailable('storage-error', 'SQLite rolled back the transaction');
+      }
+      writer.prepare('commit').run();
+      group.settle();
+    } catch (error) {
+      try {
+        if (writer.sqlite.inTransaction) writer.prepare('rollback').run();
+      } finally {
+        group.settle(error);
+      }
+    }
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
