@@ -351,6 +351,8 @@ class SqliteDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
+    // A group whose COMMIT waits for the check phase commits now, before the connections close.
+    if (this.group && !this.queue.isHeld) this.commit(this.group);
     if (this.writer?.sqlite.open) this.options.beforeClose?.(this.writer.sqlite);
     this.reader?.sqlite.close();
     this.writer?.sqlite.close();
