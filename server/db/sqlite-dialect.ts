@@ -9,10 +9,11 @@
 //   - reads outside a transaction go through a second connection, which WAL lets read the last committed state
 //     while another process (or this one) writes, so a read never queues behind a write waiting for the lock;
 //   - group commit: each write (a transaction, or one statement) is a savepoint of a transaction that stays open
-//     while more writes wait for their turn (at most MAX_GROUP), then commits once: one COMMIT, and with
-//     synchronous = FULL one fsync of the WAL, for the group instead of one per write. A write's promise settles
-//     only when its group has committed, so nothing is answered before it is durable; a write that fails rolls
-//     back to its savepoint alone, and a COMMIT that fails (a full disk) fails every write of its group.
+//     for the writes that wait for their turn or arrive before the event loop's next check phase (at most
+//     MAX_GROUP), then commits once: one COMMIT, and with synchronous = FULL one fsync of the WAL, for the group
+//     instead of one per write. A write's promise settles only when its group has committed, so nothing is
+//     answered before it is durable; a write that fails rolls back to its savepoint alone, and a COMMIT that
+//     fails (a full disk) fails every write of its group.
 // Replaces kysely's SqliteDriver whole (its adapter, compiler and introspector are kysely's own), through
 // kysely's documented Dialect and Driver interfaces.
 import { statfsSync } from 'node:fs';
