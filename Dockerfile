@@ -28,7 +28,9 @@ ENV NODE_ENV=production \
     PORT=3000 \
     DATABASE_URL=sqlite:/data/domain-space.sqlite \
     FIRST_KEY_FILE=/data/first-api-key \
-    DSS_BUILD_DOCS=0
+    DSS_BUILD_DOCS=0 \
+    MALLOC_MMAP_THRESHOLD_=131072 \
+    MALLOC_TRIM_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=build /app ./
 COPY --from=docs /app/.docs ./.docs
@@ -43,6 +45,7 @@ EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 CMD ["node", "scripts/deploy/healthcheck.mjs"]
 # node itself, not npm start: SIGTERM reaches the service, which drains (DRAIN_DELAY_S, then
 # SHUTDOWN_GRACE_S); give it a stop timeout above their sum (compose.yaml: stop_grace_period). The two V8
-# settings are npm start's too: how much memory its heap keeps (scripts/deploy/OPERATIONS.md#memory).
+# settings are npm start's too: how much memory its heap keeps, as are the two MALLOC_ variables above, how
+# much freed memory glibc keeps (scripts/deploy/OPERATIONS.md#memory).
 STOPSIGNAL SIGTERM
 CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "scripts/start.mjs"]

@@ -3,7 +3,7 @@
 // them a valid list and half an invalid create (422), and prints the process's RSS before, along the way and
 // after, and how many keys were answered with what.
 import { freePort, rssMb, spawnChild, stopAllChildren, waitForHttp } from './children.js';
-import { npmScriptArguments } from './targets.js';
+import { npmScript } from './targets.js';
 
 const KEYS = Number(process.env.KEYS ?? 20_000);
 const CONCURRENCY = 8;
@@ -11,7 +11,9 @@ const CONCURRENCY = 8;
 async function main(): Promise<void> {
   try {
     const port = await freePort();
-    const child = spawnChild(process.execPath, npmScriptArguments('sandbox'), {
+    const sandbox = npmScript('sandbox');
+    const child = spawnChild(process.execPath, sandbox.args, {
+      ...sandbox.env,
       PORT: String(port),
       HOST: '127.0.0.1',
       RATE_LIMIT: 'off',

@@ -38,20 +38,35 @@ async function start(
  */
 export const UNREACHABLE_QUOTA = '999999999/60';
 
-/** node's arguments in an npm script (package.json's `exec node …`): its heap settings, the file, its options. */
-export function npmScriptArguments(script: 'start' | 'sandbox'): string[] {
+/**
+ * How an npm script runs node (package.json's `exec env NAME=value … node …`): the environment it sets (glibc's
+ * malloc settings) and node's arguments (its heap settings, the file, its options).
+ */
+export function npmScript(script: 'start' | 'sandbox'): { env: Record<string, string>; args: string[] } {
   const { scripts } = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { scripts: Record<string, string> };
   const words = (scripts[script] ?? '').split(' ');
-  return words.slice(words.indexOf('node') + 1).map((word) => (word.startsWith('scripts/') ? `${root}${word}` : word));
+  const node = words.indexOf('node');
+  const env = Object.fromEntries(
+    words.slice(0, node).flatMap((word) => (/^\w+=/.test(word) ? [word.split(/=(.*)/s).slice(0, 2)] : [])),
+  );
+  const args = words.slice(node + 1).map((word) => (word.startsWith('scripts/') ? `${root}${word}` : word));
+  return { env, args };
 }
 
 export function startService(databaseFile: string, env: Record<string, string> = {}): Promise<Target> {
-  // What `npm start` runs (node with its heap settings, the bundle of server/), without its docs build, which
-  // would compete for the CPU.
+  // What `npm start` runs (node with its heap and malloc settings, the bundle of server/), without its docs
+  // build, which would compete for the CPU.
   return start(
     'service',
-    () => npmScriptArguments('start'),
-    { DATABASE_URL: `sqlite:${databaseFile}`, HOST: '127.0.0.1', DSS_BUILD_DOCS: '0', DRAIN_DELAY_S: '0', ...env },
+    () => npmScript('start').args,
+    {
+      ...npmScript('start').env,
+      DATABASE_URL: `sqlite:${databaseFile}`,
+      HOST: '127.0.0.1',
+      DSS_BUILD_DOCS: '0',
+      DRAIN_DELAY_S: '0',
+      ...env,
+    },
     (origin) => ({ url: `${origin}/healthz`, status: 200 }),
     '/api/v1',
   );

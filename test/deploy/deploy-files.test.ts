@@ -54,13 +54,20 @@ describe('deployment files', () => {
     expect(unit).toMatch(/^KillSignal=SIGTERM$/m);
   });
 
-  it('run node with the same script and heap settings everywhere, as npm start does (signals reach the service)', () => {
+  it('run node with the same script, heap and malloc settings everywhere, as npm start does (signals reach the service)', () => {
     const npmStart = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start.split(' ');
-    expect(npmStart.slice(0, 2)).toEqual(['exec', 'node']);
-    expect(command).toEqual(npmStart.slice(1));
+    const node = npmStart.indexOf('node');
+    expect(npmStart.slice(0, 2)).toEqual(['exec', 'env']);
+    expect(command).toEqual(npmStart.slice(node));
     expect(command.at(-1)).toBe('scripts/start.mjs');
     expect(command).toEqual(expect.arrayContaining(['--max-semi-space-size=4', '--heap-growing-percent=50']));
     expect(/^ExecStart=(.*)$/m.exec(unit)?.[1]).toBe(`/usr/bin/node ${command.slice(1).join(' ')}`);
+    // glibc's malloc settings: npm start's environment, the image's ENV and the unit's Environment= alike.
+    const malloc = Object.fromEntries(npmStart.slice(2, node).map((word) => word.split('=') as [string, string]));
+    expect(malloc).toEqual({ MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' });
+    expect(envOf(final)).toMatchObject(malloc);
+    const unitEnv = [...unit.matchAll(/^Environment=(.*)$/gm)].flatMap(([, words]) => (words as string).split(' '));
+    expect(Object.fromEntries(unitEnv.map((word) => word.split('=') as [string, string]))).toMatchObject(malloc);
   });
 
   it('trust X-Forwarded-For from the balancer alone', () => {
