@@ -29,8 +29,8 @@ ENV NODE_ENV=production \
     DATABASE_URL=sqlite:/data/domain-space.sqlite \
     FIRST_KEY_FILE=/data/first-api-key \
     DSS_BUILD_DOCS=0 \
-    MALLOC_MMAP_THRESHOLD_=131072 \
-    MALLOC_TRIM_THRESHOLD_=131072
+    MALLOC_MMAP_THRESHOLD_=1048576 \
+    MALLOC_TRIM_THRESHOLD_=1048576
 WORKDIR /app
 COPY --from=build /app ./
 COPY --from=docs /app/.docs ./.docs
