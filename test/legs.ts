@@ -84,6 +84,11 @@ export const LEG_RULES: LegRule[] = [
     why: 'the bundled entry point: its start on each engine, and on Node 24 with the other SQLite driver',
   },
   {
+    suite: 'test/service/bundle.test.ts',
+    legs: ['sqlite'],
+    why: "npm start's bundle rebuilt when stale: files, not the engine; the legs after SQLite's share .build/ at once",
+  },
+  {
     suite: 'test/service/{keys-cli,keys-cli-policy,workers,key-revocation}.test.ts',
     legs: ['sqlite', 'postgres'],
     why: 'processes sharing one database (the keys command, workers): engine-dependent, not Node-dependent',

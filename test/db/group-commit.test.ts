@@ -106,7 +106,12 @@ describe('group commit on SQLite', () => {
     ]);
     expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY/);
     expect(String((results[2] as PromiseRejectedResult).reason)).toContain('the handler failed');
-    for (const name of ['before the failures', 'a whole transaction, 1', 'a whole transaction, 2', 'after the failures'])
+    for (const name of [
+      'before the failures',
+      'a whole transaction, 1',
+      'a whole transaction, 2',
+      'after the failures',
+    ])
       expect(committed(name), name).toBe(true);
     expect(committed('half a transaction')).toBe(false);
     expect(walCommits()).toBeLessThan(3);

@@ -1,7 +1,7 @@
 // The real entry point (server/main.ts, as npm start runs it: bundled, scripts/start.mjs) as a process: what
 // it prints on start, the demo key, configuration errors, clean shutdown on SIGTERM and data surviving a restart.
 
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { apiClient } from '../support/server.js';
-import { KEY_PATTERN, ROOT, type Running, runScript, runToExit, SERVICE, stopAll } from './process.js';
+import { KEY_PATTERN, type Running, runScript, runToExit, SERVICE, stopAll } from './process.js';
 
 // Each start loads the service (about a second, more on a busy machine; the first one bundles it).
 const SLOW = { timeout: 180_000 };
@@ -100,35 +100,6 @@ describe('first start', SLOW, () => {
     const { url } = await start(await newDatabase());
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     expect((await fetch(`${url}/api/v1/domains`)).status).toBe(401);
-  });
-});
-
-describe('npm start (scripts/start.mjs, scripts/bundle.mjs)', SLOW, () => {
-  const bundle = join(ROOT, '.build/server.mjs');
-
-  it('runs the service from a bundle of server/, rebuilt when it is older than a source', async () => {
-    // An aged bundle is stale: every source is newer.
-    if (existsSync(bundle)) utimesSync(bundle, new Date('2001-01-01'), new Date('2001-01-01'));
-    const database = await newDatabase();
-    const { url, key, server } = await start(database);
-    expect(statSync(bundle).mtimeMs).toBeGreaterThan(Date.parse('2001-01-02'));
-    const inputs = JSON.parse(readFileSync(join(ROOT, '.build/inputs.json'), 'utf8')) as string[];
-    expect(inputs).toEqual(expect.arrayContaining(['server/main.ts', 'server/app.ts', 'server/cli/keys.ts']));
-    expect((await fetch(`${url}/healthz`)).status).toBe(200);
-    const { response } = await apiClient(`${url}/api/v1`, key).GET('/spaces');
-    expect(response.status).toBe(200);
-    // The bundled spec is found next to its module, as from source.
-    expect((await fetch(`${url}/openapi.yaml`)).status).toBe(200);
-    expect((await server.stop('SIGTERM')).code).toBe(0);
-  });
-
-  it('starts from the built bundle as it is when no source changed', async () => {
-    const built = statSync(bundle).mtimeMs;
-    const database = await newDatabase();
-    const { url, server } = await start(database);
-    expect((await fetch(`${url}/healthz`)).status).toBe(200);
-    expect(statSync(bundle).mtimeMs).toBe(built);
-    expect((await server.stop('SIGTERM')).code).toBe(0);
   });
 });
 
