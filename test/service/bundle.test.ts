@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { apiClient } from '../support/server.js';
-import { ROOT, runScript, SERVICE, stopAll } from './process.js';
+import { ROOT, startListening, stopAll } from './process.js';
 
 const bundle = join(ROOT, '.build/server.mjs');
 const databases: TestDatabase[] = [];
@@ -17,14 +17,7 @@ afterAll(() => Promise.all(databases.map((database) => database.drop())));
 async function start() {
   const database = await freshDatabase();
   databases.push(database);
-  const server = runScript(SERVICE, [], {
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATABASE_URL: database.url,
-    LOG_LEVEL: 'silent',
-  });
-  const [, url] = await server.waitForOutput(/listening on (http:\/\/127\.0\.0\.1:\d+)[\s\S]*curl [^\n]*\n/, 90_000);
-  return { server, url: url as string };
+  return startListening({ DATABASE_URL: database.url, LOG_LEVEL: 'silent' });
 }
 
 describe('npm start (scripts/start.mjs, scripts/bundle.mjs)', { timeout: 180_000 }, () => {

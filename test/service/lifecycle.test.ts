@@ -8,7 +8,7 @@ import http from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
-import { type Running, runScript, SERVICE, stopAll } from './process.js';
+import { type Running, startListening, stopAll } from './process.js';
 
 const SLOW = { timeout: 120_000 };
 const sockets: Socket[] = [];
@@ -22,17 +22,8 @@ afterAll(() => Promise.all(databases.map((d) => d.drop())));
 async function start(env: Record<string, string>): Promise<{ server: Running; url: string; key: string }> {
   const database = await freshDatabase();
   databases.push(database);
-  const server = runScript(SERVICE, [], {
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATABASE_URL: database.url,
-    LOG_LEVEL: 'info',
-    ...env,
-  });
-  const [banner] = await server.waitForOutput(/listening on [\s\S]*curl [^\n]*\n/, 60_000);
-  const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1] as string;
-  const key = server.firstKey() as string;
-  return { server, url, key };
+  const { server, url } = await startListening({ DATABASE_URL: database.url, LOG_LEVEL: 'info', ...env }, 60_000);
+  return { server, url, key: server.firstKey() as string };
 }
 
 function open(url: string, first?: string, drip?: string): Promise<Socket> {

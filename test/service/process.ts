@@ -141,6 +141,18 @@ export function runScript(
   return run;
 }
 
+/** npm start's entry point on port 0 with `env`, once it has printed where it listens (its banner, on stderr). */
+export async function startListening(
+  env: Record<string, string>,
+  timeoutMs = 90_000,
+): Promise<{ server: Running; url: string; banner: string }> {
+  const server = runScript(SERVICE, [], { PORT: '0', HOST: '127.0.0.1', ...env });
+  const [banner] = await server.waitForOutput(/listening on [\s\S]*curl [^\n]*\n/, timeoutMs);
+  const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1];
+  if (!url) throw new Error(`no URL in:\n${banner}`);
+  return { server, url, banner };
+}
+
 /** Runs a script to its end and returns its exit code and output. */
 export function runToExit(
   script: string,
