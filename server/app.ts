@@ -1,6 +1,6 @@
 // Builds the Express app without listening. One request path, in the order of the steps below:
-//   request id -> its log line and metrics (written once answered) -> security headers -> input lengths (414/431)
-//   -> request target (400)
+//   the steps of every request, in one router layer (http/every-request.ts): request id -> its log line and
+//   metrics (written once answered) -> security headers -> input lengths (414/431) -> request target (400)
 //   -> /api/v1, an Express router with one route per path of the spec (http/api-router.ts): CORS -> the path's
 //   route (no such path: 404; a method it lacks: 405, from the route itself; a preflight: 204) -> the operation's
 //   steps: API key (401, or 429 for an address with too many of them; its expiry and address ranges) -> rate
@@ -19,6 +19,7 @@ import { type KeyCheck, requireApiKey } from './http/auth.js';
 import { readBody } from './http/body.js';
 import { type CorsOrigins, cors } from './http/cors.js';
 import { cursorFormats, cursorSeal } from './http/cursor.js';
+import { everyRequest } from './http/every-request.js';
 import { apiIndex, DOCS_PAGE, docsPage, docsSlash } from './http/docs.js';
 import { notFoundOutsideApi, problemHandler } from './http/errors.js';
 import { healthz, readyz } from './http/health.js';
@@ -125,12 +126,14 @@ export async function createApp({
 
   // Every request, then /api/v1 (a route per operation: http/api-router.ts), then the other pages.
   app.use(
-    requestId(),
-    requestLog(logger),
-    ...(metrics ? [metrics.observe] : []),
-    securityHeaders({ hstsMaxAgeSeconds }),
-    boundInputs,
-    readRequestTarget,
+    everyRequest([
+      requestId,
+      requestLog(logger),
+      ...(metrics ? [metrics.observe] : []),
+      securityHeaders({ hstsMaxAgeSeconds }),
+      boundInputs,
+      readRequestTarget,
+    ]),
   );
   const [failedAuthGuard, perKeyLimit] = rateLimits(rateLimit, logger);
   const routes = routeTable(spec);

@@ -2,7 +2,7 @@
 // Authorization header is refused first).
 import type { Request, RequestHandler, Response } from 'express';
 import type { Account } from '../accounts/keys.js';
-import { MAX_AUTHORIZATION } from './input-limits.js';
+import { MAX_AUTHORIZATION, timesSent } from './input-limits.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
@@ -29,7 +29,7 @@ export type KeyAcceptance = (account: Account, req: Request) => void;
 export function requireApiKey(authenticate: KeyCheck, accept: KeyAcceptance = () => {}): RequestHandler {
   return async (req, res, next) => {
     // Node keeps the first of several Authorization headers; which key was meant is anyone's guess.
-    const sent = req.headersDistinct.authorization?.length ?? 0;
+    const sent = timesSent(req, 'authorization');
     if (sent > 1) {
       throw new HttpProblem(400, 'ambiguous-credentials', `Send one Authorization header; this request has ${sent}.`, {
         headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_request"` },

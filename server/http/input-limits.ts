@@ -1,7 +1,8 @@
 // Length limits on what a request carries, checked before any pattern or parser reads it: a value past its
 // limit is refused whole, so no step after this one ever sees more than a small, fixed amount of input.
 // (Node refuses request headers over 16 KiB in all with 431 before the app runs; bodies are bounded in body.ts.)
-import type { RequestHandler } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { RequestStep } from './every-request.js';
 import { HttpProblem } from './problem.js';
 
 /** The request target (path and query): longer is a 414. */
@@ -26,7 +27,7 @@ export const HEADER_LIMITS: Readonly<Record<string, number>> = {
   'x-forwarded-proto': 64,
 };
 
-export const boundInputs: RequestHandler = (req, _res, next) => {
+export const boundInputs: RequestStep = (req) => {
   if (req.originalUrl.length > MAX_REQUEST_TARGET) {
     throw new HttpProblem(
       414,
@@ -44,11 +45,25 @@ export const boundInputs: RequestHandler = (req, _res, next) => {
       );
     }
   }
-  next();
 };
 
 /** All of a header's values together (Node joins most repeated headers; a few it keeps as a list). */
 function headerLength(value: string | string[] | undefined): number {
   if (value === undefined) return 0;
   return typeof value === 'string' ? value.length : value.reduce((sum, each) => sum + each.length + 2, 0);
+}
+
+/**
+ * How many times a header was sent: Node joins repeated headers into one value or keeps the first, and a request
+ * that repeats one the service must read once is refused. Counted in `rawHeaders` (names as sent) without
+ * building Node's `headersDistinct` for every header of the request.
+ */
+export function timesSent(req: IncomingMessage, lowercaseName: string): number {
+  let count = 0;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === lowercaseName.length && name.toLowerCase() === lowercaseName) count++;
+  }
+  return count;
 }

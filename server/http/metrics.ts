@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import type { RequestHandler } from 'express';
 import type PromClient from 'prom-client';
 import { answerPrimary, clusterSum } from './cluster-metrics.js';
+import type { RequestStep } from './every-request.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
@@ -19,7 +20,7 @@ const OWN_PATHS = new Set(['/healthz', '/readyz', '/openapi.json', '/openapi.yam
 
 export interface Metrics {
   /** Counts and times every request once it is answered. */
-  observe: RequestHandler;
+  observe: RequestStep;
   /** The Prometheus text: this process's metrics, or every worker's with WORKERS > 1. */
   collect(): Promise<string>;
   contentType: string;
@@ -67,7 +68,7 @@ export function createMetrics({ logLinesDropped }: { logLinesDropped?: () => num
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  const observe: RequestHandler = (req, res, next) => {
+  const observe: RequestStep = (req, res) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const operation = context(res).route?.operation.id;
@@ -79,7 +80,6 @@ export function createMetrics({ logLinesDropped }: { logLinesDropped?: () => num
       requests.inc(labels);
       duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     });
-    next();
   };
   if (!cluster.isWorker)
     return { observe, collect: () => registry.metrics(), contentType: registry.contentType, registry };

@@ -85,21 +85,16 @@ export function dispatch(
     const { route, account, requestId, validated, sentQuery = {} } = context(res);
     // Defence in depth: a handler only ever sees a request that validation has checked (and typed).
     if (!route || !account || !validated) throw new Error('request reached dispatch unrouted or unvalidated');
-    const values = (where: 'path' | 'query' | 'header', from: Record<string, unknown>) =>
-      Object.fromEntries(
-        route.parameters
-          .filter((p) => p.in === where)
-          // Node keeps header names in lowercase.
-          .map((p) => [p.name, from[where === 'header' ? p.name.toLowerCase() : p.name]]),
-      );
     // Path and query values as the validator coerced them (numbers, defaults filled in).
-    const query = values('query', req.query);
+    const query = valuesOf(route.queryNames, req.query);
     if (cursors && typeof query.after === 'string' && query.after !== '') query.after = await cursors.open(query.after);
+    const headers: Record<string, unknown> = {};
+    for (const { name, lowercase } of route.headerNames) headers[name] = req.headers[lowercase];
     const input = {
       account,
-      path: values('path', req.params),
+      path: valuesOf(route.pathNames, req.params),
       query,
-      headers: values('header', req.headers),
+      headers,
       body: req.body ?? {},
       url: { path: `${req.baseUrl}${req.path}`, sent: sentQuery },
       requestId,
@@ -109,7 +104,7 @@ export function dispatch(
     const reply = await run({ route, input, requestId }, (on = handlers) =>
       (on[operationId] as unknown as UntypedHandler)(input),
     );
-    if (cursors) await sealNextLink(reply.body, cursors);
+    if (cursors && hasNextLink(reply.body)) await sealNextLink(reply.body, cursors);
     if (reply.headers) res.set(reply.headers);
     if (reply.location) res.location(reply.location);
     if (reply.etag) res.set('ETag', reply.etag);
@@ -119,10 +114,23 @@ export function dispatch(
   };
 }
 
+/** The named values of `from`, in one object (those not sent as undefined). */
+function valuesOf(names: string[], from: Record<string, unknown>): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const name of names) values[name] = from[name];
+  return values;
+}
+
+type Linked = { links: { next: string } };
+
+function hasNextLink(body: unknown): body is Linked {
+  return typeof (body as Partial<Linked> | undefined)?.links?.next === 'string';
+}
+
 /** The cursor in a list's links.next, sealed. */
-async function sealNextLink(body: unknown, cursors: CursorSeal): Promise<void> {
-  const links = (body as { links?: { next?: string | null } } | undefined)?.links;
-  const [found, name, cursor] = /([?&]after=)([A-Za-z0-9_-]+)/.exec(links?.next ?? '') ?? [];
-  if (!links?.next || !found || !name || !cursor) return;
+async function sealNextLink(body: Linked, cursors: CursorSeal): Promise<void> {
+  const { links } = body;
+  const [found, name, cursor] = /([?&]after=)([A-Za-z0-9_-]+)/.exec(links.next) ?? [];
+  if (!found || !name || !cursor) return;
   links.next = links.next.replace(found, `${name}${await cursors.seal(cursor)}`);
 }

@@ -6,17 +6,17 @@
 // the health checks a load balancer or supervisor sends every few seconds: their passing answers at debug, their
 // failures at warn. The shape is pino-http's; the line is built here because pino-http's two child loggers per
 // request cost about a fifth of a show request.
-import type { RequestHandler } from 'express';
 import type { Logger } from '../logger.js';
+import type { RequestStep } from './every-request.js';
 import { bounded, LOGGED_URL_CHARS, loggedHeaders } from './log-values.js';
 import { context } from './request-context.js';
 
 /** The health endpoints: checked every few seconds, so a passing check would otherwise flood the log. */
 const HEALTH_PATHS = new Set(['/healthz', '/readyz']);
 
-export function requestLog(logger: Logger): RequestHandler {
+export function requestLog(logger: Logger): RequestStep {
   const log = logger.pino;
-  return (req, res, next) => {
+  return (req, res) => {
     const started = performance.now();
     // Taken now: routing reads HEAD as GET, and an absolute-form target is rewritten to its path.
     const { method, originalUrl: url, headers } = req;
@@ -50,6 +50,5 @@ export function requestLog(logger: Logger): RequestHandler {
     };
     res.on('finish', written);
     res.on('close', written);
-    next();
   };
 }

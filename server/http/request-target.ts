@@ -1,12 +1,12 @@
 // The request target as HTTP/1.1 (RFC 9112 §3.2) allows it: an absolute-form target ("GET http://host/api/v1/spaces",
 // what proxies send) is read as its path and query, like the usual origin-form ("GET /api/v1/spaces"); an
 // HTTP/1.1 request without Host is a 400.
-import type { RequestHandler } from 'express';
+import type { RequestStep } from './every-request.js';
 import { HttpProblem } from './problem.js';
 
 const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
 
-export const readRequestTarget: RequestHandler = (req, _res, next) => {
+export const readRequestTarget: RequestStep = (req) => {
   if (req.httpVersion === '1.1' && req.headers.host === undefined) {
     throw new HttpProblem(400, 'malformed-request', 'An HTTP/1.1 request must carry a Host header.');
   }
@@ -17,5 +17,4 @@ export const readRequestTarget: RequestHandler = (req, _res, next) => {
     const target = req.originalUrl.slice(authority.length);
     req.originalUrl = target.startsWith('/') ? target : `/${target}`;
   }
-  next();
 };

@@ -30,7 +30,10 @@ export interface Route {
   template: string;
   /** The path's shared parameters, then the operation's own. */
   parameters: RouteParameter[];
+  /** The parameters' names by where they are sent; a header's as the spec spells it, with Node's lowercase name. */
+  pathNames: string[];
   queryNames: string[];
+  headerNames: Array<{ name: string; lowercase: string }>;
   /** Fields of the form body that the spec types as integers (form values arrive as text), with their ranges. */
   formIntegerFields: Array<{ name: string; bounds: IntegerBounds }>;
   /** The body's schema by media type, flattened (its fields, `x-rejected-fields`), where there is a body. */
@@ -100,7 +103,9 @@ function routeOf(operation: Operation): Route {
     method: operation.method,
     template: operation.path,
     parameters,
+    pathNames: operation.pathParams.map((p) => p.name),
     queryNames: operation.queryParams.map((p) => p.name),
+    headerNames: operation.headerParams.map((p) => ({ name: p.name, lowercase: p.name.toLowerCase() })),
     formIntegerFields: Object.entries((form?.properties ?? {}) as Record<string, Schema>)
       .filter(([, schema]) => isInteger(flatten(schema)))
       .map(([name, schema]) => ({ name, bounds: boundsOf(flatten(schema)) })),

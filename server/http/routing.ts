@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import { parse } from 'node:querystring';
 import accepts from 'accepts';
 import type { RequestHandler } from 'express';
+import { timesSent } from './input-limits.js';
 import { pathHint } from './path-hints.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
@@ -50,7 +51,7 @@ export function operationOf(route: Route): RequestHandler {
       );
     }
     // Node joins several Idempotency-Key headers into one ("a, b"): a key no client sent.
-    const idempotencyKeys = req.headersDistinct['idempotency-key']?.length ?? 0;
+    const idempotencyKeys = timesSent(req, 'idempotency-key');
     if (idempotencyKeys > 1) {
       throw new HttpProblem(
         400,

@@ -1,7 +1,7 @@
 // The security headers of every response, tuned for a JSON API: nothing may be framed, loaded or run from an
 // answer, and nothing is cached. /docs replaces the Content-Security-Policy with its own (http/docs.ts), which
 // lets that one page run Redoc and nothing more.
-import type { RequestHandler } from 'express';
+import type { RequestStep } from './every-request.js';
 
 /**
  * A table of ours rather than helmet: the same fixed values go on every answer, also on those written straight to
@@ -30,13 +30,12 @@ export const FIXED_SECURITY_HEADERS: Readonly<Record<string, string>> = {
  * HTTPS, which a proxy in front of this service terminates, and a browser that saw it would refuse plain HTTP to
  * the host.
  */
-export function securityHeaders({ hstsMaxAgeSeconds = 0 } = {}): RequestHandler {
+export function securityHeaders({ hstsMaxAgeSeconds = 0 } = {}): RequestStep {
   const headers = Object.entries({
     ...FIXED_SECURITY_HEADERS,
     ...(hstsMaxAgeSeconds > 0 ? { 'Strict-Transport-Security': `max-age=${hstsMaxAgeSeconds}` } : {}),
   });
-  return (_req, res, next) => {
+  return (_req, res) => {
     for (const [name, value] of headers) res.setHeader(name, value);
-    next();
   };
 }
