@@ -34,10 +34,11 @@ const acceptOnlyDocumentedTypes: RequestHandler = (req, _res, next) => {
     req.body = {};
     return next();
   }
-  if (req.is(FORM) && !isUtf8Form(req.get('content-type') ?? '')) {
+  const type = req.is([FORM, JSON_TYPE]);
+  if (type === FORM && !isUtf8Form(req.get('content-type') ?? '')) {
     throw new HttpProblem(415, 'unsupported-media-type', 'The body must be encoded in UTF-8.');
   }
-  if (!req.is([FORM, JSON_TYPE])) {
+  if (!type) {
     const sent = req.get('content-type');
     throw new HttpProblem(
       415,
@@ -55,7 +56,8 @@ const acceptOnlyDocumentedTypes: RequestHandler = (req, _res, next) => {
  * parser (qs) drops "__proto__", which is an unknown field like any other and must be named in the 422.
  */
 const fieldsOfForm: RequestHandler = (req, _res, next) => {
-  if (typeof req.body !== 'string' || !req.is(FORM)) return next();
+  // Only the form's reader leaves text: the JSON one (strict) makes an object or an array, or refuses the body.
+  if (typeof req.body !== 'string') return next();
   const text = req.body;
   let fields = text === '' ? 0 : 1;
   for (let at = text.indexOf('&'); at >= 0 && fields <= MAX_FORM_FIELDS; at = text.indexOf('&', at + 1)) fields++;

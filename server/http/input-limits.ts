@@ -27,6 +27,8 @@ export const HEADER_LIMITS: Readonly<Record<string, number>> = {
   'x-forwarded-proto': 64,
 };
 
+const LIMITS = Object.entries(HEADER_LIMITS);
+
 export const boundInputs: RequestStep = (req) => {
   if (req.originalUrl.length > MAX_REQUEST_TARGET) {
     throw new HttpProblem(
@@ -35,7 +37,7 @@ export const boundInputs: RequestStep = (req) => {
       `The request target (path and query) is ${req.originalUrl.length} characters; the limit is ${MAX_REQUEST_TARGET}.`,
     );
   }
-  for (const [name, limit] of Object.entries(HEADER_LIMITS)) {
+  for (const [name, limit] of LIMITS) {
     const length = headerLength(req.headers[name]);
     if (length > limit) {
       throw new HttpProblem(

@@ -22,9 +22,8 @@ export function requestLog(logger: Logger): RequestStep {
     const { method, originalUrl: url, headers } = req;
     const remoteAddress = req.socket.remoteAddress;
     const clientAddress = req.ip;
-    const written = () => {
-      res.off('finish', written);
-      res.off('close', written);
+    // 'close' comes once per response: after it was sent in full, or when the connection closed before that.
+    res.once('close', () => {
       const ctx = context(res);
       const statusCode = res.statusCode;
       const line = {
@@ -47,8 +46,6 @@ export function requestLog(logger: Logger): RequestStep {
         else log.warn(line, 'request');
       } else if (statusCode >= 500) log.error(line, 'request');
       else log.info(line, 'request');
-    };
-    res.on('finish', written);
-    res.on('close', written);
+    });
   };
 }

@@ -89,11 +89,10 @@ function ourChecks(route: Route): RequestHandler {
   return (req, res, next) => {
     const ctx = context(res);
     const sent = { path: ctx.pathParams ?? {}, query: ctx.sentQuery ?? {}, body: req.body as unknown };
-    ctx.findings = [
-      ...unknownQueryParameters(route, sent.query),
-      ...integerParameters(route, sent),
-      ...(req.is(FORM) ? formIntegers(route, req.body) : []),
-    ];
+    const findings = unknownQueryParameters(route, sent.query);
+    findings.push(...integerParameters(route, sent));
+    if (route.formIntegerFields.length > 0 && req.is(FORM)) findings.push(...formIntegers(route, req.body));
+    ctx.findings = findings;
     next();
   };
 }
