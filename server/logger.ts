@@ -1,6 +1,6 @@
 // Structured logs by pino: one JSON object per line on stdout (level, time, pid, hostname, msg, fields).
 // The rest of the code speaks the small Logger interface below; never give it secrets: callers log ids.
-// Credentials in request headers are redacted here, for every logger derived from this one. stdout is written
+// The request log's headers come with credentials redacted (http/log-values.ts). stdout is written
 // asynchronously through a buffer of LOG_BUFFER_BYTES: a log reader that stalls never stalls the service; what
 // does not fit is dropped, counted (log_lines_dropped_total) and reported in a warning every 10 s.
 import { pino } from 'pino';
@@ -26,14 +26,6 @@ export const DEFAULT_LOG_BUFFER_BYTES = 8 * 1024 * 1024;
 const DROP_REPORT_MS = 10_000;
 const FLUSH_TIMEOUT_MS = 2_000;
 
-/** Header values that must never reach a log line (the request log, http/request-log.ts, has the headers). */
-export const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'req.headers["proxy-authorization"]',
-  'req.headers.cookie',
-  'req.headers["x-api-key"]',
-];
-
 /**
  * A logger at `level`; `write` receives each line without its newline. Without it, stdout through a buffer of
  * `bufferBytes`.
@@ -56,7 +48,6 @@ export function createLogger(
       level,
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: REDACTED_PATHS, censor: '[Redacted]' },
     },
     stream,
   );

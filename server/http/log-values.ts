@@ -14,10 +14,18 @@ export function bounded(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}...[${text.length - max} more]`;
 }
 
+/** Headers whose values must never reach a log line: each is logged as REDACTED. */
+export const REDACTED_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'x-api-key',
+]);
+export const REDACTED = '[Redacted]';
+
 /**
- * The headers as the log shows them: names and values cut to their bounds, in arrival order until the whole
- * budget is spent, then how many were left out. Names are kept as they are when short, so that the redaction
- * of credentials (REDACTED_PATHS, by name) still applies.
+ * The headers as the log shows them: credentials redacted, names and values cut to their bounds, in arrival
+ * order until the whole budget is spent, then how many were left out.
  */
 export function loggedHeaders(headers: IncomingHttpHeaders): Record<string, string | string[] | number> {
   const logged: Record<string, string | string[] | number> = {};
@@ -30,6 +38,11 @@ export function loggedHeaders(headers: IncomingHttpHeaders): Record<string, stri
       continue;
     }
     const key = bounded(name, LOGGED_NAME_CHARS);
+    if (REDACTED_HEADERS.has(name)) {
+      logged[key] = REDACTED;
+      budget -= key.length + REDACTED.length;
+      continue;
+    }
     const values = (Array.isArray(value) ? value : [value]).map((one) => bounded(one, LOGGED_VALUE_CHARS));
     logged[key] = Array.isArray(value) ? values : (values[0] as string);
     budget -= key.length + values.reduce((sum, one) => sum + one.length, 0);

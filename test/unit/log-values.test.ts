@@ -6,6 +6,7 @@ import {
   LOGGED_NAME_CHARS,
   LOGGED_VALUE_CHARS,
   loggedHeaders,
+  REDACTED,
 } from '../../server/http/log-values.js';
 
 describe('bounded', () => {
@@ -23,6 +24,21 @@ describe('loggedHeaders', () => {
   it('keeps short headers as they are, lists included', () => {
     const headers = { host: 'api.example', 'user-agent': 'curl/8', 'set-cookie': ['a=1', 'b=2'] };
     expect(loggedHeaders(headers)).toEqual(headers);
+  });
+
+  it.each([
+    ['authorization', 'Bearer dss_live_secret'],
+    ['proxy-authorization', 'Basic c2VjcmV0'],
+    ['cookie', 'session=secret'],
+    ['x-api-key', 'dss_live_secret'],
+  ])('redacts %s whatever its value', (name, value) => {
+    const logged = loggedHeaders({ host: 'api.example', [name]: value });
+    expect(logged).toEqual({ host: 'api.example', [name]: REDACTED });
+    expect(JSON.stringify(logged)).not.toContain('secret');
+  });
+
+  it('redacts a repeated credential header sent as a list', () => {
+    expect(loggedHeaders({ cookie: ['a=secret', 'b=secret'] as unknown as string })).toEqual({ cookie: REDACTED });
   });
 
   it('cuts a 15 KB value of quotes and 0xff bytes, and a 15 KB name', () => {
