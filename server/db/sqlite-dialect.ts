@@ -82,18 +82,27 @@ const isBusy = (error: unknown) => /^SQLITE_BUSY/.test(String((error as { code?:
  * Runs `statement` now; while SQLite answers SQLITE_BUSY (another connection has the lock), again after a pause
  * that doubles up to MAX_RETRY_PAUSE_MS, until `deadline`.
  */
-async function whenUnlocked<T>(statement: () => T, deadline: number): Promise<T> {
+function whenUnlocked<T>(statement: () => T, deadline: number): Promise<T> {
+  try {
+    return Promise.resolve(statement());
+  } catch (error) {
+    return isBusy(error) ? retryWhenUnlocked(statement, deadline, error) : Promise.reject(error);
+  }
+}
+
+async function retryWhenUnlocked<T>(statement: () => T, deadline: number, busy: unknown): Promise<T> {
   for (let pause = 1; ; pause = Math.min(pause * 2, MAX_RETRY_PAUSE_MS)) {
+    if (Date.now() + pause > deadline) {
+      throw new DatabaseUnavailable('database-busy', 'the SQLite database is locked by another connection', {
+        cause: busy,
+      });
+    }
+    await sleep(pause);
     try {
       return statement();
     } catch (error) {
       if (!isBusy(error)) throw error;
-      if (Date.now() + pause > deadline) {
-        throw new DatabaseUnavailable('database-busy', 'the SQLite database is locked by another connection', {
-          cause: error,
-        });
-      }
-      await sleep(pause);
+      busy = error;
     }
   }
 }
@@ -233,12 +242,14 @@ class SqliteDriver implements Driver {
 
   /** A query outside a transaction: a read on the reader, anything else as a write of its own. */
   async execute<R>(query: CompiledQuery, inTransaction: boolean): Promise<QueryResult<R>> {
-    const deadline = Date.now() + this.options.lockTimeoutMs;
     const writer = this.writer as Connection;
-    // In a transaction the writer's turn is held already, and BEGIN IMMEDIATE took the lock.
-    if (inTransaction) return this.inGroup(() => whenUnlocked(() => writer.run<R>(query), deadline));
+    // In a transaction the writer's turn is held already, and BEGIN IMMEDIATE took the lock: no statement inside
+    // can find it taken.
+    if (inTransaction) return this.inGroup(() => writer.run<R>(query));
     const reader = this.reader;
-    if (reader && SelectQueryNode.is(query.query)) return whenUnlocked(() => reader.run<R>(query), deadline);
+    if (reader && SelectQueryNode.is(query.query)) {
+      return whenUnlocked(() => reader.run<R>(query), Date.now() + this.options.lockTimeoutMs);
+    }
     const session = new Session(this);
     await this.beginTransaction(session);
     let result: QueryResult<R>;
@@ -253,12 +264,12 @@ class SqliteDriver implements Driver {
   }
 
   /** Runs a statement of the open group; when it fails and SQLite ended the whole transaction, the group is lost. */
-  private async inGroup<R>(statement: () => Promise<R> | R): Promise<R> {
+  private inGroup<R>(statement: () => R): Promise<R> {
     try {
-      return await statement();
+      return Promise.resolve(statement());
     } catch (error) {
       if (this.group && !this.writer?.sqlite.inTransaction) this.group.lost ??= error;
-      throw error;
+      return Promise.reject(error);
     }
   }
 
