@@ -72,6 +72,8 @@ export function prepareValidation(
         // the call learns that (403) rather than what is wrong with its request (422).
         validateSecurity: { handlers: { bearerAuth } },
         formats: validatorFormats,
+        // No operation takes multipart bodies (body.ts refuses them with 415 before this step): no multer step.
+        fileUploader: false,
       }) as RequestHandler[],
     ]),
   );
