@@ -22,7 +22,8 @@ export const refuseByPolicy: KeyAcceptance = (account, req) => {
       'key-expired',
     );
   }
-  if (!addressAllowed(policy, req.ip)) {
+  // req.ip is worked out anew on each read (Express's trust proxy): only for a key that has ranges.
+  if (policy?.allowedIps && !addressAllowed(policy, req.ip)) {
     throw new HttpProblem(
       403,
       'address-not-allowed',
