@@ -1,6 +1,6 @@
 // API keys: `dss_<public id>_<secret>`. The public id finds the row; only a SHA-256 of the secret is stored,
 // and it is compared in constant time. Keys are issued by the `keys` command, never through the API.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import { type Database, toIso } from '../db/database.js';
 import { type KeyPolicy, policyOf } from './key-policy.js';
@@ -137,7 +137,8 @@ export function cachedAuthenticator(db: Database, ttlMs = KEY_CACHE_TTL_MS) {
     if (!match) return undefined;
     const [, publicId, secret] = match as unknown as [string, string, string];
     const now = performance.now();
-    const keyHash = sha256(key).toString('base64');
+    // One call, no Hash object: this runs on every request.
+    const keyHash = hash('sha256', key, 'base64');
     const cached = cache.get(keyHash);
     if (cached && cached.until > now) return noted(db, publicId, cached.account);
     const account = verify(await findKey(db, publicId), secret);
