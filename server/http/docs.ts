@@ -6,9 +6,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createGunzip, gzip } from 'node:zlib';
 import type { RequestHandler, Response } from 'express';
