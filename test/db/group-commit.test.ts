@@ -116,4 +116,52 @@ describe('group commit on SQLite', () => {
     expect(committed('half a transaction')).toBe(false);
     expect(walCommits()).toBeLessThan(3);
   });
+
+  it('settles a write that changed nothing at once, unless a write before it in its group changed something', async () => {
+    await db.insertInto('spaces').values(space('unchanged')).execute();
+    // Whether the service's group still holds the write lock: another connection, waiting for nothing, cannot take it.
+    const probe = new (sqliteDriver())(file, { timeout: 0 });
+    const lockHeld = () => {
+      try {
+        probe.prepare('begin immediate').run();
+        probe.prepare('rollback').run();
+        return false;
+      } catch (error) {
+        if (/^SQLITE_BUSY/.test(String((error as { code?: string }).code))) return true;
+        throw error;
+      }
+    };
+    const noChange = () =>
+      db
+        .updateTable('spaces')
+        .set({ color: 1 })
+        .where('name', '=', 'unchanged')
+        .where('color', '!=', 1)
+        .execute()
+        .then(lockHeld);
+    try {
+      // A group of writes that change nothing: each settles while the group is still open.
+      expect(await Promise.all([noChange(), noChange(), noChange()])).toEqual([true, true, true]);
+      // After a change in its group, it read what is not committed yet: it waits for the COMMIT like the change.
+      const [changed, after] = await Promise.all([
+        db
+          .updateTable('spaces')
+          .set({ color: 2, name: 'changed' })
+          .where('name', '=', 'unchanged')
+          .execute()
+          .then(() => committed('changed')),
+        db
+          .updateTable('spaces')
+          .set({ color: 2 })
+          .where('name', '=', 'changed')
+          .where('color', '!=', 2)
+          .execute()
+          .then(lockHeld),
+      ]);
+      expect(changed).toBe(true);
+      expect(after).toBe(false);
+    } finally {
+      probe.close();
+    }
+  });
 });
