@@ -12,26 +12,15 @@
 //     for the writes that wait for their turn or arrive before the event loop's next check phase (at most
 //     MAX_GROUP), then commits once: one COMMIT, and with synchronous = FULL one fsync of the WAL, for the group
 //     instead of one per write. A write's promise settles only when its group has committed, so nothing is
-//     answered before it is durable (but a write that changed nothing in a group that has changed nothing yet:
-//     it has nothing to make durable and read only what was committed, so it settles at once); a write that
-//     fails rolls back to its savepoint alone, and a COMMIT that fails (a full disk) fails every write of its
-//     group.
+//     answered before it is durable; a write that fails rolls back to its savepoint alone, and a COMMIT that
+//     fails (a full disk) fails every write of its group.
 // Replaces kysely's SqliteDriver whole (its adapter, compiler and introspector are kysely's own), through
 // kysely's documented Dialect and Driver interfaces.
 import { statfsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult } from 'kysely';
-import {
-  DeleteQueryNode,
-  InsertQueryNode,
-  SelectQueryNode,
-  SqliteAdapter,
-  SqliteIntrospector,
-  SqliteQueryCompiler,
-  sql,
-  UpdateQueryNode,
-} from 'kysely';
+import { SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql } from 'kysely';
 import { DatabaseUnavailable } from './faults.js';
 import type { StorageProbe } from './health.js';
 import { sqliteDriver } from './sqlite-driver.js';
@@ -118,23 +107,11 @@ async function retryWhenUnlocked<T>(statement: () => T, deadline: number, busy: 
   }
 }
 
-/** Whether SQLite's total_changes() counts what the statement changes: the rows of an insert, update or delete. */
-function countedInChanges(node: CompiledQuery['query']): boolean {
-  return SelectQueryNode.is(node) || InsertQueryNode.is(node) || UpdateQueryNode.is(node) || DeleteQueryNode.is(node);
-}
-
 /** One better-sqlite3 connection, preparing each distinct SQL text once (bounded; the oldest goes first). */
 class Connection {
   private readonly statements = new Map<string, SQLite.Statement>();
-  private changesStatement?: SQLite.Statement;
 
   constructor(readonly sqlite: SQLite.Database) {}
-
-  /** Rows changed through this connection since it opened (SQLite's total_changes(), triggers' included). */
-  totalChanges(): number {
-    this.changesStatement ??= this.sqlite.prepare('select total_changes()').pluck();
-    return this.changesStatement.get() as number;
-  }
 
   run<R>({ sql, parameters }: { sql: string; parameters: readonly unknown[] }): QueryResult<R> {
     const statement = this.prepare(sql);
@@ -201,14 +178,6 @@ class WriterQueue {
 /** The writes that share one COMMIT: each waits for it once its own savepoint is released. */
 class CommitGroup {
   members = 0;
-  /**
-   * The writer's total_changes() when the group began: while it has not moved and every statement was a select,
-   * insert, update or delete (whose rows it counts; a schema change or raw SQL it does not), nothing the group did
-   * awaits its COMMIT.
-   */
-  constructor(readonly changesBefore: number) {}
-  uncounted = false;
-
   /** Whether its COMMIT waits for the event loop's next check phase. */
   scheduled = false;
   /** Set when SQLite rolled the whole transaction back (a full disk, an I/O error): why the group is lost. */
@@ -276,7 +245,7 @@ class SqliteDriver implements Driver {
     const writer = this.writer as Connection;
     // In a transaction the writer's turn is held already, and BEGIN IMMEDIATE took the lock: no statement inside
     // can find it taken.
-    if (inTransaction) return this.inGroup(query, () => writer.run<R>(query));
+    if (inTransaction) return this.inGroup(() => writer.run<R>(query));
     const reader = this.reader;
     if (reader && SelectQueryNode.is(query.query)) {
       return whenUnlocked(() => reader.run<R>(query), Date.now() + this.options.lockTimeoutMs);
@@ -285,7 +254,7 @@ class SqliteDriver implements Driver {
     await this.beginTransaction(session);
     let result: QueryResult<R>;
     try {
-      result = await this.inGroup(query, () => writer.run<R>(query));
+      result = await this.inGroup(() => writer.run<R>(query));
     } catch (error) {
       await this.rollbackTransaction(session);
       throw error;
@@ -295,9 +264,7 @@ class SqliteDriver implements Driver {
   }
 
   /** Runs a statement of the open group; when it fails and SQLite ended the whole transaction, the group is lost. */
-  private inGroup<R>(query: CompiledQuery, statement: () => R): Promise<R> {
-    const node = query.query;
-    if (this.group && !countedInChanges(node)) this.group.uncounted = true;
+  private inGroup<R>(statement: () => R): Promise<R> {
     try {
       return Promise.resolve(statement());
     } catch (error) {
@@ -315,7 +282,7 @@ class SqliteDriver implements Driver {
         // IMMEDIATE: the write lock up front, so no statement inside can find it taken (a deferred transaction
         // that read first would fail at its first write when another process wrote meanwhile).
         await whenUnlocked(() => writer.prepare('begin immediate').run(), deadline);
-        this.group = new CommitGroup(writer.totalChanges());
+        this.group = new CommitGroup();
       }
       writer.prepare('savepoint write').run();
       this.group.members++;
@@ -328,14 +295,10 @@ class SqliteDriver implements Driver {
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const group = this.group as CommitGroup;
-    const writer = this.writer as Connection;
     // On failure kysely calls rollbackTransaction, which hands the turn over.
-    const unchanged = !group.uncounted && writer.totalChanges() === group.changesBefore;
-    writer.prepare('release write').run();
+    this.writer?.prepare('release write').run();
     (connection as Session).inTransaction = false;
-    // Nothing in the group has changed a row yet, this write included (an update to the values a record holds):
-    // what it read was committed before the group began, and it leaves nothing for the COMMIT to make durable.
-    const committed = unchanged ? undefined : group.committed();
+    const committed = group.committed();
     this.handOver();
     await committed;
   }
