@@ -183,48 +183,31 @@ function updateStatements(
     };
   }
   const shape = `${table} ${columns.map(([column]) => column).join(',')} ${expected === 'any' ? 'any' : versions.length}`;
-  const { update, current } = compiledUpdates.get(shape) ?? compileUpdates(shape, table, columns, expected);
-  const sent = values as Value[];
-  return {
-    updateIfDifferent: (db, accountId, id, updatedAt) => update(db, ...sent, accountId, id, updatedAt, ...versions),
-    current: (db, accountId, id) => current(db, ...sent, accountId, id) as Promise<Array<Row & { differs: unknown }>>,
-  };
-}
-
-type Compiled = (db: Database, ...args: Value[]) => Promise<Row[]>;
-/** An update's two statements by shape: made once, on the first update of each shape. */
-const compiledUpdates = new Map<string, { update: Compiled; current: Compiled }>();
-
-function compileUpdates(
-  shape: string,
-  table: ResourceTable,
-  columns: Array<[string, unknown]>,
-  expected: ExpectedVersions,
-): { update: Compiled; current: Compiled } {
   const n = columns.length;
   // Each statement's arguments: the values, then the account, the id, [the time, then the versions].
   const named = (args: Value[]) => columns.map(([column], i) => [column, args[i]] as [string, unknown]);
   const versionsOf = (args: Value[]): ExpectedVersions =>
     expected === 'any' ? 'any' : (args.slice(n + 3) as number[]);
-  const compiled = {
-    update: precompiledShape(`update ${shape}`, (db, ...args: Value[]) =>
-      updateStatement(
-        db,
-        table,
-        named(args),
-        versionsOf(args),
-        args[n] as number,
-        args[n + 1] as number,
-        args[n + 2] as string,
-        true,
-      ).returningAll(),
-    ) as Compiled,
-    current: precompiledShape(`current ${shape}`, (db, ...args: Value[]) =>
-      currentStatement(db, table, named(args), args[n] as number, args[n + 1] as number),
-    ) as Compiled,
+  const update = precompiledShape(`update ${shape}`, (db, ...args: Value[]) =>
+    updateStatement(
+      db,
+      table,
+      named(args),
+      versionsOf(args),
+      args[n] as number,
+      args[n + 1] as number,
+      args[n + 2] as string,
+      true,
+    ).returningAll(),
+  );
+  const current = precompiledShape(`current ${shape}`, (db, ...args: Value[]) =>
+    currentStatement(db, table, named(args), args[n] as number, args[n + 1] as number),
+  );
+  const sent = values as Value[];
+  return {
+    updateIfDifferent: (db, accountId, id, updatedAt) => update(db, ...sent, accountId, id, updatedAt, ...versions),
+    current: (db, accountId, id) => current(db, ...sent, accountId, id) as Promise<Array<Row & { differs: unknown }>>,
   };
-  compiledUpdates.set(shape, compiled);
-  return compiled;
 }
 
 /** Deletes the record and returns it as it was; undefined when the account has no such record. */
