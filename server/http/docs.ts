@@ -1,16 +1,13 @@
 // GET /docs: the API reference page that `npm run docs` builds from the spec (scripts/docs.ts). The page names
 // no origin (its script takes the browser's), so it is read, gzipped and hashed once per build, and every
 // request gets the same bytes whatever its Host: revalidated by ETag, under a Content-Security-Policy that keeps
-// the page, and the requests its console sends, on this origin. Only the gzipped page stays in memory (a quarter
-// of its 4.4 MB); a client that does not accept gzip gets it unzipped as it reads.
+// the page, and the requests its console sends, on this origin.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createGunzip, gzip } from 'node:zlib';
+import { gzip } from 'node:zlib';
 import type { RequestHandler, Response } from 'express';
 import type { ApiSpec } from '../spec-model.js';
 import { HttpProblem } from './problem.js';
@@ -66,10 +63,10 @@ export function inlineScriptHashes(html: string): string[] {
   return hashes;
 }
 
-/** The page, gzipped once (it is megabytes of inlined script), its size unzipped, its ETag and its CSP. */
+/** The page, gzipped once (it is megabytes of inlined script), its ETag and its CSP. */
 interface Served {
+  html: Buffer;
   gzipped: Buffer;
-  size: number;
   etag: string;
   csp: string;
 }
@@ -92,9 +89,8 @@ async function prepare(text: string, { sandboxKey }: DocsOptions): Promise<Serve
     : text;
   const html = Buffer.from(page);
   const etag = `"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`;
-  const csp = docsCsp(inlineScriptHashes(page));
   // Off the event loop, once per build.
-  return { gzipped: await gzipAsync(html), size: html.length, etag, csp };
+  return { html, gzipped: await gzipAsync(html), etag, csp: docsCsp(inlineScriptHashes(page)) };
 }
 
 /**
@@ -150,26 +146,9 @@ export function docsPage(file = DOCS_PAGE, options: DocsOptions = {}): RequestHa
       res.set('Content-Encoding', 'gzip');
       sendInSlices(res, page.gzipped);
     } else {
-      await sendUnzipped(res, page);
+      sendInSlices(res, page.html);
     }
   };
-}
-
-/**
- * The page unzipped as the client reads it: the gzipped slices through zlib into the response, which takes the
- * next only once the socket has drained the last (a reader that stalls holds a few slices, not the page).
- */
-async function sendUnzipped(res: Response, page: Served): Promise<void> {
-  res.setHeader('Content-Length', page.size);
-  if (res.req.method === 'HEAD') {
-    res.end();
-    return;
-  }
-  const slices = function* () {
-    for (let at = 0; at < page.gzipped.length; at += SLICE_BYTES) yield page.gzipped.subarray(at, at + SLICE_BYTES);
-  };
-  // A client that goes away ends the pipeline; nothing is left to answer it.
-  await pipeline(Readable.from(slices()), createGunzip(), res).catch(() => undefined);
 }
 
 /** Bytes handed to the socket per turn of the event loop when a page is sent. */
