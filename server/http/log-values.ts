@@ -15,7 +15,7 @@ export function bounded(text: string, max: number): string {
 }
 
 /** Headers whose values must never reach a log line: each is logged as REDACTED. */
-export const REDACTED_HEADERS: ReadonlySet<string> = new Set([
+const REDACTED_HEADERS: ReadonlySet<string> = new Set([
   'authorization',
   'proxy-authorization',
   'cookie',

@@ -1,8 +1,8 @@
 // One log line per request, written when the answer is finished (or the connection closed before that): the
 // request id, method, full URL (the query included: keys travel in headers, never in the URL), headers with
-// credentials redacted, URL and headers cut to bounds (both log-values.ts), the peer's
-// address and the client's (`req.ip`: the peer's, or with TRUST_PROXY the one its trusted proxies forwarded),
-// status, duration in ms, the operation and the account. 5xx at level error, everything else at info, but for
+// credentials redacted, URL and headers cut to bounds (both log-values.ts), the peer's address and the
+// client's (`req.ip`: the peer's, or with TRUST_PROXY the one its trusted proxies forwarded), status, duration
+// in ms, the operation and the account. 5xx at level error, everything else at info, but for
 // the health checks a load balancer or supervisor sends every few seconds: their passing answers at debug, their
 // failures at warn. The shape is pino-http's; the line is built here because pino-http's two child loggers per
 // request cost about a fifth of a show request.
