@@ -15,12 +15,7 @@ export function bounded(text: string, max: number): string {
 }
 
 /** Headers whose values must never reach a log line: each is logged as REDACTED. */
-const REDACTED_HEADERS: ReadonlySet<string> = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'x-api-key',
-]);
+const REDACTED_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-api-key']);
 export const REDACTED = '[Redacted]';
 
 /**
