@@ -1,8 +1,8 @@
 // Builds the Express app without listening. One request path, in the order of the steps below:
 //   the steps of every request, in one router layer (http/every-request.ts): request id -> its log line and
 //   metrics (written once answered) -> security headers -> input lengths (414/431) -> request target (400)
-//   -> /api/v1, an Express router with one route per path of the spec (http/api-router.ts): CORS -> the path's
-//   route (no such path: 404; a method it lacks: 405, from the route itself; a preflight: 204) -> the operation's
+//   -> /api/v1, one route of the app per path of the spec (http/api-router.ts): CORS -> the path's route (no
+//   such path: 404; a method it lacks: 405, from the route itself; a preflight: 204) -> the operation's
 //   steps: API key (401, or 429 for an address with too many of them; its expiry and address ranges) -> rate
 //   limit per key (429) -> Accept (406) -> body, where the operation has one (415/413/400) -> the operation's
 //   scope (403), then validation (422: express-openapi-validator, its security handler first, and our own
@@ -14,7 +14,7 @@ import type { Database } from './db/database.js';
 import { serviceSecret } from './db/service-secrets.js';
 import { type DomainChecks, defaultDomainChecks } from './domains/checks.js';
 import type { FieldFormat } from './formats.js';
-import { apiRouter } from './http/api-router.js';
+import { apiRoutes } from './http/api-router.js';
 import { type KeyCheck, requireApiKey } from './http/auth.js';
 import { readBody } from './http/body.js';
 import { type CorsOrigins, cors } from './http/cors.js';
@@ -124,7 +124,7 @@ export async function createApp({
   app.set('query parser', 'simple');
   app.set('trust proxy', trustProxy);
 
-  // Every request, then /api/v1 (a route per operation: http/api-router.ts), then the other pages.
+  // Every request, then /api/v1 (a route per path of the spec: http/api-router.ts), then the other pages.
   app.use(
     everyRequest([
       requestId,
@@ -137,18 +137,15 @@ export async function createApp({
   );
   const [failedAuthGuard, perKeyLimit] = rateLimits(rateLimit, logger);
   const routes = routeTable(spec);
-  app.use(
-    spec.basePath,
-    apiRouter(routes, spec.basePath, {
-      cors: cors(corsOrigins),
-      authenticate: requireApiKey(keyCheck, refuseByPolicy),
-      perKeyLimit,
-      failedAuthGuard,
-      readBody: readBody(),
-      validation,
-      handle: dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger), cursors),
-    }),
-  );
+  apiRoutes(app, routes, spec.basePath, {
+    cors: cors(corsOrigins),
+    authenticate: requireApiKey(keyCheck, refuseByPolicy),
+    perKeyLimit,
+    failedAuthGuard,
+    readBody: readBody(),
+    validation,
+    handle: dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger), cursors),
+  });
   app.get('/healthz', healthz);
   app.get('/readyz', readyz(db, isDraining, logger));
   app.get('/openapi.json', specDocument(spec, 'json'));
