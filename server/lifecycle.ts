@@ -114,7 +114,12 @@ export class Lifecycle {
         // The app answers a request without Host itself, as problem+json (http/request-target.ts).
         requireHostHeader: false,
       },
-      app,
+      // Tracked before the app sees it, so that a response it answers at once already carries Connection: close
+      // when draining; one listener, which Node calls without copying a list of them per request.
+      (req, res) => {
+        this.track(req, res);
+        app(req, res);
+      },
     );
     server.keepAliveTimeout = idleTimeoutMs;
     // Node sets a socket's timeout to this when a keep-alive connection's next request begins; track() sets it
@@ -143,8 +148,6 @@ export class Lifecycle {
       // Node bounds the wait between keep-alive requests, but not the wait for the first byte.
       socket.setTimeout(idleTimeoutMs);
     });
-    // Before the app's listener, so that a response it answers at once already carries Connection: close.
-    server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => this.track(req, res));
     this.server = server;
     return server.listen(port, host);
   }

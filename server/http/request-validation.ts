@@ -88,11 +88,13 @@ export function prepareValidation(
 
 /** Before the validator: the checks it cannot make, kept until it has had its say. */
 function ourChecks(route: Route): RequestHandler {
+  // The route's integer path and query parameters, picked once.
+  const integers = route.parameters.filter((p) => (p.in === 'path' || p.in === 'query') && p.integer);
   return (req, res, next) => {
     const ctx = context(res);
     const sent = { path: ctx.pathParams ?? {}, query: ctx.sentQuery ?? {}, body: req.body as unknown };
     const findings = unknownQueryParameters(route, sent.query);
-    findings.push(...integerParameters(route, sent));
+    findings.push(...integerParameters(integers, sent));
     if (route.formIntegerFields.length > 0 && req.is(FORM)) findings.push(...formIntegers(route, req.body));
     ctx.findings = findings;
     next();
@@ -144,16 +146,14 @@ function unknownQueryParameters(route: Route, sent: Record<string, unknown>): Fi
  * 400 nines as Infinity: an id or a page number has one spelling, judged here as text.
  */
 function integerParameters(
-  route: Route,
+  integers: Route['parameters'],
   sent: { path: Record<string, string>; query: Record<string, unknown> },
 ): FieldError[] {
-  return route.parameters
-    .filter((p) => (p.in === 'path' || p.in === 'query') && p.integer)
-    .flatMap((p) => {
-      const value = p.in === 'path' ? sent.path[p.name] : sent.query[p.name];
-      const message = typeof value === 'string' ? integerParameterProblem(value, p.bounds) : undefined;
-      return message ? [{ location: p.in as 'path' | 'query', field: p.name, message }] : [];
-    });
+  return integers.flatMap((p) => {
+    const value = p.in === 'path' ? sent.path[p.name] : sent.query[p.name];
+    const message = typeof value === 'string' ? integerParameterProblem(value, p.bounds) : undefined;
+    return message ? [{ location: p.in as 'path' | 'query', field: p.name, message }] : [];
+  });
 }
 
 /**

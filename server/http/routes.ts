@@ -1,6 +1,6 @@
-// The route table: every operation of the spec as the service serves it, read once from the spec model. The API
-// router (api-router.ts) makes one Express route of each path, with a handler chain per method and a 405 for the
-// others; the 404's hints, the warm-up and the tests ask the same table.
+// The route table: every operation of the spec as the service serves it, read once from the spec model.
+// api-router.ts makes one Express route of each path, with a handler chain per method and a 405 for the others;
+// the 404's hints, the warm-up and the tests ask the same table.
 import { type ApiSpec, flatten, type Operation, type Schema } from '../spec-model.js';
 
 /** An integer's range and allowed values, as its schema states them (checked on the text: integers.ts). */
