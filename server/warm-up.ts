@@ -76,7 +76,9 @@ export async function warmUp({
       for (const { method, url, body, identity } of urls) {
         const sent = identity ? { ...headers, 'Accept-Encoding': 'identity' } : headers;
         const response = await fetch(url, { method, headers: sent, body, redirect: 'manual' });
-        await response.arrayBuffer();
+        // Read and dropped chunk by chunk: a body collected whole (the docs page is megabytes) would be held in
+        // old space, with its chunks, until a full collection.
+        await response.body?.pipeTo(new WritableStream());
       }
     } finally {
       server.closeAllConnections();

@@ -49,18 +49,57 @@ export function docsCsp(scriptHashes: string[]): string {
   ].join('; ');
 }
 
-/** The SHA-256 (base64) of each inline script that runs: every <script> but JSON data blocks. */
-export function inlineScriptHashes(html: string): string[] {
+/**
+ * The SHA-256 (base64) of each inline script that runs: every <script> but JSON data blocks. Read from the page's
+ * bytes, with no copy of the page as text: the page is megabytes, and every copy at start is memory the service
+ * holds until a full collection finds it.
+ */
+export function inlineScriptHashes(page: Buffer | string): string[] {
+  const html = typeof page === 'string' ? Buffer.from(page) : page;
   const hashes: string[] = [];
-  for (const match of html.matchAll(/<script(\s[^>]*)?>([\s\S]*?)<\/script>/gi)) {
-    if (/\btype="application\/json"/i.test(match[1] ?? '') || /\bsrc=/i.test(match[1] ?? '')) continue;
-    hashes.push(
-      createHash('sha256')
-        .update(match[2] ?? '')
-        .digest('base64'),
-    );
+  for (let from = 0; ; ) {
+    const open = findTag(html, '<script', from);
+    if (open < 0) break;
+    const nameEnd = open + '<script'.length;
+    // "<scripts" or "<script-x" is another element.
+    if (html[nameEnd] !== GREATER_THAN && !ASCII_SPACE.has(html[nameEnd] ?? 0)) {
+      from = nameEnd;
+      continue;
+    }
+    const tagEnd = html.indexOf(GREATER_THAN, nameEnd);
+    const close = tagEnd < 0 ? -1 : findTag(html, '</script>', tagEnd + 1);
+    if (close < 0) break;
+    const attributes = html.toString('latin1', nameEnd, tagEnd);
+    if (!/\btype="application\/json"/i.test(attributes) && !/\bsrc=/i.test(attributes)) {
+      hashes.push(
+        createHash('sha256')
+          .update(html.subarray(tagEnd + 1, close))
+          .digest('base64'),
+      );
+    }
+    from = close + '</script>'.length;
   }
   return hashes;
+}
+
+const LESS_THAN = 0x3c;
+const GREATER_THAN = 0x3e;
+/** What ends a tag's name in HTML: tab, line feed, form feed, carriage return, space. */
+const ASCII_SPACE = new Set([0x09, 0x0a, 0x0c, 0x0d, 0x20]);
+
+/** Where `tag` (lowercase ASCII, from its "<") next starts in `html` at or after `from`, in any letter case. */
+function findTag(html: Buffer, tag: string, from: number): number {
+  for (let at = html.indexOf(LESS_THAN, from); at >= 0; at = html.indexOf(LESS_THAN, at + 1)) {
+    let i = 1;
+    for (; i < tag.length; i++) {
+      const byte = html[at + i] ?? 0;
+      const wanted = tag.charCodeAt(i);
+      const isLetter = wanted >= 0x61 && wanted <= 0x7a;
+      if (byte !== wanted && !(isLetter && (byte | 0x20) === wanted)) break;
+    }
+    if (i === tag.length) return at;
+  }
+  return -1;
 }
 
 /** The page, gzipped once (it is megabytes of inlined script), its ETag and its CSP. */
@@ -78,19 +117,22 @@ export interface DocsOptions {
   prepareNow?: boolean;
 }
 
-const EMPTY_CONFIG = '<script type="application/json" id="dss-docs-config">{"sandboxKey":null}</script>';
+const EMPTY_CONFIG = Buffer.from('<script type="application/json" id="dss-docs-config">{"sandboxKey":null}</script>');
 
-async function prepare(text: string, { sandboxKey }: DocsOptions): Promise<Served> {
-  const page = sandboxKey
-    ? text.replace(
-        EMPTY_CONFIG,
-        `<script type="application/json" id="dss-docs-config">${JSON.stringify({ sandboxKey }).replaceAll('<', '\\u003c')}</script>`,
-      )
-    : text;
-  const html = Buffer.from(page);
+/** The page as a console key makes it: the build's empty config block filled in. */
+function withSandboxKey(page: Buffer, sandboxKey: string): Buffer {
+  const at = page.indexOf(EMPTY_CONFIG);
+  if (at < 0) return page;
+  const config = `<script type="application/json" id="dss-docs-config">${JSON.stringify({ sandboxKey }).replaceAll('<', '\\u003c')}</script>`;
+  return Buffer.concat([page.subarray(0, at), Buffer.from(config), page.subarray(at + EMPTY_CONFIG.length)]);
+}
+
+/** The page's bytes as read (no copy as text), gzipped off the event loop, hashed: once per build. */
+async function prepare(file: string, { sandboxKey }: DocsOptions): Promise<Served> {
+  const read = await readFile(file);
+  const html = sandboxKey ? withSandboxKey(read, sandboxKey) : read;
   const etag = `"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`;
-  // Off the event loop, once per build.
-  return { html, gzipped: await gzipAsync(html), etag, csp: docsCsp(inlineScriptHashes(page)) };
+  return { html, gzipped: await gzipAsync(html), etag, csp: docsCsp(inlineScriptHashes(html)) };
 }
 
 /**
@@ -107,7 +149,7 @@ export function docsPage(file = DOCS_PAGE, options: DocsOptions = {}): RequestHa
     const version = `${mtimeMs}:${size}`;
     let built = builds.get(id);
     if (built?.version !== version) {
-      const served = readFile(file, 'utf8').then((text) => prepare(text, options));
+      const served = prepare(file, options);
       built = { version, served };
       builds.set(id, built);
       served.catch(() => {
