@@ -29,6 +29,7 @@ ENV NODE_ENV=production \
     DATABASE_URL=sqlite:/data/domain-space.sqlite \
     FIRST_KEY_FILE=/data/first-api-key \
     DSS_BUILD_DOCS=0 \
+    MALLOC_ARENA_MAX=2 \
     MALLOC_MMAP_THRESHOLD_=1048576 \
     MALLOC_TRIM_THRESHOLD_=1048576
 WORKDIR /app
@@ -45,7 +46,7 @@ EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 CMD ["node", "scripts/deploy/healthcheck.mjs"]
 # node itself, not npm start: SIGTERM reaches the service, which drains (DRAIN_DELAY_S, then
 # SHUTDOWN_GRACE_S); give it a stop timeout above their sum (compose.yaml: stop_grace_period). The two V8
-# settings are npm start's too: how much memory its heap keeps, as are the two MALLOC_ variables above, how
+# settings are npm start's too: how much memory its heap keeps, as are the three MALLOC_ variables above, how
 # much freed memory glibc keeps (scripts/deploy/OPERATIONS.md#memory).
 STOPSIGNAL SIGTERM
 CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "scripts/start.mjs"]

@@ -64,7 +64,11 @@ describe('deployment files', () => {
     expect(/^ExecStart=(.*)$/m.exec(unit)?.[1]).toBe(`/usr/bin/node ${command.slice(1).join(' ')}`);
     // glibc's malloc settings: npm start's environment, the image's ENV and the unit's Environment= alike.
     const malloc = Object.fromEntries(npmStart.slice(2, node).map((word) => word.split('=') as [string, string]));
-    expect(malloc).toEqual({ MALLOC_MMAP_THRESHOLD_: '1048576', MALLOC_TRIM_THRESHOLD_: '1048576' });
+    expect(malloc).toEqual({
+      MALLOC_ARENA_MAX: '2',
+      MALLOC_MMAP_THRESHOLD_: '1048576',
+      MALLOC_TRIM_THRESHOLD_: '1048576',
+    });
     expect(envOf(final)).toMatchObject(malloc);
     const unitEnv = [...unit.matchAll(/^Environment=(.*)$/gm)].flatMap(([, words]) => (words as string).split(' '));
     expect(Object.fromEntries(unitEnv.map((word) => word.split('=') as [string, string]))).toMatchObject(malloc);
