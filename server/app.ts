@@ -1,7 +1,7 @@
 // Builds the Express app without listening. One request path, in the order of the steps below:
 //   the steps of every request, in one router layer (http/every-request.ts): request id -> its log line and
 //   metrics (written once answered) -> security headers -> input lengths (414/431) -> request target (400)
-//   -> /api/v1, one route of the app per path of the spec (http/api-router.ts): CORS -> the path's route (no
+//   -> /api/v1, one route of the app per path of the spec (http/api-routes.ts): CORS -> the path's route (no
 //   such path: 404; a method it lacks: 405, from the route itself; a preflight: 204) -> the operation's
 //   steps: API key (401, or 429 for an address with too many of them; its expiry and address ranges) -> rate
 //   limit per key (429) -> Accept (406) -> body, where the operation has one (415/413/400) -> the operation's
@@ -14,7 +14,7 @@ import type { Database } from './db/database.js';
 import { serviceSecret } from './db/service-secrets.js';
 import { type DomainChecks, defaultDomainChecks } from './domains/checks.js';
 import type { FieldFormat } from './formats.js';
-import { apiRoutes } from './http/api-router.js';
+import { apiRoutes } from './http/api-routes.js';
 import { type KeyCheck, requireApiKey } from './http/auth.js';
 import { readBody } from './http/body.js';
 import { type CorsOrigins, cors } from './http/cors.js';
@@ -124,7 +124,7 @@ export async function createApp({
   app.set('query parser', 'simple');
   app.set('trust proxy', trustProxy);
 
-  // Every request, then /api/v1 (a route per path of the spec: http/api-router.ts), then the other pages.
+  // Every request, then /api/v1 (a route per path of the spec: http/api-routes.ts), then the other pages.
   app.use(
     everyRequest([
       requestId,

@@ -1,5 +1,5 @@
 // The route table: every operation of the spec as the service serves it, read once from the spec model.
-// api-router.ts makes one Express route of each path, with a handler chain per method and a 405 for the others;
+// api-routes.ts makes one Express route of each path, with a handler chain per method and a 405 for the others;
 // the 404's hints, the warm-up and the tests ask the same table.
 import { type ApiSpec, flatten, type Operation, type Schema } from '../spec-model.js';
 

@@ -1,7 +1,7 @@
-// The ends of every route of /api/v1 (http/api-router.ts): the first step of an operation's route, which refuses
+// The ends of every route of /api/v1 (http/api-routes.ts): the first step of an operation's route, which refuses
 // a query string or headers it cannot read (400) and records the operation and what was sent for every later step
-// (request-context.ts); the route's own 405 for a method its path lacks; and the router's 404 for a path no route
-// has.
+// (request-context.ts); the route's own 405 for a method its path lacks; and the 404 under the base path for a path
+// no route has.
 import type { IncomingMessage } from 'node:http';
 import { parse } from 'node:querystring';
 import accepts from 'accepts';
@@ -78,7 +78,7 @@ export function methodNotAllowed(allow: string[]): RequestHandler {
   };
 }
 
-/** The router's last step: no path of the spec is this one. */
+/** The last step under the base path: no path of the spec is this one. */
 export function noSuchPath(routes: RouteTable, basePath: string): RequestHandler {
   return (req) => {
     const path = `${req.baseUrl}${req.path}`;

@@ -16,7 +16,7 @@ export interface ApiSteps {
   cors: RequestHandler;
   /** 401 unless the bearer key belongs to an account. */
   authenticate: RequestHandler;
-  /** The per-key quota (429), and the failed-authentication guard (an error handler, at the router's end). */
+  /** The per-key quota (429), and the failed-authentication guard (an error handler after the routes). */
   perKeyLimit: RequestHandler;
   failedAuthGuard: ErrorRequestHandler;
   /** Reads a store or update body (415, 413, 400). */
