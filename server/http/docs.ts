@@ -117,14 +117,18 @@ export interface DocsOptions {
   prepareNow?: boolean;
 }
 
-const EMPTY_CONFIG = Buffer.from('<script type="application/json" id="dss-docs-config">{"sandboxKey":null}</script>');
+/** The page's config block, as the build writes it (`<` escaped: no text in it can end the element). */
+const configBlock = (config: { sandboxKey: string | null }) =>
+  Buffer.from(
+    `<script type="application/json" id="dss-docs-config">${JSON.stringify(config).replaceAll('<', '\\u003c')}</script>`,
+  );
+const EMPTY_CONFIG = configBlock({ sandboxKey: null });
 
 /** The page as a console key makes it: the build's empty config block filled in. */
 function withSandboxKey(page: Buffer, sandboxKey: string): Buffer {
   const at = page.indexOf(EMPTY_CONFIG);
   if (at < 0) return page;
-  const config = `<script type="application/json" id="dss-docs-config">${JSON.stringify({ sandboxKey }).replaceAll('<', '\\u003c')}</script>`;
-  return Buffer.concat([page.subarray(0, at), Buffer.from(config), page.subarray(at + EMPTY_CONFIG.length)]);
+  return Buffer.concat([page.subarray(0, at), configBlock({ sandboxKey }), page.subarray(at + EMPTY_CONFIG.length)]);
 }
 
 /** The page's bytes as read (no copy as text), gzipped off the event loop, hashed: once per build. */
