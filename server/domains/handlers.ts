@@ -2,6 +2,7 @@
 
 import type { Database } from '../db/database.js';
 import { eventLog } from '../events/outbox.js';
+import { webhookFanOut } from '../webhooks/fan-out.js';
 import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conditional.js';
 import type { Handler, Handlers } from '../http/operations.js';
 import { listQueryOf, paginationOf } from '../http/pagination.js';
@@ -25,7 +26,7 @@ export type DomainOperation =
 type DomainHandlers = Pick<Handlers, DomainOperation>;
 
 export function domainHandlers(db: Database, checks: DomainChecks, webhooks: WebhookSettings): DomainHandlers {
-  const domains = domainRepository(db, checks.schedule, eventLog('domain', webhooks));
+  const domains = domainRepository(db, checks.schedule, eventLog('domain', webhookFanOut(webhooks)));
   const update: Handler<'domains_update'> = async ({ account, path, headers, body, requestId }) => {
     const changes: DomainChanges = {};
     if (body.index_page !== undefined) changes.index_page = normalizePageUrl(body.index_page);
@@ -116,7 +117,7 @@ export function domainHandlers(db: Database, checks: DomainChecks, webhooks: Web
       const result = inTestZone(name) ? TEST_ZONE_FOUND : await checks.lookup(challengeName(name));
       const row = await applyCheck(db, path.id, result, checks.schedule, new Date(), {
         cause: causeOf(requestId),
-        limits: webhooks,
+        subscriber: webhookFanOut(webhooks),
       });
       if (!row) throw notFound('domain', path.id);
       const record = toRecord(row);

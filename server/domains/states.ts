@@ -6,9 +6,8 @@ import { type Database, engineOf, isUniqueViolation } from '../db/database.js';
 import { HOLDING_STATES } from '../db/domain-states.js';
 import type { ChangeCause } from '../db/owned.js';
 import type { DB } from '../db/schema.js';
-import { type OutboxLimits, recordEvent } from '../events/outbox.js';
+import { type EventSubscriber, recordEvent } from '../events/outbox.js';
 import { etagOf } from '../http/conditional.js';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
 import {
   afterCheck,
   type CheckOutcome,
@@ -23,13 +22,14 @@ import {
 } from './check-rules.js';
 import { type DomainRow, toRecord } from './repository.js';
 
-/** Who asked for a check (a verify's request, or nobody: the scheduler), and the event log's queue limit. */
+/** Who asked for a check (a verify's request, or nobody: the scheduler), and the event log's subscriber. */
 export interface CheckEvents {
   cause: ChangeCause;
-  limits: OutboxLimits;
+  subscriber: EventSubscriber;
 }
 
-const SCHEDULED: CheckEvents = { cause: { requestId: null, idempotencyKey: null }, limits: DEFAULT_WEBHOOK_SETTINGS };
+/** A scheduled check's cause: nobody asked. */
+export const SCHEDULED_CAUSE: ChangeCause = { requestId: null, idempotencyKey: null };
 
 type Trx = Transaction<DB>;
 
@@ -66,7 +66,7 @@ export async function transition(
   if (changed) {
     const data = { object: toRecord(row), etag: etagOf(Number(row.id), Number(row.version)) };
     const type = `domain.${row.status as DomainStatus}` as const;
-    await recordEvent(trx, { accountId: Number(row.account_id), type, data, cause: events.cause }, events.limits);
+    await recordEvent(trx, { accountId: Number(row.account_id), type, data, cause: events.cause }, events.subscriber);
   }
   return row;
 }
@@ -89,7 +89,7 @@ export async function applyCheck(
   result: LookupResult | Observation,
   schedule: CheckSchedule,
   now = new Date(),
-  events: CheckEvents = SCHEDULED,
+  events: CheckEvents,
 ): Promise<DomainRow | undefined> {
   try {
     return await applyOnce(db, id, result, schedule, now, events);
