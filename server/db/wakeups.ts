@@ -1,6 +1,6 @@
 // Wake-ups at commit: code that leaves new work for the background says so inside its transaction
-// (`notifyAtCommit`), and whoever listens hears it once the transaction has committed, never before and never for
-// a rolled-back one. One statement on both engines, `select pg_notify(channel, topic)`: PostgreSQL's NOTIFY,
+// (`notifyAtCommit`), and whoever listens hears it once the transaction has committed, never before (on SQLite a
+// rolled-back one's topic waits for the next commit: a wake-up for nothing, harmless). One statement on both engines, `select pg_notify(channel, topic)`: PostgreSQL's NOTIFY,
 // which the server delivers at commit to every instance's listening connection; on SQLite a function of that
 // name that our writer connection holds until the driver's COMMIT (sqlite-dialect.ts's after-commit hook).
 import { type Kysely, sql } from 'kysely';
@@ -30,7 +30,7 @@ export class LocalWakeups implements Wakeups {
   private readonly pending = new Set<string>();
   private readonly listeners = new Set<Heard>();
 
-  /** The writer's `pg_notify`: held until the commit (a rolled-back one wakes listeners for nothing, harmless). */
+  /** The writer's `pg_notify`: held until the next COMMIT (after a rollback, that wakes listeners for nothing). */
   held(topic: string): void {
     this.pending.add(topic);
   }
