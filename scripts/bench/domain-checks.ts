@@ -9,17 +9,17 @@ import { join } from 'node:path';
 import { issueKey } from '../../server/accounts/keys.js';
 import { openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
+import { wakeupsOf } from '../../server/db/wakeups.js';
 import { DEFAULT_SCHEDULE, type LookupResult } from '../../server/domains/check-rules.js';
 import type { DomainChecks } from '../../server/domains/checks.js';
 import { domainRepository } from '../../server/domains/repository.js';
-import { wakeupsOf } from '../../server/db/wakeups.js';
 import { domainCheckJob } from '../../server/domains/scheduler.js';
-import { startJobs } from '../../server/jobs/runner.js';
 import { txtLookup } from '../../server/domains/txt-lookup.js';
 import { eventLog } from '../../server/events/outbox.js';
+import { startJobs } from '../../server/jobs/runner.js';
 import { createLogger } from '../../server/logger.js';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { webhookFanOut } from '../../server/webhooks/fan-out.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { startKnot, ZONE } from '../../test/support/knot.js';
 
 const DOMAINS = Number(process.env.DOMAINS ?? 10_000);
@@ -32,7 +32,11 @@ async function main(): Promise<void> {
   try {
     await migrateToLatest(db);
     const { account } = await issueKey(db, 'bench');
-    const repository = domainRepository(db, { pendingFirstMs: 0 }, eventLog('domain', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)));
+    const repository = domainRepository(
+      db,
+      { pendingFirstMs: 0 },
+      eventLog('domain', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)),
+    );
     const published: string[] = [];
     for (let i = 0; i < DOMAINS; i++) {
       const { record } = await repository.create(

@@ -81,7 +81,10 @@ export function postgresWakeups(connect: () => ListeningClient, logger: Logger):
         const retry = (error: Error) => {
           if (lost || stopped) return;
           lost = true;
-          logger.warn('job wake-up listener lost its connection; reconnecting', { error: error.message, pause_ms: pause });
+          logger.warn('job wake-up listener lost its connection; reconnecting', {
+            error: error.message,
+            pause_ms: pause,
+          });
           void current.end().catch(() => {});
           timer = setTimeout(() => void open(true), pause);
           timer.unref();

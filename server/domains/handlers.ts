@@ -2,12 +2,12 @@
 
 import type { Database } from '../db/database.js';
 import { eventLog } from '../events/outbox.js';
-import { webhookFanOut } from '../webhooks/fan-out.js';
 import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conditional.js';
 import type { Handler, Handlers } from '../http/operations.js';
 import { listQueryOf, paginationOf } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { causeOf } from '../http/request-cause.js';
+import { webhookFanOut } from '../webhooks/fan-out.js';
 import type { WebhookSettings } from '../webhooks/settings.js';
 import { challengeName, inTestZone, TEST_ZONE } from './check-rules.js';
 import { countVerifyOf, type DomainChecks, TEST_ZONE_FOUND } from './checks.js';

@@ -9,7 +9,12 @@ import { type EventRow, eventRepository } from './repository.js';
 export type EventOperation = 'events_list' | 'events_redeliver';
 
 /** Queues `event` again for one endpoint or for every one that takes it; the endpoints it was queued for. */
-export type EventRedelivery = (db: Database, accountId: number, event: EventRow, endpointId?: number) => Promise<number[]>;
+export type EventRedelivery = (
+  db: Database,
+  accountId: number,
+  event: EventRow,
+  endpointId?: number,
+) => Promise<number[]>;
 
 export function eventHandlers(db: Database, redeliver: EventRedelivery): Pick<Handlers, EventOperation> {
   const events = eventRepository(db);

@@ -22,8 +22,7 @@ export const RETENTION_EVERY_MS = 60_000;
 /** Rows deleted per statement: small enough that no write waits long behind one. */
 export const RETENTION_BATCH = 1_000;
 
-const pruneEvents: Pruner = (db, { before, batchSize }) =>
-  eventRepository(db).prune(before.toISOString(), batchSize);
+const pruneEvents: Pruner = (db, { before, batchSize }) => eventRepository(db).prune(before.toISOString(), batchSize);
 
 const pruneDeliveryLog: Pruner = async (db, { before, batchSize }) => {
   // Attempts are written in time order: the oldest ids are the ones past their time.

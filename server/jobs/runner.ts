@@ -33,7 +33,10 @@ export interface JobRunner {
 // biome-ignore lint/suspicious/noExplicitAny: a list of jobs of different unit types, each used only with its own.
 type AnyJob = Job<any>;
 
-export function startJobs(jobs: readonly AnyJob[], { wakeups, logger }: { wakeups: Wakeups; logger: Logger }): JobRunner {
+export function startJobs(
+  jobs: readonly AnyJob[],
+  { wakeups, logger }: { wakeups: Wakeups; logger: Logger },
+): JobRunner {
   const worker = randomUUID();
   let stopped = false;
   const loops = jobs.map((job) => jobLoop(job, worker, logger, () => stopped));

@@ -1,8 +1,8 @@
 // The spaces resource, as the registry (server/resources.ts) lists it.
 import { eventLog } from '../events/outbox.js';
 import type { ResourceModule } from '../resource.js';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
 import { webhookFanOut } from '../webhooks/fan-out.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
 import { spaceFormats } from './fields.js';
 import { type SpaceOperation, spaceHandlers } from './handlers.js';
 import { type NewSpace, spaceRepository } from './repository.js';

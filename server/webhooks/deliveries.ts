@@ -102,7 +102,9 @@ export async function claimDeliveries(
   // PostgreSQL: instances skip each other's rows instead of queueing behind them (FOR UPDATE cannot share a level
   // with the window functions, so it is a level of its own).
   const chosen =
-    engineOf(db) === 'postgres' ? sql`select id from webhook_deliveries where id in (${fair}) for update skip locked` : fair;
+    engineOf(db) === 'postgres'
+      ? sql`select id from webhook_deliveries where id in (${fair}) for update skip locked`
+      : fair;
   const { rows } = await sql<ClaimedDelivery>`
     update webhook_deliveries set claimed_by = ${worker}, claimed_until = ${lease}
     where id in (${chosen})
@@ -276,13 +278,19 @@ async function record(
       })
       .execute();
     if (ok) {
-      await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', endpointId).execute();
+      if (failingSince) {
+        await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', endpointId).execute();
+      }
       return row.state === 'cancelled' ? 'cancelled' : outcome;
     }
     const disable = disableReasonAfterFailure(result.status, failingSince, now, settings.disableAfterMs);
     if (disable) await disableEndpoint(trx, endpointId, disable, new Date(now), logger);
     else if (!failingSince) {
-      await trx.updateTable('webhook_endpoints').set({ failing_since: attemptedAt }).where('id', '=', endpointId).execute();
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({ failing_since: attemptedAt })
+        .where('id', '=', endpointId)
+        .execute();
     }
     return row.state === 'cancelled' ? 'cancelled' : outcome;
   });

@@ -110,7 +110,12 @@ export function webhookEndpointHandlers(
         let queued: number[] = [];
         const recorded = await recordEvent(
           trx,
-          { accountId: account.id, type: 'webhook.test', data: { endpoint_id: endpoint.id }, cause: causeOf(requestId) },
+          {
+            accountId: account.id,
+            type: 'webhook.test',
+            data: { endpoint_id: endpoint.id },
+            cause: causeOf(requestId),
+          },
           async (on, stored) => {
             queued = await queueDeliveries(on, stored.id, [endpoint.id], settings, true);
           },

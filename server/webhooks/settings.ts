@@ -42,9 +42,9 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   secretOverlapMs: 86_400_000,
   eventRetentionMs: 30 * 86_400_000,
   pollMs: 1_000,
-  concurrency: 8,
-  endpointConcurrency: 2,
-  accountConcurrency: 4,
+  concurrency: 16,
+  endpointConcurrency: 4,
+  accountConcurrency: 8,
 };
 
 /** The settings from the environment; problems are pushed on `problems` (config.ts reports them all at once). */
@@ -92,7 +92,11 @@ export function readWebhookSettings(env: NodeJS.ProcessEnv, problems: string[]):
       number('EVENT_RETENTION_DAYS', d.eventRetentionMs / 86_400_000, { min: 0.0001, max: 3650 }) * 86_400_000,
     pollMs: number('WEBHOOK_POLL_S', d.pollMs / 1000, { min: 0.01, max: 60 }) * 1000,
     concurrency,
-    endpointConcurrency: number('WEBHOOK_ENDPOINT_CONCURRENCY', d.endpointConcurrency, { min: 1, max: 64, integer: true }),
+    endpointConcurrency: number('WEBHOOK_ENDPOINT_CONCURRENCY', d.endpointConcurrency, {
+      min: 1,
+      max: 64,
+      integer: true,
+    }),
     // Half the pool by default, so that another account always finds room beside one whose receivers hang.
     accountConcurrency: number('WEBHOOK_ACCOUNT_CONCURRENCY', Math.ceil(concurrency / 2), {
       min: 1,

@@ -24,7 +24,14 @@ afterAll(async () => {
 });
 
 const count = async (table: 'events' | 'idempotency_keys') =>
-  Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('retention', () => {
   it('prunes events past their time in batches until none is left, and keeps the younger ones', async () => {
@@ -38,8 +45,15 @@ describe('retention', () => {
         created_at: at,
         payload: '{}',
       }));
-    for (let i = 0; i < 5; i++) await db.insertInto('events').values(rows(old, i * 50, 50)).execute();
-    await db.insertInto('events').values(rows(young, 1000, 7)).execute();
+    for (let i = 0; i < 5; i++)
+      await db
+        .insertInto('events')
+        .values(rows(old, i * 50, 50))
+        .execute();
+    await db
+      .insertInto('events')
+      .values(rows(young, 1000, 7))
+      .execute();
     const [events] = retainedTables(30 * DAY);
     if (!events) throw new Error('no events table');
     // Batches of 40: six full ones and a short one.

@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { createClient, type DomainStatus, etagOf } from '../../client/src/index.js';
 import { domainCheckJob } from '../../server/domains/scheduler.js';
 import { NO_SUBSCRIBER } from '../../server/events/outbox.js';
-import { createLogger } from '../../server/logger.js';
 import { ZONE } from '../support/knot.js';
 import { dnsWorld, show, storeDomain, verified, verify } from './support.js';
 

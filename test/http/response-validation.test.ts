@@ -10,8 +10,8 @@ import { domainRepository } from '../../server/domains/repository.js';
 import { eventLog } from '../../server/events/outbox.js';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
 import { ApiSpec } from '../../server/spec-model.js';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { webhookFanOut } from '../../server/webhooks/fan-out.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { checkResponse } from '../support/contract.js';
 import { apiClient, startServer, type TestServer } from '../support/server.js';
 

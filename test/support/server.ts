@@ -9,15 +9,15 @@ import { issueKey } from '../../server/accounts/keys.js';
 import { type AppDeps, createApp, FORMATS } from '../../server/app.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
+import { wakeupsOf } from '../../server/db/wakeups.js';
 import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
 import { DEFAULT_VERIFY_QUOTA, type DomainChecks } from '../../server/domains/checks.js';
 import { txtLookup } from '../../server/domains/txt-lookup.js';
 import { prepareValidation, type RequestValidation } from '../../server/http/request-validation.js';
-import { createLogger } from '../../server/logger.js';
-import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../server/webhooks/settings.js';
-import { wakeupsOf } from '../../server/db/wakeups.js';
 import { backgroundJobs } from '../../server/jobs/background.js';
 import { startJobs } from '../../server/jobs/runner.js';
+import { createLogger } from '../../server/logger.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../server/webhooks/settings.js';
 import { checkResponse, routes, spec } from './contract.js';
 import { freshDatabase } from './database.js';
 

@@ -203,14 +203,28 @@ describe('domain state changes', () => {
     const id = created.data?.data.id ?? 0;
     const before = receiver.received.length;
     // The check's outcome as a lookup would give it; the state machine and the event are the service's own.
-    await applyCheck(server.db, id, { code: 'found', message: 'found', values: [] }, DEFAULT_SCHEDULE, new Date(), events);
+    await applyCheck(
+      server.db,
+      id,
+      { code: 'found', message: 'found', values: [] },
+      DEFAULT_SCHEDULE,
+      new Date(),
+      events,
+    );
     const all = await receiver.until((r) => r.slice(before).some((x) => JSON.parse(x.body).type === 'domain.active'));
     const active = all.slice(before).find((x) => JSON.parse(x.body).type === 'domain.active');
     const payload = JSON.parse(active?.body ?? '{}');
     expect(payload.data.object).toMatchObject({ id, status: 'active' });
     expect(payloadFindings(payload)).toEqual([]);
     // Found again: no state change, no event.
-    await applyCheck(server.db, id, { code: 'found', message: 'found', values: [] }, DEFAULT_SCHEDULE, new Date(), events);
+    await applyCheck(
+      server.db,
+      id,
+      { code: 'found', message: 'found', values: [] },
+      DEFAULT_SCHEDULE,
+      new Date(),
+      events,
+    );
     const logged = await account.client.GET('/events', { params: { query: { type: 'domain.active', per_page: 10 } } });
     expect(logged.data?.data.filter((event) => event.type === 'domain.active')).toHaveLength(1);
   });
