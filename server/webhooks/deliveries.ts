@@ -66,13 +66,13 @@ export async function claimDeliveries(
   const fair = sql`
     with endpoint_busy as (
       select endpoint_id, count(*) as n from webhook_deliveries
-      where state = 'pending' and claimed_until > ${at}
+      where claimed_until > ${at}
       group by endpoint_id
     ),
     account_busy as (
       select e.account_id, count(*) as n
       from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-      where d.state = 'pending' and d.claimed_until > ${at} and d.claimed_by = ${worker}
+      where d.claimed_until > ${at} and d.claimed_by = ${worker}
       group by e.account_id
     ),
     candidates as (
@@ -100,16 +100,16 @@ export async function claimDeliveries(
     order by at_account, next_attempt_at, id
     limit ${limit}`;
   // PostgreSQL: instances skip each other's rows instead of queueing behind them (FOR UPDATE cannot share a level
-  // with the window functions, so it is a level of its own).
-  const chosen =
-    engineOf(db) === 'postgres'
-      ? sql`select id from webhook_deliveries where id in (${fair}) for update skip locked`
-      : fair;
-  const { rows } = await sql<ClaimedDelivery>`
-    update webhook_deliveries set claimed_by = ${worker}, claimed_until = ${lease}
+  // with the window functions, so it is a level of its own). SQLite: the chosen rows by their ids, not by a scan of
+  // every pending row (NOT INDEXED keeps the rowid lookup).
+  const postgres = engineOf(db) === 'postgres';
+  const chosen = postgres ? sql`select id from webhook_deliveries where id in (${fair}) for update skip locked` : fair;
+  const statement = sql<ClaimedDelivery>`
+    update webhook_deliveries ${postgres ? sql`` : sql`not indexed`} set claimed_by = ${worker}, claimed_until = ${lease}
     where id in (${chosen})
       and state = 'pending' and (claimed_until is null or claimed_until < ${at})
-    returning id, endpoint_id, event_id, attempts, forced`.execute(db);
+    returning id, endpoint_id, event_id, attempts, forced`;
+  const { rows } = await statement.execute(db);
   return rows.map((row) => ({
     id: Number(row.id),
     endpoint_id: Number(row.endpoint_id),

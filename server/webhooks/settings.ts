@@ -43,7 +43,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   eventRetentionMs: 30 * 86_400_000,
   pollMs: 1_000,
   concurrency: 16,
-  endpointConcurrency: 4,
+  endpointConcurrency: 8,
   accountConcurrency: 8,
 };
 
