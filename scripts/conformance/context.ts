@@ -5,6 +5,7 @@ import type { Budget, Quota } from './budget.js';
 import type { Plan } from './cases.js';
 import type { Exchange, Secret } from './http.js';
 import type { RateLimitTracker } from './rate-limit-fields.js';
+import type { Refusal } from './refusals.js';
 import type { Results } from './results.js';
 
 export interface Account {
@@ -31,6 +32,12 @@ export interface Context {
   stateless?: string;
   /** Records made by the run, deleted at its end. */
   created: Array<{ resource: Resource; id: string; account: Account }>;
+  /** Per resource name: records the run made and deleted (the report's account of what it changed). */
+  ledger: Map<string, { created: number; deleted: number }>;
+  /** Per `resource/account variable`: the limit the account met (refusals.ts); no more creates are sent. */
+  limits: Map<string, { refusal: Refusal; exchange: Exchange }>;
+  /** Per resource name: why the deployment refused a create of it, as the contract allows (refusals.ts). */
+  refusedCreates: Map<string, string>;
   /** One record per resource, made at the start, that item operations are tried on. */
   fixtures: Map<string, { id: string; body: unknown }>;
   /** Per resource, the ids of the records the valid show/update cases work on (made at the start of that phase). */
