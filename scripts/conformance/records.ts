@@ -66,8 +66,8 @@ export async function createWith(
 }
 
 export function ledgerOf(ctx: Context, resource: string): { created: number; deleted: number } {
-  let entry = ctx.ledger.get(resource);
-  if (!entry) ctx.ledger.set(resource, (entry = { created: 0, deleted: 0 }));
+  const entry = ctx.ledger.get(resource) ?? { created: 0, deleted: 0 };
+  ctx.ledger.set(resource, entry);
   return entry;
 }
 
