@@ -7,6 +7,7 @@ import type { Exchange, Secret } from './http.js';
 import type { RateLimitTracker } from './rate-limit-fields.js';
 import type { Refusal } from './refusals.js';
 import type { Results } from './results.js';
+import type { Rotation } from './rotation.js';
 
 export interface Account {
   key: string;
@@ -42,11 +43,20 @@ export interface Context {
   fixtures: Map<string, { id: string; body: unknown }>;
   /** Per resource, the ids of the records the valid show/update cases work on (made at the start of that phase). */
   targets: Map<string, string[]>;
+  /** Aborted when the run is interrupted (SIGINT, SIGTERM); `cleaning` lets the clean-up's requests through. */
+  signal?: AbortSignal;
+  cleaning?: boolean;
+  /** Which slice of each probe family this run sends, and the coverage across runs. */
+  rotation: Rotation;
+  /** Credential probes the operator allows this run (--auth-probes), instead of half the address's budget. */
+  authProbes?: number;
   onExchange?: (exchange: Exchange, operation: string | undefined) => void;
   /** The RateLimit fields seen so far. */
   rateLimit: RateLimitTracker;
   /** The budgets those fields state: the primary key's quota, the address's for failed authentication. */
   budget: Budget;
+  /** This run's share of the primary key's quota, and what was left of the window when it was taken. */
+  share?: { requests: number; remainingAtStart: number };
   /** How many generated cases ran when they were sized to the key's quota. */
   sized?: { valid: number; invalid: number; quota: Quota };
   log(line: string): void;

@@ -10,9 +10,18 @@ import { createWith, ledgerOf, release } from './records.js';
 import { refusalOf } from './refusals.js';
 import { idOf, is2xx, is4xx } from './replies.js';
 import { checkResponse, documentedResponse } from './response-checks.js';
+import { slice } from './rotation.js';
 
 export async function checkDuplicates(ctx: Context): Promise<void> {
-  await pool(ctx.plan.duplicates, ctx.concurrency, (duplicate) => checkDuplicate(ctx, duplicate));
+  const duplicates = slice(
+    ctx,
+    'duplicate_conflict',
+    ctx.plan.duplicates,
+    (duplicate) =>
+      `${duplicate.operation} ${ctx.plan.duplicates.filter((d) => d.operation === duplicate.operation).indexOf(duplicate)}`,
+    (duplicate) => duplicate.operation,
+  );
+  await pool(duplicates, ctx.concurrency, (duplicate) => checkDuplicate(ctx, duplicate));
 }
 
 async function checkDuplicate(ctx: Context, { operation, field, first, second }: Duplicate): Promise<void> {

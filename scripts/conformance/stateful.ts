@@ -67,19 +67,28 @@ function updateInputs(ctx: Context, operationId: string): Input[] {
 }
 
 export async function runScenarios(ctx: Context): Promise<void> {
-  for (const resource of ctx.model.resources) {
-    for (let round = 0; round < SCENARIOS_PER_RESOURCE; round++) {
-      if (ctx.stateless) {
-        ctx.results.skip(resource.name, 'stateful_scenario', ctx.stateless);
-        continue;
-      }
-      const failure = await scenario(ctx, resource, round);
-      if (failure?.skipped) {
-        ctx.results.skip(resource.name, 'stateful_scenario', failure.message);
-        continue;
-      }
-      ctx.results.judge(resource.name, 'stateful_scenario', failure?.message, failure?.exchange, failure?.detail);
+  const all = ctx.model.resources.flatMap((resource) =>
+    Array.from({ length: SCENARIOS_PER_RESOURCE }, (_, round) => ({ resource, round })),
+  );
+  // At least one scenario per resource, whatever the quota.
+  const rounds = Math.max(1, Math.ceil(SCENARIOS_PER_RESOURCE * ctx.rotation.fraction));
+  const picked = all.filter(({ round }) => round < rounds);
+  for (const { resource, round } of all) {
+    if (!picked.some((each) => each.resource === resource && each.round === round)) {
+      ctx.results.skip(resource.name, 'stateful_scenario', ctx.rotation.leftReason);
     }
+  }
+  for (const { resource, round } of picked) {
+    if (ctx.stateless) {
+      ctx.results.skip(resource.name, 'stateful_scenario', ctx.stateless);
+      continue;
+    }
+    const failure = await scenario(ctx, resource, round);
+    if (failure?.skipped) {
+      ctx.results.skip(resource.name, 'stateful_scenario', failure.message);
+      continue;
+    }
+    ctx.results.judge(resource.name, 'stateful_scenario', failure?.message, failure?.exchange, failure?.detail);
   }
 }
 
