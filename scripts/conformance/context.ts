@@ -33,8 +33,8 @@ export interface Context {
   stateless?: string;
   /** Records made by the run, deleted at its end. */
   created: Array<{ resource: Resource; id: string; account: Account }>;
-  /** Per resource name: records the run made and deleted (the report's account of what it changed). */
-  ledger: Map<string, { created: number; deleted: number }>;
+  /** Per resource name: records the run made, and those the clean-up could not delete (the report says so). */
+  ledger: Map<string, { created: number; left: number }>;
   /** Per `resource/account variable`: the limit the account met (refusals.ts); no more creates are sent. */
   limits: Map<string, { refusal: Refusal; exchange: Exchange }>;
   /** Per resource name: why the deployment refused a create of it, as the contract allows (refusals.ts). */

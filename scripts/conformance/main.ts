@@ -34,12 +34,16 @@ async function main(): Promise<number> {
   // second signal stops at once, leaving the records (the report of the first said which were made).
   const controller = new AbortController();
   let signalled: NodeJS.Signals | undefined;
+  let signalledAt = 0;
   const onSignal = (signal: NodeJS.Signals) => {
+    // npm and tsx pass a Ctrl-C on to the process that got it too: the same signal within a second is that one.
+    if (signalled && Date.now() - signalledAt < 1000) return;
     if (signalled) {
       process.stderr.write(`conformance: ${signal} again: stopping without finishing the clean-up\n`);
       process.exit(signal === 'SIGINT' ? 130 : 143);
     }
     signalled = signal;
+    signalledAt = Date.now();
     process.stderr.write(`conformance: ${signal}: deleting what the run made, then stopping (again to stop at once)\n`);
     controller.abort(signal);
   };

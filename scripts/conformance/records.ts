@@ -65,17 +65,15 @@ export async function createWith(
   return { id, exchange, ...(refused ? { refused } : {}) };
 }
 
-export function ledgerOf(ctx: Context, resource: string): { created: number; deleted: number } {
-  const entry = ctx.ledger.get(resource) ?? { created: 0, deleted: 0 };
+export function ledgerOf(ctx: Context, resource: string): { created: number; left: number } {
+  const entry = ctx.ledger.get(resource) ?? { created: 0, left: 0 };
   ctx.ledger.set(resource, entry);
   return entry;
 }
 
 /** The record is gone (deleted by a check, or found gone): the clean-up need not delete it. */
-export function forget(ctx: Context, resource: Resource, id: string, deleted: boolean): void {
-  const before = ctx.created.length;
+export function forget(ctx: Context, resource: Resource, id: string): void {
   ctx.created = ctx.created.filter((record) => record.resource !== resource || record.id !== id);
-  if (deleted && ctx.created.length < before) ledgerOf(ctx, resource.name).deleted++;
   // A record gone makes room again under the account's limit.
   for (const key of [...ctx.limits.keys()]) if (key.startsWith(`${resource.name}/`)) ctx.limits.delete(key);
 }
@@ -85,5 +83,5 @@ export async function release(ctx: Context, resource: Resource, id: string, acco
   if (!resource.remove || ctx.stateless) return;
   const exchange = await call(ctx, resource.remove, { ids: { [resource.idParam]: id }, account });
   checkResponse(ctx.results, resource.remove, exchange);
-  if (is2xx(exchange.reply.status) || exchange.reply.status === 404) forget(ctx, resource, id, true);
+  if (is2xx(exchange.reply.status) || exchange.reply.status === 404) forget(ctx, resource, id);
 }

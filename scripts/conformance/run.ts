@@ -270,7 +270,8 @@ const reserve = (ctx: Context, remaining: number) => 2 * ctx.concurrency + 10 + 
 
 function ledgerLines(ctx: Context, leftBehind: number): string[] {
   const lines = [...ctx.ledger].map(
-    ([resource, { created, deleted }]) => `${resource}: ${created} created, ${deleted} deleted`,
+    ([resource, { created, left }]) =>
+      `${resource}: ${created} created, ${created - left} deleted${left ? `, ${left} LEFT BEHIND` : ''}`,
   );
   if (lines.length === 0) return ['nothing created'];
   lines.push(

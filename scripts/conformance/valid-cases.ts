@@ -201,5 +201,5 @@ async function afterDelete(ctx: Context, resource: Resource, id: string): Promis
     shown,
   );
   // Gone for good: the clean-up need not try it again.
-  if (gone) forget(ctx, resource, id, true);
+  if (gone) forget(ctx, resource, id);
 }
