@@ -46,6 +46,8 @@ export interface Context {
   /** Aborted when the run is interrupted (SIGINT, SIGTERM); `cleaning` lets the clean-up's requests through. */
   signal?: AbortSignal;
   cleaning?: boolean;
+  /** What the webhook checks did, for the report (webhooks.ts). */
+  webhooks: string[];
   /** Which slice of each probe family this run sends, and the coverage across runs. */
   rotation: Rotation;
   /** Credential probes the operator allows this run (--auth-probes), instead of half the address's budget. */

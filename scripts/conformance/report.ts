@@ -56,6 +56,10 @@ const SHORT: Record<CheckName, string> = {
   idempotency_key_reuse: 'keyreuse',
   not_modified: '304',
   precondition_failed: '412',
+  webhook_signature: 'whsig',
+  webhook_payload: 'whbody',
+  webhook_same_id: 'whid',
+  webhook_rotation: 'whrot',
 };
 
 function cell(tally: Tally | undefined): string {

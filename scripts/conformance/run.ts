@@ -30,6 +30,7 @@ import { Rotation } from './rotation.js';
 import { probeScopes } from './scopes.js';
 import { checkIsolation, cleanUp, runScenarios, setUp } from './stateful.js';
 import { runValidCases } from './valid-cases.js';
+import { checkWebhooks, Receiver, receiverPlan, WEBHOOK_CHECKS } from './webhooks.js';
 
 const GENERIC: CheckName[] = [
   'no_server_error',
@@ -129,6 +130,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     ledger: new Map(),
     limits: new Map(),
     refusedCreates: new Map(),
+    webhooks: [],
     fixtures: new Map(),
     targets: new Map(),
     ...(options.onExchange ? { onExchange: options.onExchange } : {}),
@@ -145,6 +147,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   announceBudget(ctx, options.cases !== undefined);
   let leftBehind = 0;
   let interrupted: string | undefined;
+  // The webhook receiver: the runner's own, where the deployment can reach it (webhooks.ts).
+  const wantsWebhooks = WEBHOOK_CHECKS.some((check) => results.enabled(check));
+  const listen = wantsWebhooks ? receiverPlan(ctx, options.webhookUrl, options.webhookPort) : 'not selected';
+  const receiver = typeof listen === 'string' ? listen : await Receiver.start(listen.port);
+  const receiverUrl = typeof listen === 'string' ? undefined : listen.url;
   try {
     // A phase runs when one of its own checks is selected; the checks on every response (GENERIC) are
     // recorded in whichever phases run, and select every phase when they are all that was asked for.
@@ -164,6 +171,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       log('a stateless target is a mock: the mock profile applies (--profile server to hold it to every check)');
     }
     shareQuota(ctx);
+    // Early, before the other checks use up an account's endpoint limit.
+    await phase('webhooks', WEBHOOK_CHECKS, () => checkWebhooks(ctx, receiver, receiverUrl));
     await phase('credentials', ['auth_required'], () => probeAuth(ctx));
     await phase('methods', ['method_not_allowed'], () => probeMethods(ctx));
     await phase('odd ids', ['odd_ids'], () => probeOddIds(ctx));
@@ -207,6 +216,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       ctx.cleaning = true;
       leftBehind = await cleanUp(ctx);
     }
+    if (typeof receiver !== 'string') await receiver.close();
   }
   judgeMissingFields(ctx);
   // Last: it leaves the key without quota for the rest of the window.
@@ -243,6 +253,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
           title: 'RECORDS (what the run made in the accounts, and deleted before it ended)',
           lines: ledgerLines(ctx, leftBehind),
         },
+        { title: 'WEBHOOKS (deliveries to a receiver, judged end to end)', lines: ctx.webhooks },
         {
           title: 'COVERAGE (probes sent in slices, one run after another)',
           lines: [...ctx.rotation.coverage(), ...(stateProblem ? [stateProblem] : [])],
