@@ -191,9 +191,8 @@ async function serve(
   const jobs = startJobs(
     backgroundJobs(db, {
       webhooks: config.webhooks,
-      ...(verification.scheduler
-        ? { checks: { domainChecks, scheduler: { queriesPerSecond: verification.queriesPerSecond } } }
-        : {}),
+      domainChecks,
+      ...(verification.scheduler ? { scheduler: { queriesPerSecond: verification.queriesPerSecond } } : {}),
       logger,
       ...(extra.metrics ? { observer: webhookMetrics(extra.metrics, db) } : {}),
     }),

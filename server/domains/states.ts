@@ -3,11 +3,10 @@
 // through `transition`, inside the transaction that changes the row.
 import type { Transaction } from 'kysely';
 import { type Database, engineOf, isUniqueViolation } from '../db/database.js';
-import { HOLDING_STATES } from '../db/domain-states.js';
 import type { ChangeCause } from '../db/owned.js';
 import type { DB } from '../db/schema.js';
+import { etagOf } from '../etag.js';
 import { type EventSubscriber, recordEvent } from '../events/outbox.js';
-import { etagOf } from '../http/conditional.js';
 import {
   afterCheck,
   type CheckOutcome,
@@ -15,6 +14,7 @@ import {
   challengeName,
   challengeValue,
   type DomainStatus,
+  HOLDING_STATES,
   holdsName,
   type LookupResult,
   type Observation,
@@ -28,7 +28,7 @@ export interface CheckEvents {
   subscriber: EventSubscriber;
 }
 
-/** A scheduled check's cause: nobody asked. */
+/** The cause of a change nobody asked for: a scheduled check, or what a check does to another account's domain. */
 export const SCHEDULED_CAUSE: ChangeCause = { requestId: null, idempotencyKey: null };
 
 type Trx = Transaction<DB>;
@@ -129,7 +129,8 @@ async function applyOnce(
           values: observation.values,
         };
       } else if (holder) {
-        // The holder no longer proves the name: it moves to this domain.
+        // The holder no longer proves the name: it moves to this domain. The holder's event is its own account's,
+        // so it carries no request of the prover's account (a cause belongs to the account that made it).
         await transition(
           trx,
           holder,
@@ -140,7 +141,7 @@ async function applyOnce(
             values: observation.values,
           },
           now,
-          events,
+          { ...events, cause: holder.account_id === domain.account_id ? events.cause : SCHEDULED_CAUSE },
         );
       }
     }

@@ -1,7 +1,7 @@
 // The service's background work, as the runner's list of jobs: webhook deliveries, scheduled domain checks (when
 // the configuration runs them) and retention. main.ts starts them once per serving process.
 import type { Database } from '../db/database.js';
-import type { DomainChecks } from '../domains/checks.js';
+import { DEFAULT_VERIFY_QUOTA, type DomainChecks } from '../domains/checks.js';
 import { domainCheckJob, type SchedulerSettings } from '../domains/scheduler.js';
 import type { Logger } from '../logger.js';
 import { type DeliveryObserver, deliveryJob } from '../webhooks/deliveries.js';
@@ -12,8 +12,9 @@ import type { Job } from './runner.js';
 
 export interface BackgroundSettings {
   webhooks: WebhookSettings;
-  /** Scheduled checks, or none (DOMAIN_SCHEDULER=0). */
-  checks?: { domainChecks: DomainChecks; scheduler: SchedulerSettings };
+  domainChecks: DomainChecks;
+  /** Scheduled checks' pace, or none (DOMAIN_CHECKS=off). */
+  scheduler?: SchedulerSettings;
   logger: Logger;
   observer?: DeliveryObserver;
   /** How often retention looks for rows past their time (the default: RETENTION_EVERY_MS). */
@@ -22,10 +23,11 @@ export interface BackgroundSettings {
 
 // biome-ignore lint/suspicious/noExplicitAny: jobs of different unit types, each run only with its own units.
 export function backgroundJobs(db: Database, settings: BackgroundSettings): Job<any>[] {
-  const { webhooks, checks, logger, observer, retentionEveryMs } = settings;
+  const { webhooks, domainChecks, scheduler, logger, observer, retentionEveryMs } = settings;
+  const verifyWindowMs = (domainChecks.verifyQuota ?? DEFAULT_VERIFY_QUOTA).windowSeconds * 1000;
   return [
     deliveryJob(db, webhooks, { logger, ...(observer ? { observer } : {}) }),
-    ...(checks ? [domainCheckJob(db, checks.domainChecks, checks.scheduler, webhookFanOut(webhooks))] : []),
-    retentionJob(db, retainedTables(webhooks.eventRetentionMs), { logger, everyMs: retentionEveryMs }),
+    ...(scheduler ? [domainCheckJob(db, domainChecks, scheduler, webhookFanOut(webhooks))] : []),
+    retentionJob(db, retainedTables(webhooks.eventRetentionMs, verifyWindowMs), { logger, everyMs: retentionEveryMs }),
   ];
 }

@@ -1,10 +1,13 @@
-// Retention as a job of the runner: every RETENTION_EVERY_MS each process deletes what is past its time (events past
-// EVENT_RETENTION_DAYS, their deliveries and the delivery log with them; Idempotency-Keys past their 24 hours), in
-// bounded batches until a batch comes back short, so it keeps up with any write rate without one long transaction.
+// Retention as a job of the runner: every RETENTION_EVERY_MS each process deletes what is past its time (the
+// delivery log and events past EVENT_RETENTION_DAYS, Idempotency-Keys past their 24 hours, ended verify windows),
+// in bounded batches until a batch comes back short, so it keeps up with any write rate without one long
+// transaction.
 import type { Database } from '../db/database.js';
-import { eventRepository } from '../events/repository.js';
-import { KEY_RETENTION_MS } from '../idempotency/repository.js';
+import { pruneVerifyWindows } from '../domains/checks.js';
+import { pruneEvents } from '../events/repository.js';
+import { KEY_RETENTION_MS, pruneIdempotencyKeys } from '../idempotency/repository.js';
 import type { Logger } from '../logger.js';
+import { pruneDeliveries } from '../webhooks/repository.js';
 import type { Job } from './runner.js';
 
 /** Deletes up to `batchSize` rows made before `before`; how many it deleted. */
@@ -22,42 +25,17 @@ export const RETENTION_EVERY_MS = 60_000;
 /** Rows deleted per statement: small enough that no write waits long behind one. */
 export const RETENTION_BATCH = 1_000;
 
-const pruneEvents: Pruner = (db, { before, batchSize }) => eventRepository(db).prune(before.toISOString(), batchSize);
-
-const pruneDeliveryLog: Pruner = async (db, { before, batchSize }) => {
-  // Attempts are written in time order: the oldest ids are the ones past their time.
-  const ids = db
-    .selectFrom('webhook_attempts')
-    .select('id')
-    .where('attempted_at', '<', before.toISOString())
-    .orderBy('id')
-    .limit(batchSize);
-  const result = await db.deleteFrom('webhook_attempts').where('id', 'in', ids).executeTakeFirst();
-  return Number(result.numDeletedRows);
-};
-
-const pruneIdempotencyKeys: Pruner = async (db, { before, batchSize }) => {
-  // The batch's newest created_at, through the created_at index; none when fewer than a batch are past their time.
-  const boundary = await db
-    .selectFrom('idempotency_keys')
-    .select('created_at')
-    .where('created_at', '<', before.toISOString())
-    .orderBy('created_at')
-    .offset(batchSize - 1)
-    .limit(1)
-    .executeTakeFirst();
-  let query = db.deleteFrom('idempotency_keys').where('created_at', '<', before.toISOString());
-  if (boundary) query = query.where('created_at', '<=', boundary.created_at);
-  const result = await query.executeTakeFirst();
-  return Number(result.numDeletedRows);
-};
-
-/** What the service keeps for a time: the event log (and its deliveries), the delivery log, Idempotency-Keys. */
-export function retainedTables(eventRetentionMs: number): Retained[] {
+/**
+ * What the service keeps for a time: the delivery log (finished deliveries and their attempts, before the events,
+ * so that an event's batch has little left to cascade), the event log, Idempotency-Keys, and the per-domain verify
+ * windows once ended. Each repository owns its pruning function.
+ */
+export function retainedTables(eventRetentionMs: number, verifyWindowMs: number): Retained[] {
   return [
+    { name: 'webhook_deliveries', keepMs: eventRetentionMs, prune: pruneDeliveries },
     { name: 'events', keepMs: eventRetentionMs, prune: pruneEvents },
-    { name: 'webhook_attempts', keepMs: eventRetentionMs, prune: pruneDeliveryLog },
     { name: 'idempotency_keys', keepMs: KEY_RETENTION_MS, prune: pruneIdempotencyKeys },
+    { name: 'domain_verify_windows', keepMs: verifyWindowMs, prune: pruneVerifyWindows },
   ];
 }
 

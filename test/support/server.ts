@@ -135,10 +135,17 @@ export async function startServer(
   });
   // The service's own runner and jobs (server/jobs/); scheduled checks are started by the suites that want them.
   const worker = deliver
-    ? startJobs(backgroundJobs(db, { webhooks, logger: createLogger('silent') }), {
-        wakeups: wakeupsOf(db),
-        logger: createLogger('silent'),
-      })
+    ? startJobs(
+        backgroundJobs(db, {
+          webhooks,
+          domainChecks: appOptions.domainChecks ?? offlineDomainChecks(),
+          logger: createLogger('silent'),
+        }),
+        {
+          wakeups: wakeupsOf(db),
+          logger: createLogger('silent'),
+        },
+      )
     : undefined;
   const server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve, reject) => {
