@@ -33,7 +33,9 @@ export function domainCheckJob(
   const bucket = new TokenBucket(queriesPerSecond);
   return {
     name: 'domain checks',
-    concurrency: Math.max(1, Math.ceil(queriesPerSecond)),
+    // The bucket paces the lookups; a slow answer holds its slot until DNS_TIMEOUT_S, so up to ten seconds' worth
+    // may be in flight.
+    concurrency: Math.min(1000, Math.max(1, Math.ceil(queriesPerSecond * 10))),
     // Checks fall due by the clock (a verify runs its own at once): the poll finds them.
     wakeOn: [],
     pollMs: idleMs,
