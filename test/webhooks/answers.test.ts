@@ -5,7 +5,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { domainCheckJob } from '../../server/domains/scheduler.js';
+import { webhookFanOut } from '../../server/webhooks/fan-out.js';
+import { offlineDomainChecks, startServer, type TestAccount, type TestServer } from '../support/server.js';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 /** A receiver that answers every request with `status` and the raw bytes `body`. */
@@ -172,5 +174,32 @@ describe('forced deliveries and the queue limit', () => {
     expect(refused.error).toMatchObject({ type: '/problems/webhook-queue-full', detail: expect.any(String) });
     expect(refused.response.status).toBe(409);
     expect(await deliveryStates(server, id)).toEqual(['pending', 'pending']);
+  });
+});
+
+describe("a scheduled check's events", () => {
+  it("are queued under the configured WEBHOOK_MAX_QUEUE, not the default's", async () => {
+    // The sandbox's checks: a name of its test zone is found at its first check, with no DNS.
+    const checks = { ...offlineDomainChecks(), sandbox: true };
+    const server = await startServer({ domainChecks: checks, webhooks: { maxQueuePerEndpoint: 1 } });
+    try {
+      const account = await server.account();
+      const id = await endpointFor(account, 'http://127.0.0.1:9/never');
+      // The store's own event fills the endpoint's queue of one.
+      const { response } = await account.client.POST('/domains', { body: { name: 'queued.dss-test.example' } });
+      expect(response.status).toBe(201);
+      expect(await deliveryStates(server, id)).toEqual(['pending']);
+      // Due now (a pending domain's first check comes a moment after its store).
+      await server.db.updateTable('domains').set({ next_check_at: new Date(Date.now() - 1000).toISOString() }).execute();
+      const job = domainCheckJob(server.db, checks, { queriesPerSecond: 100 }, webhookFanOut(server.webhooks));
+      const claimed = await job.claim(10, 'test');
+      expect(claimed).toHaveLength(1);
+      for (const domain of claimed) await job.run(domain, 'test');
+      // domain.active found the queue full: the endpoint is disabled (queue_full), as WEBHOOK_MAX_QUEUE=1 says.
+      const { data } = await account.client.GET('/webhook-endpoints/{id}', { params: { path: { id } } });
+      expect(data?.data).toMatchObject({ status: 'disabled', disabled_reason: 'queue_full' });
+    } finally {
+      await server.close();
+    }
   });
 });
