@@ -190,7 +190,10 @@ describe("a scheduled check's events", () => {
       expect(response.status).toBe(201);
       expect(await deliveryStates(server, id)).toEqual(['pending']);
       // Due now (a pending domain's first check comes a moment after its store).
-      await server.db.updateTable('domains').set({ next_check_at: new Date(Date.now() - 1000).toISOString() }).execute();
+      await server.db
+        .updateTable('domains')
+        .set({ next_check_at: new Date(Date.now() - 1000).toISOString() })
+        .execute();
       const job = domainCheckJob(server.db, checks, { queriesPerSecond: 100 }, webhookFanOut(server.webhooks));
       const claimed = await job.claim(10, 'test');
       expect(claimed).toHaveLength(1);
