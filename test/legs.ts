@@ -226,6 +226,11 @@ export const LEG_RULES: LegRule[] = [
     why: 'the transitions and the move of a name are SQL (a partial unique index, row locks): both engines',
   },
   {
+    suite: 'test/dns/checks-fair.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: "the fair claim is SQL (a window function; FOR UPDATE SKIP LOCKED on PostgreSQL); waits out the schedule's real seconds",
+  },
+  {
     suite: 'test/dns/race-postgres.test.ts',
     legs: ['postgres'],
     why: 'two service processes on one PostgreSQL database racing to prove one name, and sharing due checks',

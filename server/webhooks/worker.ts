@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
 import { engineOf } from '../db/database.js';
 import { onDeliveryQueued } from '../events/outbox.js';
-import { eventRepository } from '../events/repository.js';
+import { pruneEvents } from '../events/repository.js';
 import type { Logger } from '../logger.js';
 import { honoursRetryAfter, parseRetryAfter, retryDelayMs } from './schedule.js';
 import { type AttemptResult, sendAttempt } from './sender.js';
@@ -219,7 +219,7 @@ export function startDeliveryWorker(
     if (Date.now() - lastPrune < PRUNE_EVERY_MS) return;
     lastPrune = Date.now();
     const cutoff = new Date(Date.now() - settings.eventRetentionMs).toISOString();
-    const pruned = await eventRepository(db).prune(cutoff);
+    const pruned = await pruneEvents(db, { before: new Date(cutoff), batchSize: 1000 });
     if (pruned > 0) logger.info('events pruned', { count: pruned, before: cutoff });
   }
 
