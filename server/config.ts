@@ -4,6 +4,7 @@ import { type DatabaseLimits, DEFAULT_DATABASE_LIMITS, DEFAULT_DATABASE_URL, par
 import { type CheckSchedule, DEFAULT_SCHEDULE } from './domains/check-rules.js';
 import { DEFAULT_VERIFY_QUOTA } from './domains/checks.js';
 import { DEFAULT_TXT_LOOKUP, serversProblem, type TxtLookupSettings } from './domains/txt-lookup.js';
+import { type EventSettings, readEventSettings } from './events/settings.js';
 import { defaultFirstKeyFile } from './first-key.js';
 import { type CorsOrigins, parseCorsOrigins } from './http/cors.js';
 import { parseQuota, parseTrustProxy, type Quota, type TrustProxy } from './http/rate-limit.js';
@@ -47,8 +48,10 @@ export interface Config {
   metricsToken?: string;
   /** The secret list cursors are sealed with; the database's own when undefined (server/http/cursor.ts). */
   cursorKey?: string;
-  /** Webhook delivery: limits, retry schedule, safe targets, event retention (server/webhooks/settings.ts). */
+  /** Webhook delivery: limits, retry schedule, safe targets, fairness (server/webhooks/settings.ts). */
   webhooks: WebhookSettings;
+  /** The event log: its retention (server/events/settings.ts). */
+  events: EventSettings;
   /** DNS servers, timeouts, check schedule and limits of domain verification (server/domains/). */
   domainVerification: DomainVerificationConfig;
 }
@@ -203,6 +206,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   }
   const domainVerification = readDomainVerification(value, seconds, quota, problems);
   const webhooks = readWebhookSettings(env, problems);
+  const events = readEventSettings(env, problems);
 
   if (problems.length > 0) throw new ConfigError(problems);
   const firstKeyFile = env.FIRST_KEY_FILE || defaultFirstKeyFile(databaseUrl);
@@ -229,6 +233,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     cursorKey,
     domainVerification,
     webhooks,
+    events,
   };
 }
 

@@ -191,6 +191,7 @@ async function serve(
   const jobs = startJobs(
     backgroundJobs(db, {
       webhooks: config.webhooks,
+      events: config.events,
       domainChecks,
       ...(verification.scheduler ? { scheduler: { queriesPerSecond: verification.queriesPerSecond } } : {}),
       logger,

@@ -3,6 +3,7 @@
 import type { Database } from '../db/database.js';
 import { DEFAULT_VERIFY_QUOTA, type DomainChecks } from '../domains/checks.js';
 import { domainCheckJob, type SchedulerSettings } from '../domains/scheduler.js';
+import { DEFAULT_EVENT_SETTINGS, type EventSettings } from '../events/settings.js';
 import type { Logger } from '../logger.js';
 import { type DeliveryObserver, deliveryJob } from '../webhooks/deliveries.js';
 import { webhookFanOut } from '../webhooks/fan-out.js';
@@ -12,6 +13,7 @@ import type { Job } from './runner.js';
 
 export interface BackgroundSettings {
   webhooks: WebhookSettings;
+  events?: EventSettings;
   domainChecks: DomainChecks;
   /** Scheduled checks' pace, or none (DOMAIN_CHECKS=off). */
   scheduler?: SchedulerSettings;
@@ -23,11 +25,19 @@ export interface BackgroundSettings {
 
 // biome-ignore lint/suspicious/noExplicitAny: jobs of different unit types, each run only with its own units.
 export function backgroundJobs(db: Database, settings: BackgroundSettings): Job<any>[] {
-  const { webhooks, domainChecks, scheduler, logger, observer, retentionEveryMs } = settings;
+  const {
+    webhooks,
+    events = DEFAULT_EVENT_SETTINGS,
+    domainChecks,
+    scheduler,
+    logger,
+    observer,
+    retentionEveryMs,
+  } = settings;
   const verifyWindowMs = (domainChecks.verifyQuota ?? DEFAULT_VERIFY_QUOTA).windowSeconds * 1000;
   return [
     deliveryJob(db, webhooks, { logger, ...(observer ? { observer } : {}) }),
     ...(scheduler ? [domainCheckJob(db, domainChecks, scheduler, webhookFanOut(webhooks))] : []),
-    retentionJob(db, retainedTables(webhooks.eventRetentionMs, verifyWindowMs), { logger, everyMs: retentionEveryMs }),
+    retentionJob(db, retainedTables(events.retentionMs, verifyWindowMs), { logger, everyMs: retentionEveryMs }),
   ];
 }

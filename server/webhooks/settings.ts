@@ -19,8 +19,6 @@ export interface WebhookSettings {
   disableAfterMs: number;
   /** How long the previous secret still signs after a rotation, in milliseconds. */
   secretOverlapMs: number;
-  /** How long events (and their delivery log) are kept, in milliseconds. */
-  eventRetentionMs: number;
   /** How often a worker looks for due deliveries when nothing woke it, in milliseconds. */
   pollMs: number;
   /** Deliveries one process sends at the same time. */
@@ -40,7 +38,6 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   retryScheduleS: STANDARD_RETRY_SCHEDULE_S,
   disableAfterMs: 5 * 86_400_000,
   secretOverlapMs: 86_400_000,
-  eventRetentionMs: 30 * 86_400_000,
   pollMs: 1_000,
   concurrency: 16,
   endpointConcurrency: 8,
@@ -88,8 +85,6 @@ export function readWebhookSettings(env: NodeJS.ProcessEnv, problems: string[]):
     retryScheduleS,
     disableAfterMs: number('WEBHOOK_DISABLE_AFTER_S', d.disableAfterMs / 1000, { min: 1, max: 90 * 86_400 }) * 1000,
     secretOverlapMs: number('WEBHOOK_SECRET_OVERLAP_S', d.secretOverlapMs / 1000, { max: 30 * 86_400 }) * 1000,
-    eventRetentionMs:
-      number('EVENT_RETENTION_DAYS', d.eventRetentionMs / 86_400_000, { min: 0.0001, max: 3650 }) * 86_400_000,
     pollMs: number('WEBHOOK_POLL_S', d.pollMs / 1000, { min: 0.01, max: 60 }) * 1000,
     concurrency,
     endpointConcurrency: number('WEBHOOK_ENDPOINT_CONCURRENCY', d.endpointConcurrency, {
