@@ -50,7 +50,7 @@ export async function claimDeliveries(
   const at = now.toISOString();
   const lease = new Date(now.getTime() + leaseMs).toISOString();
   const perEndpoint = Math.max(1, endpointConcurrency);
-  // The k-th due delivery of each endpoint (k < perEndpoint), one index probe per endpoint and k.
+  // The k-th due delivery of each endpoint with any (k < perEndpoint), one index probe per endpoint and k.
   const nth = (k: number) => sql`
     select e.id as endpoint_id, e.account_id, e.failing_since, (
       select x.id from webhook_deliveries x
@@ -58,13 +58,20 @@ export async function claimDeliveries(
         and (x.claimed_until is null or x.claimed_until < ${at})
       order by x.next_attempt_at, x.id limit 1 offset ${k}
     ) as id
-    from webhook_endpoints e`;
+    from due_endpoints e`;
   const candidates = sql.join(
     Array.from({ length: perEndpoint }, (_, k) => nth(k)),
     sql` union all `,
   );
   const fair = sql`
-    with endpoint_busy as (
+    with due_endpoints as (
+      select e.id, e.account_id, e.failing_since from webhook_endpoints e
+      where exists (
+        select 1 from webhook_deliveries x
+        where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${at}
+      )
+    ),
+    endpoint_busy as (
       select endpoint_id, count(*) as n from webhook_deliveries
       where claimed_until > ${at}
       group by endpoint_id
