@@ -110,7 +110,14 @@ export async function claimDeliveries(
   // with the window functions, so it is a level of its own). SQLite: the chosen rows by their ids, not by a scan of
   // every pending row (NOT INDEXED keeps the rowid lookup).
   const postgres = engineOf(db) === 'postgres';
-  const chosen = postgres ? sql`select id from webhook_deliveries where id in (${fair}) for update skip locked` : fair;
+  let chosen = sql`select id from webhook_deliveries where id in (${fair}) for update skip locked`;
+  if (!postgres) {
+    // SQLite: the choice is a read (beside the writer, in WAL), so a claim that finds nothing writes nothing; the
+    // update below judges each chosen row again.
+    const ids = await db.selectFrom(sql<{ id: number }>`(${fair})`.as('fair')).select('fair.id').execute();
+    if (ids.length === 0) return [];
+    chosen = sql.join(ids.map((row) => Number(row.id)));
+  }
   const statement = sql<ClaimedDelivery>`
     update webhook_deliveries ${postgres ? sql`` : sql`not indexed`} set claimed_by = ${worker}, claimed_until = ${lease}
     where id in (${chosen})
@@ -155,17 +162,16 @@ async function deliver(
   worker: string,
   { logger, observer, random }: { logger: Logger; observer?: DeliveryObserver; random: () => number },
 ): Promise<void> {
+  // The endpoint and the event in one read.
   const endpoint = await db
     .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('id', '=', delivery.endpoint_id)
+    .innerJoin('events', (join) => join.on('events.id', '=', delivery.event_id))
+    .selectAll('webhook_endpoints')
+    .select(['events.public_id', 'events.payload'])
+    .where('webhook_endpoints.id', '=', delivery.endpoint_id)
     .executeTakeFirst();
-  const event = await db
-    .selectFrom('events')
-    .select(['public_id', 'payload'])
-    .where('id', '=', delivery.event_id)
-    .executeTakeFirst();
-  if (!endpoint || !event) return; // deleted meanwhile; its deliveries went with it
+  if (!endpoint) return; // the endpoint or the event was deleted meanwhile; its deliveries went with it
+  const event = endpoint;
   if (endpoint.status === 'disabled' && !delivery.forced) {
     await db
       .updateTable('webhook_deliveries')
