@@ -144,6 +144,7 @@ export async function createApp({
     failedAuthGuard,
     readBody: readBody(),
     validation,
+    cursors,
     handle: dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger), cursors),
   });
   app.get('/healthz', healthz);

@@ -75,11 +75,9 @@ export function domainHandlers(db: Database, checks: DomainChecks, webhooks: Web
           etag: etagOf(id, domain.version),
         };
       } catch (error) {
-        if (error instanceof NameHeldError)
-          throw new HttpProblem(409, 'domain-held-elsewhere', heldDetail(body.name, name));
+        if (error instanceof NameHeldError) throw new HttpProblem('domain-held-elsewhere', heldDetail(body.name, name));
         if (error instanceof DuplicateDomainError) {
           throw new HttpProblem(
-            409,
             'conflict',
             conflictDetail(body.name, name, url.path, await domains.idByName(account.id, name)),
           );
@@ -97,7 +95,6 @@ export function domainHandlers(db: Database, checks: DomainChecks, webhooks: Web
       const { name } = domain.record;
       if (inTestZone(name) && !checks.sandbox) {
         throw new HttpProblem(
-          422,
           'test-zone-outside-sandbox',
           `${name} is in ${TEST_ZONE}, the sandbox's test zone: its names verify only in the sandbox (npm run sandbox). Store a name whose DNS you control.`,
         );
@@ -107,7 +104,6 @@ export function domainHandlers(db: Database, checks: DomainChecks, webhooks: Web
       if ('retryAfterSeconds' in counted) {
         const { limit, windowSeconds } = checks.verifyQuota ?? { limit: 0, windowSeconds: 0 };
         throw new HttpProblem(
-          429,
           'verify-rate-limited',
           `A domain may be verified ${limit} times per ${windowSeconds} seconds; retry in ${counted.retryAfterSeconds} seconds. The service keeps checking it by itself meanwhile.`,
           { headers: { 'Retry-After': String(counted.retryAfterSeconds) } },

@@ -7,6 +7,7 @@
 // is one more dispatch per request (the mount's match, the path cut and restored), 4% of a show's CPU.
 import type { ErrorRequestHandler, IRouter, RequestHandler } from 'express';
 import { preflight } from './cors.js';
+import type { CursorSeal } from './cursor.js';
 import type { RequestValidation } from './request-validation.js';
 import type { Route, RouteTable } from './routes.js';
 import { methodNotAllowed, noSuchPath, operationOf, requireJsonAcceptable } from './routing.js';
@@ -23,6 +24,8 @@ export interface ApiSteps {
   readBody: RequestHandler[];
   /** The scope check (403) and the validation (422) of each route, once its body is read. */
   validation: RequestValidation;
+  /** Seals and opens list cursors: validation checks the one a request sends. */
+  cursors: CursorSeal;
   /** Runs the operation's handler and writes its reply. */
   handle: RequestHandler;
 }
@@ -54,7 +57,7 @@ function stepsOf(route: Route, steps: ApiSteps): Array<RequestHandler | ErrorReq
     steps.perKeyLimit,
     requireJsonAcceptable,
     ...(route.operation.body ? steps.readBody : []),
-    ...steps.validation.stepsOf(route),
+    ...steps.validation.stepsOf(route, steps.cursors),
     steps.handle,
   ];
 }

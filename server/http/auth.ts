@@ -10,9 +10,13 @@ const REALM = 'domain-space-service';
 // RFC 6750 b64token; the scheme name is case-insensitive.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
-export function unauthorized(detail: string, invalidToken: boolean, kind = 'unauthorized'): HttpProblem {
+export function unauthorized(
+  detail: string,
+  invalidToken: boolean,
+  kind: 'unauthorized' | 'key-expired' = 'unauthorized',
+): HttpProblem {
   const challenge = invalidToken ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`;
-  return new HttpProblem(401, kind, detail, { headers: { 'WWW-Authenticate': challenge } });
+  return new HttpProblem(kind, detail, { headers: { 'WWW-Authenticate': challenge } });
 }
 
 /** How a bearer token becomes an account (the API keys by default; the sandbox's own in sandbox.ts). */
@@ -31,7 +35,7 @@ export function requireApiKey(authenticate: KeyCheck, accept: KeyAcceptance = ()
     // Node keeps the first of several Authorization headers; which key was meant is anyone's guess.
     const sent = timesSent(req, 'authorization');
     if (sent > 1) {
-      throw new HttpProblem(400, 'ambiguous-credentials', `Send one Authorization header; this request has ${sent}.`, {
+      throw new HttpProblem('ambiguous-credentials', `Send one Authorization header; this request has ${sent}.`, {
         headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_request"` },
       });
     }

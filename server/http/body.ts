@@ -36,12 +36,11 @@ const acceptOnlyDocumentedTypes: RequestHandler = (req, _res, next) => {
   }
   const type = req.is([FORM, JSON_TYPE]);
   if (type === FORM && !isUtf8Form(req.get('content-type') ?? '')) {
-    throw new HttpProblem(415, 'unsupported-media-type', 'The body must be encoded in UTF-8.');
+    throw new HttpProblem('unsupported-media-type', 'The body must be encoded in UTF-8.');
   }
   if (!type) {
     const sent = req.get('content-type');
     throw new HttpProblem(
-      415,
       'unsupported-media-type',
       sent
         ? `Content-Type "${sent}" is not supported; send ${FORM} or ${JSON_TYPE}.`
@@ -61,7 +60,7 @@ const fieldsOfForm: RequestHandler = (req, _res, next) => {
   const text = req.body;
   let fields = text === '' ? 0 : 1;
   for (let at = text.indexOf('&'); at >= 0 && fields <= MAX_FORM_FIELDS; at = text.indexOf('&', at + 1)) fields++;
-  if (fields > MAX_FORM_FIELDS) throw new HttpProblem(413, 'content-too-large', 'The form has too many fields.');
+  if (fields > MAX_FORM_FIELDS) throw new HttpProblem('content-too-large', 'The form has too many fields.');
   req.body = { ...parse(text) };
   next();
 };
@@ -84,18 +83,18 @@ function refuseInvalidPercentEncoding(_req: object, _res: unknown, raw: Buffer):
 
 // body-parser's error types, by what they mean for the client.
 const BODY_ERRORS: Record<string, () => HttpProblem> = {
-  'entity.parse.failed': () => new HttpProblem(400, 'malformed-body', 'The request body is not valid JSON.'),
-  'request.aborted': () => new HttpProblem(400, 'malformed-body', 'The request body was cut short.'),
+  'entity.parse.failed': () => new HttpProblem('malformed-body', 'The request body is not valid JSON.'),
+  'request.aborted': () => new HttpProblem('malformed-body', 'The request body was cut short.'),
   'request.size.invalid': () =>
-    new HttpProblem(400, 'malformed-body', 'The request body is shorter or longer than its Content-Length.'),
+    new HttpProblem('malformed-body', 'The request body is shorter or longer than its Content-Length.'),
   'entity.too.large': () =>
-    new HttpProblem(413, 'content-too-large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`),
-  'parameters.too.many': () => new HttpProblem(413, 'content-too-large', 'The form has too many fields.'),
-  'charset.unsupported': () => new HttpProblem(415, 'unsupported-media-type', 'The body must be encoded in UTF-8.'),
+    new HttpProblem('content-too-large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`),
+  'parameters.too.many': () => new HttpProblem('content-too-large', 'The form has too many fields.'),
+  'charset.unsupported': () => new HttpProblem('unsupported-media-type', 'The body must be encoded in UTF-8.'),
   'form.encoding.invalid': () =>
-    new HttpProblem(400, 'malformed-body', 'The form body has a malformed %-escape, or one that is not UTF-8.'),
+    new HttpProblem('malformed-body', 'The form body has a malformed %-escape, or one that is not UTF-8.'),
   'encoding.unsupported': () =>
-    new HttpProblem(415, 'unsupported-media-type', 'The Content-Encoding of the body is not supported.'),
+    new HttpProblem('unsupported-media-type', 'The Content-Encoding of the body is not supported.'),
 };
 
 /** A body-parser parser whose failures leave it as problems (anything unforeseen stays an error: a 500). */

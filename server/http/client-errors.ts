@@ -18,19 +18,18 @@ type Limits = { headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutM
 function problemFor(error: ParseError, limits: Limits): HttpProblem {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return new HttpProblem(431, 'header-too-large', 'The request headers are larger than the server accepts.');
+      return new HttpProblem('header-too-large', 'The request headers are larger than the server accepts.');
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return new HttpProblem(413, 'content-too-large', 'The chunk extensions of the body are too large.');
+      return new HttpProblem('content-too-large', 'The chunk extensions of the body are too large.');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new HttpProblem(
-        408,
         'request-timeout',
         `The request did not arrive in time: a connection waits ${limits.idleTimeoutMs / 1000} s for its first ` +
           `byte, headers ${limits.headersTimeoutMs / 1000} s, a whole request ${limits.requestTimeoutMs / 1000} s.`,
       );
     default: {
       const reason = (error.reason ?? error.message).replace(/^Parse Error: /, '').replace(/\.$/, '');
-      return new HttpProblem(400, 'malformed-request', `The request is not valid HTTP/1.1: ${reason}.`);
+      return new HttpProblem('malformed-request', `The request is not valid HTTP/1.1: ${reason}.`);
     }
   }
 }

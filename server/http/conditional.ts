@@ -1,7 +1,7 @@
 // Conditional requests (RFC 9110 §13): the strong ETag of a record, made of its id and version, and the
 // If-Match and If-None-Match headers read against it. The atomic check itself is in the write (db/owned.ts).
 import { type ExpectedVersions, VersionMismatchError } from '../db/owned.js';
-import { HttpProblem, validationProblem } from './problem.js';
+import { fieldProblem, HttpProblem } from './problem.js';
 
 /** `"<id>.<version>"`: changes with every change of the record, and never names another record. */
 export function etagOf(id: number, version: number): string {
@@ -50,22 +50,33 @@ export function noneMatch(header: string | undefined, etag: string): boolean {
 }
 
 /**
- * The versions of record `id` that If-Match accepts: `any` without the header or for `*`, else those its
- * strong tags name (a weak tag never matches, RFC 9110 §13.1.1). An empty list matches no version. A header
- * that is not an entity-tag list is a 422 naming it: answering 412 would tell the client the record changed.
+ * An If-Match header that is not an entity-tag list: `invalid-if-match` naming it, checked by the validation step
+ * (request-validation.ts). Not a 412, which would tell the client the record changed.
  */
-export function ifMatchVersions(header: string | undefined, id: number): ExpectedVersions {
-  if (header === undefined) return 'any';
-  const tags = entityTags(header);
-  if (tags === undefined) {
-    throw validationProblem([
+export function ifMatchProblem(header: string | undefined): HttpProblem | undefined {
+  if (header === undefined || entityTags(header) !== undefined) return undefined;
+  return fieldProblem(
+    'invalid-if-match',
+    [
       {
         location: 'header',
         field: 'If-Match',
         message: 'must be * or a comma-separated list of ETags as the service sends them, quotes included, e.g. "42.3"',
       },
-    ]);
-  }
+    ],
+    'The If-Match header is not * or a list of ETags; nothing was changed.',
+  );
+}
+
+/**
+ * The versions of record `id` that If-Match accepts: `any` without the header or for `*`, else those its
+ * strong tags name (a weak tag never matches, RFC 9110 §13.1.1). An empty list matches no version. A header
+ * that is not an entity-tag list is ifMatchProblem's, refused before any handler runs.
+ */
+export function ifMatchVersions(header: string | undefined, id: number): ExpectedVersions {
+  if (header === undefined) return 'any';
+  const tags = entityTags(header);
+  if (tags === undefined) throw ifMatchProblem(header);
   if (tags === '*') return 'any';
   const prefix = `"${id}.`;
   return tags
@@ -75,7 +86,6 @@ export function ifMatchVersions(header: string | undefined, id: number): Expecte
 
 export function preconditionFailed(resource: string, id: number): HttpProblem {
   return new HttpProblem(
-    412,
     'precondition-failed',
     `The ${resource} with id ${id} has changed since the version If-Match names; nothing was changed.`,
   );

@@ -4,7 +4,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { ListPosition, ListQuery } from '../db/listing.js';
 import type { FieldFormat } from '../formats.js';
-import { validationProblem } from './problem.js';
+import { fieldProblem, type HttpProblem } from './problem.js';
 
 export interface WalkPoint {
   /** Records the walk returned before this point. */
@@ -28,8 +28,13 @@ export function encodeCursor(sorting: Sorting, point: WalkPoint): string {
   return Buffer.from(JSON.stringify(fields)).toString('base64url');
 }
 
-const invalid = (message: string) => validationProblem([{ location: 'query', field: 'after', message }]);
 const NOT_OURS = 'is not a cursor this service made: take it from links.next, or send it empty to start';
+const notOurs = () =>
+  fieldProblem(
+    'invalid-cursor',
+    [{ location: 'query', field: 'after', message: NOT_OURS }],
+    'The cursor in after is not one this service made.',
+  );
 
 /** What an unopenable cursor is replaced with: no JSON, so decodeCursor refuses it as not ours. */
 export const NOT_A_CURSOR = '-';
@@ -84,8 +89,8 @@ export function cursorSeal(secret: () => Promise<Buffer>): CursorSeal {
   };
 }
 
-/** The walk point of a cursor sent with `sorting`; a 422 naming `after` when it is not one of ours or not for this sort. */
-export function decodeCursor(cursor: string, sorting: Sorting): WalkPoint {
+/** The walk point of a cursor sent with `sorting`, or the problem naming `after` when it is not one of ours or not for this sort. */
+export function readCursor(cursor: string, sorting: Sorting): WalkPoint | HttpProblem {
   let fields: unknown;
   try {
     fields = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -103,9 +108,21 @@ export function decodeCursor(cursor: string, sorting: Sorting): WalkPoint {
     id >= 1 &&
     (byName ? typeof nameKey === 'string' : nameKey === undefined) &&
     (fields as unknown[]).length === (byName ? 5 : 4);
-  if (!wellFormed) throw invalid(NOT_OURS);
+  if (!wellFormed) return notOurs();
   if (sortBy !== sorting.sortBy || sort !== sorting.sort) {
-    throw invalid(`belongs to a walk with sort_by=${sortBy}&sort=${sort}; send the same sort_by and sort`);
+    const message = `belongs to a walk with sort_by=${sortBy}&sort=${sort}; send the same sort_by and sort`;
+    return fieldProblem(
+      'cursor-sort-mismatch',
+      [{ location: 'query', field: 'after', message }],
+      'The cursor in after belongs to a walk in another order.',
+    );
   }
   return { walked, position: { id, nameKey: byName ? nameKey : '' } };
+}
+
+/** readCursor's walk point; its problem thrown (the validation step has refused such a cursor before any handler). */
+export function decodeCursor(cursor: string, sorting: Sorting): WalkPoint {
+  const read = readCursor(cursor, sorting);
+  if (!('walked' in read)) throw read;
+  return read;
 }

@@ -172,7 +172,7 @@ export function docsPage(file = DOCS_PAGE, options: DocsOptions = {}): RequestHa
       page = await load();
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      throw new HttpProblem(503, 'docs-not-built', docsNotBuiltDetail());
+      throw new HttpProblem('docs-not-built', docsNotBuiltDetail());
     }
     res.vary('Accept-Encoding');
     res.set({

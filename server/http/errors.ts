@@ -28,8 +28,8 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
         : error instanceof DatabaseUnavailable
           ? unavailable(error)
           : isMalformedPathEscape(error)
-            ? new HttpProblem(400, 'malformed-path', 'The path has a malformed %-escape, or one that is not UTF-8.')
-            : new HttpProblem(500, 'internal', INTERNAL_DETAIL);
+            ? new HttpProblem('malformed-path', 'The path has a malformed %-escape, or one that is not UTF-8.')
+            : new HttpProblem('internal', INTERNAL_DETAIL);
     if (error instanceof DatabaseUnavailable) {
       // The dependency's fault, not ours: the client may retry; the log says what the database said.
       logger.warn('request failed: database unavailable', { ...where, kind: error.kind, error: error.message });
@@ -63,15 +63,11 @@ function isMalformedPathEscape(error: unknown): boolean {
 
 /** The 503 for a fault of the database: its kind is the problem's type, Retry-After says when to try again. */
 export function unavailable({ kind, retryAfterSeconds }: DatabaseUnavailable): HttpProblem {
-  return new HttpProblem(503, kind, FAULTS[kind].detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+  return new HttpProblem(kind, FAULTS[kind].detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 }
 
 export function notFoundOutsideApi(routes: RouteTable, basePath: string): RequestHandler {
   return (req) => {
-    throw new HttpProblem(
-      404,
-      'not-found',
-      `There is no resource at ${req.path}.${pathHint(routes, basePath, req.path)}`,
-    );
+    throw new HttpProblem('not-found', `There is no resource at ${req.path}.${pathHint(routes, basePath, req.path)}`);
   };
 }

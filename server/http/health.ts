@@ -20,7 +20,7 @@ export function readyz(db: Database, isDraining: () => boolean, logger: Logger):
   // Logged when it changes, not at every probe of a load balancer.
   let wasReady = true;
   return async (_req, res) => {
-    if (isDraining()) throw new HttpProblem(503, 'draining', 'The service is shutting down.');
+    if (isDraining()) throw new HttpProblem('draining', 'The service is shutting down.');
     const readiness = await health.readiness(READINESS_BUDGET_MS);
     if (readiness.ready !== wasReady) {
       wasReady = readiness.ready;
@@ -29,7 +29,7 @@ export function readyz(db: Database, isDraining: () => boolean, logger: Logger):
     }
     if (!readiness.ready) {
       const { detail, retryAfterSeconds } = FAULTS[readiness.kind];
-      throw new HttpProblem(503, readiness.kind, detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+      throw new HttpProblem(readiness.kind, detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });
     }
     res.json({ status: 'ready' });
   };

@@ -32,7 +32,6 @@ const LIMITS = Object.entries(HEADER_LIMITS);
 export const boundInputs: RequestStep = (req) => {
   if (req.originalUrl.length > MAX_REQUEST_TARGET) {
     throw new HttpProblem(
-      414,
       'request-target-too-long',
       `The request target (path and query) is ${req.originalUrl.length} characters; the limit is ${MAX_REQUEST_TARGET}.`,
     );
@@ -40,11 +39,7 @@ export const boundInputs: RequestStep = (req) => {
   for (const [name, limit] of LIMITS) {
     const length = headerLength(req.headers[name]);
     if (length > limit) {
-      throw new HttpProblem(
-        431,
-        'header-too-large',
-        `The ${name} header is ${length} characters; the limit is ${limit}.`,
-      );
+      throw new HttpProblem('header-too-large', `The ${name} header is ${length} characters; the limit is ${limit}.`);
     }
   }
 };

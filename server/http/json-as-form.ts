@@ -13,7 +13,6 @@ export function refuseJsonSentAsForm(raw: Buffer): void {
     return;
   }
   throw new HttpProblem(
-    415,
     'unsupported-media-type',
     `The body is JSON but was sent as ${FORM} (what curl -d sends unless told otherwise): ` +
       `send it with "Content-Type: ${JSON_TYPE}", or send a form such as name=Marketing&color=3.`,

@@ -138,7 +138,7 @@ export function metricsEndpoint(metrics: Metrics, token: string): RequestHandler
   return async (req, res) => {
     const given = /^Bearer +(\S+) *$/i.exec(req.get('authorization') ?? '')?.[1] ?? '';
     if (!timingSafeEqual(sha256(given), expected)) {
-      throw new HttpProblem(401, 'unauthorized', 'The metrics need "Authorization: Bearer <METRICS_TOKEN>".', {
+      throw new HttpProblem('unauthorized', 'The metrics need "Authorization: Bearer <METRICS_TOKEN>".', {
         headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' },
       });
     }

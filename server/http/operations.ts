@@ -73,8 +73,8 @@ export type Runner = (
 
 /**
  * Runs the handler of the operation routing found. Runs after validation, so values have their types. A list's
- * cursor is opened before its handler reads it and sealed in links.next after (http/cursor.ts): handlers and
- * pagination work with cursors as they are, and no answer carries one unsealed.
+ * cursor, opened by the validation step, is handed over as it is inside, and sealed in links.next after
+ * (http/cursor.ts): handlers and pagination work with cursors as they are, and no answer carries one unsealed.
  */
 export function dispatch(
   handlers: Handlers,
@@ -82,12 +82,12 @@ export function dispatch(
   cursors?: CursorSeal,
 ): RequestHandler {
   return async (req, res) => {
-    const { route, account, requestId, validated, sentQuery = {} } = context(res);
+    const { route, account, requestId, validated, sentQuery = {}, openedCursor } = context(res);
     // Defence in depth: a handler only ever sees a request that validation has checked (and typed).
     if (!route || !account || !validated) throw new Error('request reached dispatch unrouted or unvalidated');
     // Path and query values as the validator coerced them (numbers, defaults filled in).
     const query = valuesOf(route.queryNames, req.query);
-    if (cursors && typeof query.after === 'string' && query.after !== '') query.after = await cursors.open(query.after);
+    if (openedCursor !== undefined) query.after = openedCursor;
     const headers: Record<string, unknown> = {};
     for (const { name, lowercase } of route.headerNames) headers[name] = req.headers[lowercase];
     const input = {

@@ -3,7 +3,7 @@
 import type { components } from '../../generated/api.js';
 import type { ListPosition, ListQuery } from '../db/listing.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { validationProblem } from './problem.js';
+import { fieldProblem, type HttpProblem } from './problem.js';
 
 type Links = components['schemas']['pagination-links'];
 type Meta = components['schemas']['pagination-meta'];
@@ -66,7 +66,25 @@ export function paginationOf(
   };
 }
 
-/** The list parameters of the spec, as the repositories take them; a 422 for a cursor sent with a page. */
+/**
+ * `page` and `after` sent together: `page-with-cursor` naming both (the validation step checks it,
+ * request-validation.ts). `sent` is the query as sent, before defaults were filled in.
+ */
+export function pageWithCursorProblem(sent: Record<string, unknown>): HttpProblem | undefined {
+  if (!Object.hasOwn(sent, 'page') || !Object.hasOwn(sent, 'after')) return undefined;
+  const message =
+    'cannot be combined with the other: send page to ask for a page by number, or after to walk by cursor';
+  return fieldProblem(
+    'page-with-cursor',
+    [
+      { location: 'query', field: 'page', message },
+      { location: 'query', field: 'after', message },
+    ],
+    'Send page or after, not both.',
+  );
+}
+
+/** The list parameters of the spec, as the repositories take them (the validation step has refused a bad cursor). */
 export function listQueryOf(
   query: {
     search: string;
@@ -86,14 +104,8 @@ export function listQueryOf(
     page: query.page,
   };
   if (query.after === undefined) return list;
-  if (Object.hasOwn(sent, 'page')) {
-    const message =
-      'cannot be combined with the other: send page to ask for a page by number, or after to walk by cursor';
-    throw validationProblem([
-      { location: 'query', field: 'page', message },
-      { location: 'query', field: 'after', message },
-    ]);
-  }
+  const refused = pageWithCursorProblem(sent);
+  if (refused) throw refused;
   if (query.after === '') return { ...list, after: 'start', walked: 0 };
   const { walked, position } = decodeCursor(query.after, list);
   return { ...list, after: position, walked };

@@ -17,7 +17,6 @@ export function problemTypePage(spec: ApiSpec): RequestHandler {
     const kind = req.params.kind as string;
     if (!kinds.has(kind)) {
       throw new HttpProblem(
-        404,
         'not-found',
         `There is no problem type ${kind}; /docs#section/Problem-types lists them all.`,
       );

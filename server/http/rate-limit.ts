@@ -75,7 +75,6 @@ export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [E
         handler: (req, _res, next) => {
           next(
             new HttpProblem(
-              429,
               'rate-limited',
               `This API key may send ${perKey.limit} requests per ${perKey.windowSeconds} seconds; ${retryIn(req)}.`,
             ),
@@ -99,7 +98,6 @@ export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [E
     handler: (req, _res, next) => {
       next(
         new HttpProblem(
-          429,
           'too-many-failed-authentications',
           `This address reached its failed-authentication limit: more than ${authFailures.limit} requests with a ` +
             `missing or wrong API key in ${authFailures.windowSeconds} seconds; ${retryIn(req)}. This is not an API ` +

@@ -17,6 +17,8 @@ export interface RequestContext {
   refusal?: HttpProblem;
   /** What our own checks found, until the validator has had its say (request-validation.ts). */
   findings?: FieldError[];
+  /** The list cursor the request sent, opened by the validation step that checked it. */
+  openedCursor?: string;
   /** Set once the request passed validation: a handler only ever runs on a validated request. */
   validated?: boolean;
 }

@@ -8,7 +8,7 @@ const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
 
 export const readRequestTarget: RequestStep = (req) => {
   if (req.httpVersion === '1.1' && req.headers.host === undefined) {
-    throw new HttpProblem(400, 'malformed-request', 'An HTTP/1.1 request must carry a Host header.');
+    throw new HttpProblem('malformed-request', 'An HTTP/1.1 request must carry a Host header.');
   }
   // Express's router reads an absolute-form req.url itself (it keeps the scheme and host aside); the
   // validator reads originalUrl as a path, so that one becomes the origin-form.

@@ -1,19 +1,26 @@
 // Why did a request get a 422? This file. express-openapi-validator checks the routed request against the spec,
 // configured through its documented options; before it, our own steps make the few checks it cannot (each says
-// why); after it, every finding of both becomes one field error in one problem, built from each finding's path and
-// keyword and from the spec model (field-messages.ts words it), never from the validator's message text.
+// why); after it, every finding of both becomes one field error in one `validation` problem, built from each
+// finding's path and keyword and from the spec model (field-messages.ts words it), never from the validator's
+// message text. A request whose fields are valid is then checked as a whole, each check refusing with the kind
+// that names its cause (problem-catalog.ts): an If-Match that is no list of ETags, `page` with `after`, a cursor
+// this service did not make or one of a walk in another order.
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
 import { type FieldFormat, MAX_FORMAT_INPUT } from '../formats.js';
 import { type ApiSpec, flatten, type Schema } from '../spec-model.js';
+import { ifMatchProblem } from './conditional.js';
+import { type CursorSeal, readCursor } from './cursor.js';
 import { type Finding, fieldMessage, type MessageContext, unknownParameterMessage } from './field-messages.js';
+import { idCursorProblem } from './id-cursor.js';
 import { integerParameterProblem, readFormInteger } from './integers.js';
 import { FORM, JSON_TYPE } from './media-types.js';
+import { pageWithCursorProblem } from './pagination.js';
 import { type FieldError, HttpProblem, validationProblem } from './problem.js';
 import { context } from './request-context.js';
-import type { Route, RouteTable } from './routes.js';
+import type { Route, RouteParameter, RouteTable } from './routes.js';
 import { bearerAuth, ourRefusal } from './scopes.js';
 
 /** The error express-openapi-validator passes on (its README: `err.status`, `err.errors`). */
@@ -29,8 +36,11 @@ function isValidatorError(error: unknown): error is ValidatorError {
 
 /** Each route's checks against the spec, prepared once for a spec: an app, and the warm-up before it, use them. */
 export interface RequestValidation {
-  /** Once the body is read: the scope the operation declares (403, scopes.ts), then the request (422). */
-  stepsOf(route: Route): Array<RequestHandler | ErrorRequestHandler>;
+  /**
+   * Once the body is read: the scope the operation declares (403, scopes.ts), then the request (422); `cursors`
+   * opens a list's cursor, to check it against the walk it is sent with.
+   */
+  stepsOf(route: Route, cursors: CursorSeal): Array<RequestHandler | ErrorRequestHandler>;
 }
 
 /**
@@ -81,16 +91,22 @@ export function prepareValidation(
     ]),
   );
   return {
-    stepsOf(route) {
+    stepsOf(route, cursors) {
       const validator = byPath.get(route.template);
       if (!validator) throw new Error(`no validator for ${route.template}`);
-      return [ourChecks(route), ...validator, noFindings, joinFindings(route, formats), ourRefusal];
+      return [
+        findBeforeValidating(route),
+        ...validator,
+        acceptValidFields(route, cursors),
+        oneProblemOfAllFindings(route, formats),
+        ourRefusal,
+      ];
     },
   };
 }
 
 /** Before the validator: the checks it cannot make, kept until it has had its say. */
-function ourChecks(route: Route): RequestHandler {
+function findBeforeValidating(route: Route): RequestHandler {
   // The route's integer path and query parameters, picked once.
   const integers = route.parameters.filter((p) => (p.in === 'path' || p.in === 'query') && p.integer);
   return (req, res, next) => {
@@ -104,21 +120,57 @@ function ourChecks(route: Route): RequestHandler {
   };
 }
 
-/** The validator found nothing: a request is valid only if our checks found nothing either. */
-const noFindings: RequestHandler = (_req, res, next) => {
-  const ctx = context(res);
-  const ours = ctx.findings ?? [];
-  if (ours.length > 0) return next(validationProblem(ours));
-  ctx.validated = true;
-  next();
-};
+/**
+ * The validator found nothing: a request is valid if our checks found nothing either, and the request as a whole
+ * passes requestProblem's checks.
+ */
+function acceptValidFields(route: Route, cursors: CursorSeal): RequestHandler {
+  const checks = requestChecks(route);
+  const listCursor = route.parameters.some((p) => p.name === 'after' && p.schema.format === 'list-cursor');
+  return async (req, res, next) => {
+    const ctx = context(res);
+    const ours = ctx.findings ?? [];
+    if (ours.length > 0) return next(validationProblem(ours));
+    const sent = ctx.sentQuery ?? {};
+    for (const check of checks) {
+      const problem = check(req, sent);
+      if (problem) return next(problem);
+    }
+    const after = req.query.after;
+    if (listCursor && typeof after === 'string' && after !== '') {
+      // Opened here, once (dispatch hands the handler what is inside): a cursor is checked against its walk.
+      ctx.openedCursor = await cursors.open(after);
+      const read = readCursor(ctx.openedCursor, sortingOf(req.query));
+      if (read instanceof HttpProblem) return next(read);
+    }
+    ctx.validated = true;
+    next();
+  };
+}
+
+type RequestCheck = (req: Request, sent: Record<string, string>) => HttpProblem | undefined;
+
+/** The checks of a request as a whole that the route's parameters call for, each with a kind naming its cause. */
+function requestChecks(route: Route): RequestCheck[] {
+  const has = (where: RouteParameter['in'], name: string, format?: string) =>
+    route.parameters.some((p) => p.in === where && p.name === name && (!format || p.schema.format === format));
+  const checks: RequestCheck[] = [];
+  if (has('header', 'If-Match')) checks.push((req) => ifMatchProblem(req.headers['if-match']));
+  if (has('query', 'page') && has('query', 'after')) checks.push((_req, sent) => pageWithCursorProblem(sent));
+  if (has('query', 'after', 'id-cursor')) checks.push((_req, sent) => idCursorProblem(sent.after));
+  return checks;
+}
+
+function sortingOf(query: Request['query']): { sortBy: 'id' | 'name'; sort: 'asc' | 'desc' } {
+  return { sortBy: query.sort_by === 'name' ? 'name' : 'id', sort: query.sort === 'asc' ? 'asc' : 'desc' };
+}
 
 /** The validator's findings, joined with ours into one problem in our words. */
-function joinFindings(route: Route, formats: Record<string, FieldFormat>): ErrorRequestHandler {
+function oneProblemOfAllFindings(route: Route, formats: Record<string, FieldFormat>): ErrorRequestHandler {
   return (error, req, res, next) => {
     if (!isValidatorError(error)) return next(error);
     if (error.status === 415) {
-      return next(new HttpProblem(415, 'unsupported-media-type', `Send ${FORM} or ${JSON_TYPE}.`));
+      return next(new HttpProblem('unsupported-media-type', `Send ${FORM} or ${JSON_TYPE}.`));
     }
     if (error.status !== 400) return next(error);
     const ctx = context(res);

@@ -35,17 +35,12 @@ export function operationOf(route: Route): RequestHandler {
     const at = req.originalUrl.indexOf('?');
     const query = at < 0 ? '' : req.originalUrl.slice(at + 1);
     if (!decodesAsUtf8(query)) {
-      throw new HttpProblem(
-        400,
-        'malformed-query',
-        'The query string has a malformed %-escape, or one that is not UTF-8.',
-      );
+      throw new HttpProblem('malformed-query', 'The query string has a malformed %-escape, or one that is not UTF-8.');
     }
     const parameters = at < 0 ? 0 : countParameters(query);
     if (parameters > MAX_QUERY_PARAMETERS) {
       // Node's parser would keep the first 1000 and drop the rest unseen; a form body has the same limit (413).
       throw new HttpProblem(
-        400,
         'malformed-query',
         `The query string has ${parameters} parameters (empty ones between two "&" count too); the limit is ${MAX_QUERY_PARAMETERS}.`,
       );
@@ -54,7 +49,6 @@ export function operationOf(route: Route): RequestHandler {
     const idempotencyKeys = timesSent(req, 'idempotency-key');
     if (idempotencyKeys > 1) {
       throw new HttpProblem(
-        400,
         'ambiguous-idempotency-key',
         `Send one Idempotency-Key header; this request has ${idempotencyKeys}.`,
       );
@@ -72,7 +66,7 @@ export function operationOf(route: Route): RequestHandler {
 export function methodNotAllowed(allow: string[]): RequestHandler {
   const methods = allow.join(', ');
   return (req) => {
-    throw new HttpProblem(405, 'method-not-allowed', `${req.method} is not allowed here; allowed: ${methods}.`, {
+    throw new HttpProblem('method-not-allowed', `${req.method} is not allowed here; allowed: ${methods}.`, {
       headers: { Allow: methods },
     });
   };
@@ -82,7 +76,7 @@ export function methodNotAllowed(allow: string[]): RequestHandler {
 export function noSuchPath(routes: RouteTable, basePath: string): RequestHandler {
   return (req) => {
     const path = `${req.baseUrl}${req.path}`;
-    throw new HttpProblem(404, 'not-found', `There is no resource at ${path}.${pathHint(routes, basePath, path)}`);
+    throw new HttpProblem('not-found', `There is no resource at ${path}.${pathHint(routes, basePath, path)}`);
   };
 }
 
@@ -106,7 +100,6 @@ export function admitsApiTypes(req: IncomingMessage): boolean {
 export const requireJsonAcceptable: RequestHandler = (req, _res, next) => {
   if (!admitsApiTypes(req)) {
     throw new HttpProblem(
-      406,
       'not-acceptable',
       `This API answers application/json and application/problem+json; the Accept header "${req.headers.accept}" rules out both.`,
     );

@@ -25,7 +25,6 @@ export const refuseByPolicy: KeyAcceptance = (account, req) => {
   // req.ip is worked out anew on each read (Express's trust proxy): only for a key that has ranges.
   if (policy?.allowedIps && !addressAllowed(policy, req.ip)) {
     throw new HttpProblem(
-      403,
       'address-not-allowed',
       `This API key may not be used from ${req.ip ?? 'an unknown address'}: the address is outside the ranges it was issued for.`,
     );
@@ -43,7 +42,6 @@ export function insufficientScope(
   const held = account.policy?.scopes;
   const operation = `${req.method} ${context(req.res as Response).route?.template ?? req.path}`;
   return new HttpProblem(
-    403,
     'insufficient-scope',
     `This API key lacks the scope ${missing.join(' and ')}, which ${operation} needs. ` +
       `Its scopes: ${held && held.size > 0 ? [...held].sort().join(', ') : 'none'}.`,

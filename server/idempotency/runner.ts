@@ -30,14 +30,12 @@ function canonical(value: unknown): unknown {
 
 const inProgress = () =>
   new HttpProblem(
-    409,
     'idempotency-key-in-use',
     'A request with this Idempotency-Key is still being processed; retry later to get its answer.',
   );
 
 const otherPayload = () =>
   new HttpProblem(
-    422,
     'idempotency-key-reused',
     'This Idempotency-Key was already used with another method, path or body; use a new key for a new request.',
   );

@@ -28,7 +28,7 @@ async function requireSafeTarget(url: string, settings: WebhookSettings): Promis
   const problem = await targetProblem(url, settings.allowPrivateTargets);
   if (problem === undefined) return;
   const refused = validationProblem([{ location: 'body', field: 'url', message: problem }]);
-  throw new HttpProblem(422, 'unsafe-webhook-url', `The webhook URL is not a safe target: it ${problem}.`, {
+  throw new HttpProblem('unsafe-webhook-url', `The webhook URL is not a safe target: it ${problem}.`, {
     errors: refused.extra.errors,
   });
 }
@@ -67,7 +67,6 @@ export function webhookEndpointHandlers(
       );
       if (!created) {
         throw new HttpProblem(
-          409,
           'too-many-webhook-endpoints',
           `This account has ${settings.maxEndpoints} webhook endpoints, the most it may have; delete one to add another.`,
         );

@@ -88,7 +88,7 @@ describe('list parameters', () => {
       thrown = error;
     }
     expect(thrown).toBeInstanceOf(HttpProblem);
-    expect((thrown as HttpProblem).status).toBe(422);
+    expect((thrown as HttpProblem).kind).toBe('page-with-cursor');
     const fields = JSON.stringify((thrown as HttpProblem).extra);
     expect(fields).toMatch(/"field":"page"/);
     expect(fields).toMatch(/"field":"after"/);

@@ -170,6 +170,12 @@ describe('the event log', () => {
     expect(receiver.received[before]?.headers['webhook-id']).toBe(target);
   });
 
+  it('refuses a cursor the service did not make as invalid-cursor, naming after', async () => {
+    const { error, response } = await account.client.GET('/events', { params: { query: { after: 'AAAA' } } });
+    expect(response.status).toBe(422);
+    expect(error).toMatchObject({ type: '/problems/invalid-cursor', errors: [{ location: 'query', field: 'after' }] });
+  });
+
   it('answers 404 for an event of another account', async () => {
     const other = await server.account();
     const mine = await account.client.GET('/events', { params: { query: { per_page: 10 } } });
