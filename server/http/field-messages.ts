@@ -4,31 +4,13 @@
 // sent; never from a validator's message text, which is no API.
 import { type FieldFormat, MAX_FORMAT_INPUT, PATTERN_MESSAGES } from '../formats.js';
 import type { Schema } from '../spec-model.js';
-
-/** The rules of an integer field as the spec states them. */
-export interface IntegerRule {
-  minimum?: number;
-  maximum?: number;
-  /** The spec's `enum`, when only some values of the range are allowed. */
-  allowed?: number[];
-}
-
-/** What is wrong with an integer outside its rule (the value itself is not repeated). */
-export function integerRuleMessage({ minimum, maximum, allowed }: IntegerRule): string {
-  if (allowed?.length) return `must be one of ${allowed.join(', ')}`;
-  if (minimum !== undefined && maximum !== undefined) return `must be an integer from ${minimum} to ${maximum}`;
-  if (minimum !== undefined) return `must be an integer of at least ${minimum}`;
-  if (maximum !== undefined) return `must be an integer of at most ${maximum}`;
-  return `must be an integer from ${Number.MIN_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`;
-}
+import { type IntegerRule, integerRuleMessage } from './integers.js';
 
 /** A query parameter the operation does not have. */
 export const unknownParameterMessage = (known: string[]) =>
   known.length
     ? `is not a parameter of this operation; known: ${known.join(', ')}`
     : 'is not a parameter of this operation, which takes none';
-
-export const NOT_PLAIN_INTEGER = 'must be an integer written in plain decimal digits';
 
 /** One finding about one field: the schema keyword that failed, the field's schema and the value sent. */
 export interface Finding {

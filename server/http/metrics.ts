@@ -6,9 +6,9 @@
 import cluster from 'node:cluster';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { RequestHandler } from 'express';
 import type PromClient from 'prom-client';
+import { promClient } from '../prom-client.js';
 import { answerPrimary, clusterSum } from './cluster-metrics.js';
 import type { RequestStep } from './every-request.js';
 import { HttpProblem } from './problem.js';
@@ -32,9 +32,6 @@ export interface Metrics {
 const CLUSTER_WAIT_MS = 6_000;
 const SUM_REQUEST = 'dss:metrics-sum-request';
 const SUM = 'dss:metrics-sum';
-
-// Loaded only when metrics are asked for (METRICS_PORT or METRICS_TOKEN).
-const promClient = () => createRequire(import.meta.url)('prom-client') as typeof PromClient;
 
 /** The metrics of a process that serves requests: on its own, or as a worker of the primary's sum. */
 export function createMetrics({ logLinesDropped }: { logLinesDropped?: () => number } = {}): Metrics {

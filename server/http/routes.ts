@@ -2,14 +2,7 @@
 // api-routes.ts makes one Express route of each path, with a handler chain per method and a 405 for the others;
 // the 404's hints, the warm-up and the tests ask the same table.
 import { type ApiSpec, flatten, type Operation, type Schema } from '../spec-model.js';
-
-/** An integer's range and allowed values, as its schema states them (checked on the text: integers.ts). */
-export interface IntegerBounds {
-  minimum?: number;
-  maximum?: number;
-  /** The spec's `enum`: only these values of the range are allowed. */
-  allowed?: number[];
-}
+import { type IntegerRule, integerRuleOf } from './integers.js';
 
 /** What a request needs to know of one parameter. */
 export interface RouteParameter {
@@ -19,7 +12,7 @@ export interface RouteParameter {
   schema: Schema;
   /** The schema is an integer: sent as text, read as a number. */
   integer: boolean;
-  bounds: IntegerBounds;
+  bounds: IntegerRule;
 }
 
 /** One operation, routed. */
@@ -35,7 +28,7 @@ export interface Route {
   queryNames: string[];
   headerNames: Array<{ name: string; lowercase: string }>;
   /** Fields of the form body that the spec types as integers (form values arrive as text), with their ranges. */
-  formIntegerFields: Array<{ name: string; bounds: IntegerBounds }>;
+  formIntegerFields: Array<{ name: string; bounds: IntegerRule }>;
   /** The body's schema by media type, flattened (its fields, `x-rejected-fields`), where there is a body. */
   bodies: Record<string, Schema>;
 }
@@ -92,7 +85,7 @@ export function routeTable(spec: ApiSpec): RouteTable {
 function routeOf(operation: Operation): Route {
   const parameters = [...operation.pathParams, ...operation.queryParams, ...operation.headerParams].map((p) => {
     const schema = flatten(p.schema);
-    return { name: p.name, in: p.in, schema, integer: isInteger(schema), bounds: boundsOf(schema) };
+    return { name: p.name, in: p.in, schema, integer: isInteger(schema), bounds: integerRuleOf(schema) };
   });
   const bodies = Object.fromEntries(
     Object.entries(operation.body?.content ?? {}).map(([mediaType, schema]) => [mediaType, flatten(schema)]),
@@ -108,7 +101,7 @@ function routeOf(operation: Operation): Route {
     headerNames: operation.headerParams.map((p) => ({ name: p.name, lowercase: p.name.toLowerCase() })),
     formIntegerFields: Object.entries((form?.properties ?? {}) as Record<string, Schema>)
       .filter(([, schema]) => isInteger(flatten(schema)))
-      .map(([name, schema]) => ({ name, bounds: boundsOf(flatten(schema)) })),
+      .map(([name, schema]) => ({ name, bounds: integerRuleOf(flatten(schema)) })),
     bodies,
   };
 }
@@ -123,11 +116,4 @@ function allowed(methods: string[]): string[] {
 /** Whether a flattened schema allows integers. */
 function isInteger({ type }: Schema): boolean {
   return type === 'integer' || (Array.isArray(type) && type.includes('integer'));
-}
-
-/** The range of a flattened integer schema, where it states one. */
-function boundsOf(schema: Schema): IntegerBounds {
-  const pick = (key: 'minimum' | 'maximum') => (typeof schema[key] === 'number' ? (schema[key] as number) : undefined);
-  const allowed = Array.isArray(schema.enum) ? (schema.enum as unknown[]).filter((v) => typeof v === 'number') : [];
-  return { minimum: pick('minimum'), maximum: pick('maximum'), ...(allowed.length ? { allowed } : {}) };
 }
