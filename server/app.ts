@@ -1,13 +1,7 @@
-// Builds the Express app without listening. One request path, in the order of the steps below:
-//   the steps of every request, in one router layer (http/every-request.ts): request id -> its log line and
-//   metrics (written once answered) -> security headers -> input lengths (414/431) -> request target (400)
-//   -> /api/v1, one route of the app per path of the spec (http/api-routes.ts): CORS -> the path's route (no
-//   such path: 404; a method it lacks: 405, from the route itself; a preflight: 204) -> the operation's
-//   steps: API key (401, or 429 for an address with too many of them; its expiry and address ranges) -> rate
-//   limit per key (429) -> Accept (406) -> body, where the operation has one (415/413/400) -> the operation's
-//   scope (403), then validation (422: express-openapi-validator, its security handler first, and our own
-//   checks, in one problem: http/request-validation.ts) -> idempotency key (replay, 409, 422) -> handler
-//   -> repository; a problem raised anywhere -> problem+json.
+// Builds the Express app without listening: the steps of every request (the list given to everyRequest below),
+// then /api/v1 (http/api-routes.ts, where each operation's chain is written in the order it runs), then the
+// service's other pages; a problem raised anywhere becomes problem+json (http/errors.ts). server/ARCHITECTURE.md
+// walks one request through them.
 import express, { type Express } from 'express';
 import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';

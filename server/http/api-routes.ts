@@ -1,16 +1,22 @@
 // /api/v1 as routes of the app, built from the route table: one Express route per path of the spec, the base path
-// in front, with CORS for every method first, each operation's steps under its method in the order they run, the
-// CORS preflight and a 405 for any other method
+// in front, with CORS for every method first, each operation's steps under its method (operationSteps: the one
+// place their order is written), the CORS preflight and a 405 for any other method
 // (`app.route('/api/v1/spaces/:id').all(cors).get(…).patch(…).options(preflight).all(405)`); then, under the base
 // path, one 404 for a path no route has and the failed-authentication guard over every answer given before a key
 // was accepted. The routes hang on the app itself rather than on a router mounted at /api/v1: a mounted router
-// is one more dispatch per request (the mount's match, the path cut and restored), 4% of a show's CPU.
+// is one more dispatch per request (the mount's match, the path cut and restored).
 import type { ErrorRequestHandler, IRouter, RequestHandler } from 'express';
 import { preflight } from './cors.js';
 import type { CursorSeal } from './cursor.js';
 import type { RequestValidation } from './request-validation.js';
 import type { Route, RouteTable } from './routes.js';
-import { methodNotAllowed, noSuchPath, operationOf, requireJsonAcceptable } from './routing.js';
+import {
+  methodNotAllowed,
+  noSuchPath,
+  operationOf,
+  refuseUnreadableRequest,
+  requireJsonAcceptable,
+} from './routing.js';
 
 export interface ApiSteps {
   /** CORS headers, for every request under the base path (preflights included). */
@@ -38,7 +44,9 @@ export function apiRoutes(app: IRouter, routes: RouteTable, basePath: string, st
   for (const path of routes.paths) {
     const route = app.route(`${basePath}${path.expressPath}`).all(steps.cors);
     // A GET serves HEAD too (Express's route does; the spec declares HEAD beside every GET).
-    for (const operation of path.routes) route[operation.method.toLowerCase() as Method](...stepsOf(operation, steps));
+    for (const operation of path.routes) {
+      route[operation.method.toLowerCase() as Method](...operationSteps(operation, steps));
+    }
     route.options(preflight(path.allow));
     route.all(methodNotAllowed(path.allow));
   }
@@ -46,18 +54,16 @@ export function apiRoutes(app: IRouter, routes: RouteTable, basePath: string, st
   app.use(basePath, steps.failedAuthGuard);
 }
 
-/**
- * One operation's chain: routed -> key (401) -> quota (429) -> Accept (406) -> [body] -> scope (403) -> 422
- * -> handler.
- */
-function stepsOf(route: Route, steps: ApiSteps): Array<RequestHandler | ErrorRequestHandler> {
+/** One operation's chain, in the order its steps run. */
+function operationSteps(route: Route, steps: ApiSteps): Array<RequestHandler | ErrorRequestHandler> {
   return [
+    refuseUnreadableRequest, // 400: the query string, a repeated Idempotency-Key
     operationOf(route),
-    steps.authenticate,
-    steps.perKeyLimit,
-    requireJsonAcceptable,
-    ...(route.operation.body ? steps.readBody : []),
-    ...steps.validation.stepsOf(route, steps.cursors),
-    steps.handle,
+    steps.authenticate, // 401; the key's expiry and address ranges
+    steps.perKeyLimit, // 429
+    requireJsonAcceptable, // 406
+    ...(route.operation.body ? steps.readBody : []), // 415, 413, 400
+    ...steps.validation.stepsOf(route, steps.cursors), // the scope (403), then 422
+    steps.handle, // the handler (through idempotency/ for a create with a key), its reply
   ];
 }

@@ -1,7 +1,7 @@
-// The ends of every route of /api/v1 (http/api-routes.ts): the first step of an operation's route, which refuses
-// a query string or headers it cannot read (400) and records the operation and what was sent for every later step
-// (request-context.ts); the route's own 405 for a method its path lacks; and the 404 under the base path for a path
-// no route has.
+// The ends of every route of /api/v1 (http/api-routes.ts): the first steps of an operation's route, which refuse
+// a query string or headers they cannot read (400), then record the operation and what was sent for every later
+// step (request-context.ts); the route's own 405 for a method its path lacks; and the 404 under the base path for
+// a path no route has.
 import type { IncomingMessage } from 'node:http';
 import { parse } from 'node:querystring';
 import accepts from 'accepts';
@@ -17,7 +17,7 @@ const MAX_QUERY_PARAMETERS = 100;
 
 /**
  * The parts of a query string between `&` separators, empty ones too: each is work for every parser that reads
- * the query (8,000 empty ones cost 5–15 ms of CPU), and no client needs more than a few.
+ * the query, and no client needs more than a few.
  */
 function countParameters(query: string): number {
   let count = 1;
@@ -25,19 +25,24 @@ function countParameters(query: string): number {
   return count;
 }
 
+/** The query string as sent (without its `?`), or undefined without one. */
+function queryStringOf(url: string): string | undefined {
+  const at = url.indexOf('?');
+  return at < 0 ? undefined : url.slice(at + 1);
+}
+
 /**
- * The first step of an operation's route: the request line and the headers that must come once, refused when they
- * cannot be read (400); then the operation, its path parameters and its query as sent.
+ * The first step of an operation's route: a query string or a header that must come once, refused (400) when it
+ * cannot be read.
  */
-export function operationOf(route: Route): RequestHandler {
-  return (req, res, next) => {
-    // Query strings are read by the rules of form bodies: a malformed or non-UTF-8 %-escape is a 400 either way.
-    const at = req.originalUrl.indexOf('?');
-    const query = at < 0 ? '' : req.originalUrl.slice(at + 1);
+export const refuseUnreadableRequest: RequestHandler = (req, _res, next) => {
+  // Query strings are read by the rules of form bodies: a malformed or non-UTF-8 %-escape is a 400 either way.
+  const query = queryStringOf(req.originalUrl);
+  if (query !== undefined) {
     if (!decodesAsUtf8(query)) {
       throw new HttpProblem('malformed-query', 'The query string has a malformed %-escape, or one that is not UTF-8.');
     }
-    const parameters = at < 0 ? 0 : countParameters(query);
+    const parameters = countParameters(query);
     if (parameters > MAX_QUERY_PARAMETERS) {
       // Node's parser would keep the first 1000 and drop the rest unseen; a form body has the same limit (413).
       throw new HttpProblem(
@@ -45,19 +50,28 @@ export function operationOf(route: Route): RequestHandler {
         `The query string has ${parameters} parameters (empty ones between two "&" count too); the limit is ${MAX_QUERY_PARAMETERS}.`,
       );
     }
-    // Node joins several Idempotency-Key headers into one ("a, b"): a key no client sent.
-    const idempotencyKeys = timesSent(req, 'idempotency-key');
-    if (idempotencyKeys > 1) {
-      throw new HttpProblem(
-        'ambiguous-idempotency-key',
-        `Send one Idempotency-Key header; this request has ${idempotencyKeys}.`,
-      );
-    }
+  }
+  // Node joins several Idempotency-Key headers into one ("a, b"): a key no client sent.
+  const idempotencyKeys = timesSent(req, 'idempotency-key');
+  if (idempotencyKeys > 1) {
+    throw new HttpProblem(
+      'ambiguous-idempotency-key',
+      `Send one Idempotency-Key header; this request has ${idempotencyKeys}.`,
+    );
+  }
+  next();
+};
+
+/** Records the operation, its path parameters and its query as sent, for every later step (request-context.ts). */
+export function operationOf(route: Route): RequestHandler {
+  return (req, res, next) => {
+    const query = queryStringOf(req.originalUrl);
     const ctx = context(res);
     ctx.route = route;
     ctx.pathParams = { ...req.params } as Record<string, string>;
     // As sent, read once (validation fills in defaults and numbers where the validator reads req.query).
-    ctx.sentQuery = at < 0 ? {} : ({ ...parse(query, '&', '=', { maxKeys: 0 }) } as Record<string, string>);
+    ctx.sentQuery =
+      query === undefined ? {} : ({ ...parse(query, '&', '=', { maxKeys: 0 }) } as Record<string, string>);
     next();
   };
 }
