@@ -1,8 +1,9 @@
 // The domains resource, as the registry (server/resources.ts) lists it.
 import { eventLog } from '../events/outbox.js';
 import type { ResourceModule } from '../resource.js';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../webhooks/settings.js';
 import { DEFAULT_SCHEDULE, TEST_ZONE } from './check-rules.js';
+import type { DomainChecks } from './checks.js';
 import { domainFormats } from './fields.js';
 import { type DomainOperation, domainHandlers } from './handlers.js';
 import { domainRepository, type NewDomain } from './repository.js';
@@ -23,7 +24,11 @@ const sandboxDomains = (tag: string): NewDomain[] => [
 /** The sandbox seeds its records itself, outside any request. */
 const SEEDED = { requestId: null, idempotencyKey: null };
 
-export const domains: ResourceModule<'domains', DomainOperation> = {
+export const domains: ResourceModule<
+  'domains',
+  DomainOperation,
+  { domainChecks: DomainChecks; webhooks: WebhookSettings }
+> = {
   name: 'domains',
   formats: domainFormats,
   handlers: (db, services) => domainHandlers(db, services.domainChecks, services.webhooks),
