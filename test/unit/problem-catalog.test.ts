@@ -11,7 +11,7 @@ const spec = parse(readFileSync(new URL('../../spec/openapi.yaml', import.meta.u
   info: { description: string };
 };
 /** Each row of the table: `| <a id="problem-<kind>"></a>`/problems/<kind>` | `<status>` | what happened |`. */
-const ROW = /^\s*\| <a id="([a-z0-9-]+)"><\/a>`([^`]+)` \| `(\d{3})` \|/gm;
+const ROW = /^\s*\| <a id="([a-z0-9-]+)"><\/a>\x60([^\x60]+)\x60 \| \x60(\d{3})\x60 \|/gm;
 const documented = [...spec.info.description.matchAll(ROW)].map(([, anchor, type, status]) => ({
   anchor: anchor as string,
   type: type as string,
