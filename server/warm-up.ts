@@ -3,7 +3,8 @@
 // (its API offers no way to compile them sooner), and V8 compiles each code path on its first run. Without this,
 // the first request of each kind to a fresh process would cost many times its usual CPU. The copy is given the
 // validation of the app that will serve, and shares the docs page it prepared (http/docs.ts keeps one per file);
-// nothing else of it outlives the warm-up.
+// nothing else of it outlives the warm-up. The validator adds its path-parameter callbacks (`app.param`) to the
+// app of the first request it sees: this copy's, so the serving app runs none.
 import type { AddressInfo } from 'node:net';
 import { issueKey } from './accounts/keys.js';
 import { createApp } from './app.js';
