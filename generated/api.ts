@@ -123,8 +123,11 @@ export interface paths {
          *       the next check.
          *
          *     Each domain may be verified a limited number of times per window (10 per 60 seconds by default); past that
-         *     the answer is `429` with `Retry-After` saying when the next verify is accepted. A name in the sandbox's test
-         *     zone (`*.dss-test.example`) verifies at once in the sandbox and is refused with `422` elsewhere.
+         *     the answer is `429` with `Retry-After` saying when the next verify is accepted; the limit is per name, so a
+         *     delete and a new store of the name does not reset it. A name in the sandbox's test zone
+         *     (`*.dss-test.example`) is never looked up: it verifies at once in the sandbox, and elsewhere its check observes
+         *     `missing` (it stays `pending` and expires like any claim never proven), for a verify and a scheduled check
+         *     alike.
          *
          *     **Scope:** `domains:write` (a key without it gets `403`).
          */
@@ -540,7 +543,8 @@ export interface webhooks {
         put?: never;
         /**
          * domain.pending
-         * @description A domain is waiting for its DNS to be verified. POSTed to every enabled endpoint whose `enabled_events` lists `domain.pending` or `*`, as JSON, with the
+         * @description Reserved, not sent in v1: a domain is `pending` from its store (`domain.created` says so), and no change
+         *     makes it `pending` again. Would be POSTed to every enabled endpoint whose `enabled_events` lists `domain.pending` or `*`, as JSON, with the
          *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
          */
         post: operations["webhooks_domain_pending"];
@@ -624,7 +628,8 @@ export interface webhooks {
         put?: never;
         /**
          * domain.expired
-         * @description A pending domain expired: its record was not found in time. POSTed to every enabled endpoint whose `enabled_events` lists `domain.expired` or `*`, as JSON, with the
+         * @description A domain expired: a pending claim whose record was not found (or whose lookups still failed) by its expiry, or
+         *     a misconfigured domain whose record was not back by the end of its grace. POSTed to every enabled endpoint whose `enabled_events` lists `domain.expired` or `*`, as JSON, with the
          *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
          */
         post: operations["webhooks_domain_expired"];
@@ -949,7 +954,9 @@ export interface components {
         /**
          * Format: idn-hostname
          * @description A host name: at least two dot-separated labels of letters, digits and hyphens, each 1–63 characters long
-         *     and not starting or ending with a hyphen, at most 253 characters in all. Internationalized names
+         *     and not starting or ending with a hyphen, at most 253 characters in all. A new domain's name may have at most
+         *     238 characters in its stored (ASCII) form, so that its verification record `_dss-challenge.<name>` is a DNS
+         *     name (at most 253); a longer one is refused with `422` naming `name`. Internationalized names
          *     (`bücher.example`) are accepted and stored in their ASCII (punycode) form (`xn--bcher-kva.example`).
          *     Stored lowercase, without a trailing dot. Unique across the whole service.
          * @example shop.example.com
@@ -1183,7 +1190,7 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
-        /** @description A domain entered the `pending` state: it waits for its DNS to be verified. */
+        /** @description Reserved, not sent in v1: a domain is `pending` from its store (`domain.created`), and no change makes it `pending` again. */
         "event-domain-pending": {
             id: components["schemas"]["event-id"];
             /**
@@ -1247,7 +1254,7 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
-        /** @description A domain `expired`: its DNS record was not found in time, or it stayed misconfigured past its grace. */
+        /** @description A domain `expired`: its DNS record was not found (or its lookups still failed) by its expiry, or it stayed misconfigured past its grace. */
         "event-domain-expired": {
             id: components["schemas"]["event-id"];
             /**
@@ -1337,8 +1344,10 @@ export interface components {
         };
         /**
          * @description The kind of change, dotted `<resource>.<change>`. Records: `domain.created`, `domain.updated`,
-         *     `domain.deleted`, `space.created`, `space.updated`, `space.deleted`. A domain's state: `domain.pending`,
-         *     `domain.active`, `domain.misconfigured`, `domain.claimed_elsewhere`, `domain.expired`. `webhook.test` is sent only by
+         *     `domain.deleted`, `space.created`, `space.updated`, `space.deleted`. A domain's state: `domain.active`,
+         *     `domain.misconfigured`, `domain.claimed_elsewhere`, `domain.expired`. `domain.pending` is reserved and not
+         *     sent in v1: a domain is `pending` from its store (`domain.created` says so) and no change makes it `pending`
+         *     again; subscribing to it is accepted. `webhook.test` is sent only by
          *     `POST /webhook-endpoints/{id}/test`. New types may be added within v1: ignore a type you do not know.
          * @example space.updated
          * @enum {string}

@@ -191,7 +191,12 @@ async function serve(
   });
   // Installed before the banner is printed: whoever reads it may stop the service at once.
   const scheduler = verification.scheduler
-    ? startScheduler(db, domainChecks, { queriesPerSecond: verification.queriesPerSecond }, logger)
+    ? startScheduler(
+        db,
+        domainChecks,
+        { queriesPerSecond: verification.queriesPerSecond, outbox: config.webhooks },
+        logger,
+      )
     : undefined;
   lifecycle.drainOn(['SIGTERM', 'SIGINT'], async () => {
     await worker.stop();

@@ -1,14 +1,15 @@
-// Checks that run without anyone asking: every due domain (next_check_at in the past) is claimed by moving its
-// next_check_at a lease ahead, in one statement (on PostgreSQL with FOR UPDATE SKIP LOCKED, so that instances
-// never claim the same row), then looked up and its outcome applied. An instance that dies mid-check leaves the
-// lease to run out, and another does the check. DNS queries are bounded by a token bucket per process.
+// Checks that run without anyone asking: due domains are claimed and checked by scheduled-check.ts's functions
+// (fair between accounts, each claim a lease in next_check_at); this loop paces them. DNS queries are bounded by
+// a token bucket per process.
 import type { Database } from '../db/database.js';
-import { engineOf } from '../db/database.js';
+import type { OutboxLimits } from '../events/outbox.js';
 import type { Logger } from '../logger.js';
-import { challengeName, inTestZone, type Observation, TEST_ZONE } from './check-rules.js';
-import { type DomainChecks, TEST_ZONE_FOUND } from './checks.js';
-import { applyCheck } from './states.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
+import type { DomainChecks } from './checks.js';
+import { claimDueChecks, runScheduledCheck } from './scheduled-check.js';
 import { TokenBucket } from './token-bucket.js';
+
+export { claimDueChecks } from './scheduled-check.js';
 
 export interface SchedulerSettings {
   /** DNS queries per second this process may send for scheduled checks. */
@@ -17,42 +18,8 @@ export interface SchedulerSettings {
   leaseMs?: number;
   /** The wait between looks for due checks when none were due. */
   idleMs?: number;
-}
-
-/** A test-zone name outside the sandbox: never looked up, never proven. */
-const TEST_ZONE_ELSEWHERE: Observation = {
-  code: 'missing',
-  message: `A name under ${TEST_ZONE}, the sandbox's test zone: such names verify only in the sandbox.`,
-  values: [],
-};
-
-/** Claims up to `limit` due checks for this process; returns the claimed domains' ids and names. */
-export async function claimDueChecks(db: Database, limit: number, leaseMs: number, now = new Date()) {
-  if (limit <= 0) return [];
-  let due = db
-    .selectFrom('domains')
-    .select('id')
-    .where('next_check_at', '<=', now.toISOString())
-    .orderBy('next_check_at')
-    .limit(limit);
-  if (engineOf(db) === 'postgres') due = due.forUpdate().skipLocked();
-  const rows = await db
-    .updateTable('domains')
-    .set({ next_check_at: new Date(now.getTime() + leaseMs).toISOString() })
-    .where('id', 'in', due)
-    .returning(['id', 'name'])
-    .execute();
-  return rows.map((row) => ({ id: Number(row.id), name: row.name }));
-}
-
-/** Runs one claimed check: the lookup (or the test zone's verdict) and its outcome. */
-async function runCheck(db: Database, checks: DomainChecks, domain: { id: number; name: string }) {
-  const result = inTestZone(domain.name)
-    ? checks.sandbox
-      ? TEST_ZONE_FOUND
-      : TEST_ZONE_ELSEWHERE
-    : await checks.lookup(challengeName(domain.name));
-  await applyCheck(db, domain.id, result, checks.schedule);
+  /** The event log's queue limit (WEBHOOK_MAX_QUEUE) for the events of state changes. */
+  outbox?: OutboxLimits;
 }
 
 export interface Scheduler {
@@ -68,7 +35,7 @@ export function startScheduler(
   settings: SchedulerSettings,
   logger: Logger,
 ): Scheduler {
-  const { queriesPerSecond, leaseMs = 60_000, idleMs = 1000 } = settings;
+  const { queriesPerSecond, leaseMs = 60_000, idleMs = 1000, outbox = DEFAULT_WEBHOOK_SETTINGS } = settings;
   const bucket = new TokenBucket(queriesPerSecond);
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -77,7 +44,7 @@ export function startScheduler(
   const runDue = async () => {
     const claimed = await claimDueChecks(db, bucket.available(), leaseMs);
     bucket.take(claimed.length);
-    const results = await Promise.allSettled(claimed.map((domain) => runCheck(db, checks, domain)));
+    const results = await Promise.allSettled(claimed.map((domain) => runScheduledCheck(db, checks, domain, outbox)));
     for (const failed of results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')) {
       // The lease runs out and the check is done again; a database fault is logged, not fatal.
       logger.warn('domain check failed', { error: String(failed.reason) });

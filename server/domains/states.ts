@@ -3,11 +3,10 @@
 // through `transition`, inside the transaction that changes the row.
 import type { Transaction } from 'kysely';
 import { type Database, engineOf, isUniqueViolation } from '../db/database.js';
-import { HOLDING_STATES } from '../db/domain-states.js';
 import type { ChangeCause } from '../db/owned.js';
 import type { DB } from '../db/schema.js';
+import { etagOf } from '../etag.js';
 import { type OutboxLimits, recordEvent } from '../events/outbox.js';
-import { etagOf } from '../http/conditional.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
 import {
   afterCheck,
@@ -16,6 +15,7 @@ import {
   challengeName,
   challengeValue,
   type DomainStatus,
+  HOLDING_STATES,
   holdsName,
   type LookupResult,
   type Observation,
@@ -29,7 +29,8 @@ export interface CheckEvents {
   limits: OutboxLimits;
 }
 
-const SCHEDULED: CheckEvents = { cause: { requestId: null, idempotencyKey: null }, limits: DEFAULT_WEBHOOK_SETTINGS };
+const NO_CAUSE: ChangeCause = { requestId: null, idempotencyKey: null };
+const SCHEDULED: CheckEvents = { cause: NO_CAUSE, limits: DEFAULT_WEBHOOK_SETTINGS };
 
 type Trx = Transaction<DB>;
 
@@ -129,7 +130,8 @@ async function applyOnce(
           values: observation.values,
         };
       } else if (holder) {
-        // The holder no longer proves the name: it moves to this domain.
+        // The holder no longer proves the name: it moves to this domain. The holder's event is its own account's,
+        // so it carries no request of the prover's account (a cause belongs to the account that made it).
         await transition(
           trx,
           holder,
@@ -140,7 +142,7 @@ async function applyOnce(
             values: observation.values,
           },
           now,
-          events,
+          { ...events, cause: holder.account_id === domain.account_id ? events.cause : NO_CAUSE },
         );
       }
     }

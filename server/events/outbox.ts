@@ -6,7 +6,7 @@ import type { components } from '../../generated/api.js';
 import type { Database } from '../db/database.js';
 import type { ChangeCause, ChangeLog } from '../db/owned.js';
 import { precompiledOnAny } from '../db/precompiled.js';
-import { etagOf } from '../http/conditional.js';
+import { etagOf } from '../etag.js';
 
 export type EventType = components['schemas']['event-type'];
 

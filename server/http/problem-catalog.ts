@@ -40,7 +40,6 @@ export const PROBLEMS = {
   'page-with-cursor': UNPROCESSABLE,
   'invalid-cursor': UNPROCESSABLE,
   'cursor-sort-mismatch': UNPROCESSABLE,
-  'test-zone-outside-sandbox': UNPROCESSABLE,
   'unsafe-webhook-url': UNPROCESSABLE,
   'idempotency-key-reused': UNPROCESSABLE,
   'rate-limited': TOO_MANY,

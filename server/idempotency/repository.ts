@@ -141,3 +141,24 @@ export function idempotencyKeys(db: Database) {
 }
 
 export type IdempotencyKeys = ReturnType<typeof idempotencyKeys>;
+
+/**
+ * Deletes up to `batchSize` keys (with their saved answers) made before `before` (KEY_RETENTION_MS ago, as a
+ * rule), oldest first, in one statement through the `idempotency_keys_created_at` index; how many.
+ */
+export async function pruneIdempotencyKeys(
+  db: Database,
+  { before, batchSize }: { before: Date; batchSize: number },
+): Promise<number> {
+  const due = db
+    .selectFrom('idempotency_keys')
+    .select(['account_id', 'key'])
+    .where('created_at', '<', before.toISOString())
+    .orderBy('created_at')
+    .limit(batchSize);
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where((eb) => eb(eb.refTuple('account_id', 'key'), 'in', due.$asTuple('account_id', 'key')))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
 import { engineOf } from '../db/database.js';
 import { onDeliveryQueued } from '../events/outbox.js';
-import { eventRepository } from '../events/repository.js';
+import { pruneEvents } from '../events/repository.js';
 import type { Logger } from '../logger.js';
 import { honoursRetryAfter, parseRetryAfter, retryDelayMs } from './schedule.js';
 import { type AttemptResult, sendAttempt } from './sender.js';
@@ -47,6 +47,8 @@ export function startDeliveryWorker(
   const postgres = engineOf(db) === 'postgres';
   let stopped = false;
   let claiming = false;
+  /** Settles when the claim under way (if any) has handed out its deliveries: stop() waits for it. */
+  let claimSettled: Promise<void> = Promise.resolve();
   let again = false;
   const inFlight = new Set<Promise<void>>();
   let lastPrune = 0;
@@ -217,7 +219,7 @@ export function startDeliveryWorker(
     if (Date.now() - lastPrune < PRUNE_EVERY_MS) return;
     lastPrune = Date.now();
     const cutoff = new Date(Date.now() - settings.eventRetentionMs).toISOString();
-    const pruned = await eventRepository(db).prune(cutoff);
+    const pruned = await pruneEvents(db, { before: new Date(cutoff), batchSize: 1000 });
     if (pruned > 0) logger.info('events pruned', { count: pruned, before: cutoff });
   }
 
@@ -229,6 +231,10 @@ export function startDeliveryWorker(
       return;
     }
     claiming = true;
+    let handedOut = () => {};
+    claimSettled = new Promise((resolve) => {
+      handedOut = resolve;
+    });
     try {
       do {
         again = false;
@@ -254,6 +260,7 @@ export function startDeliveryWorker(
       logger.warn('webhook worker could not claim deliveries', { error: String(error) });
     } finally {
       claiming = false;
+      handedOut();
     }
   }
 
@@ -265,6 +272,8 @@ export function startDeliveryWorker(
       stopped = true;
       clearInterval(timer);
       unsubscribe();
+      // A claim under way adds its deliveries after this: each runs to its end before the database closes.
+      await claimSettled;
       await Promise.allSettled([...inFlight]);
     },
   };
