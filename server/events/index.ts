@@ -1,11 +1,10 @@
 // The event log, as the registry (server/resources.ts) lists it.
 import { idCursorFormats } from '../http/id-cursor.js';
 import type { ApiModule } from '../resource.js';
-import type { WebhookSettings } from '../webhooks/settings.js';
-import { type EventOperation, eventHandlers } from './handlers.js';
+import { type EventOperation, type EventRedelivery, eventHandlers } from './handlers.js';
 
-export const events: ApiModule<'events', EventOperation, { webhooks: WebhookSettings }> = {
+export const events: ApiModule<'events', EventOperation, { redeliverEvent: EventRedelivery }> = {
   name: 'events',
   formats: idCursorFormats,
-  handlers: (db, { webhooks }) => eventHandlers(db, webhooks),
+  handlers: (db, { redeliverEvent }) => eventHandlers(db, redeliverEvent),
 };

@@ -29,6 +29,7 @@ export const PROBLEMS = {
   conflict: CONFLICT,
   'domain-held-elsewhere': CONFLICT,
   'too-many-webhook-endpoints': CONFLICT,
+  'webhook-queue-full': CONFLICT,
   'idempotency-key-in-use': CONFLICT,
   'precondition-failed': { status: 412, title: 'Precondition Failed' },
   'content-too-large': { status: 413, title: 'Content Too Large' },

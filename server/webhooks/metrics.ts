@@ -4,7 +4,7 @@
 import type { Database } from '../db/database.js';
 import type { Metrics } from '../http/metrics.js';
 import { promClient } from '../prom-client.js';
-import type { DeliveryObserver } from './worker.js';
+import type { DeliveryObserver } from './deliveries.js';
 
 export function webhookMetrics(metrics: Metrics, db: Database): DeliveryObserver {
   const { Counter, Gauge, Histogram } = promClient();

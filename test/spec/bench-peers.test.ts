@@ -12,6 +12,7 @@ import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
 import { eventLog } from '../../server/events/outbox.js';
 import { spaceRepository } from '../../server/spaces/repository.js';
+import { webhookFanOut } from '../../server/webhooks/fan-out.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dss-bench-peers-'));
@@ -33,7 +34,10 @@ afterAll(async () => {
 
 /** The space as the service's repository reads it. */
 async function servicesRecord(id: number) {
-  const found = await spaceRepository(db, eventLog('space', DEFAULT_WEBHOOK_SETTINGS)).find(accountId, id);
+  const found = await spaceRepository(db, eventLog('space', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS))).find(
+    accountId,
+    id,
+  );
   return found?.record;
 }
 
