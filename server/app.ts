@@ -1,6 +1,6 @@
 // Builds the Express app without listening: the steps of every request (the list given to everyRequest below),
-// then /api/v1 (http/api-routes.ts, where each operation's chain is written in the order it runs), then the
-// service's other pages; a problem raised anywhere becomes problem+json (http/errors.ts). server/ARCHITECTURE.md
+// then /api/v1 (http/routing/api-routes.ts, where each operation's chain is written in the order it runs), then the
+// service's other pages; a problem raised anywhere becomes problem+json (http/problems/errors.ts). server/ARCHITECTURE.md
 // walks one request through them.
 import express, { type Express } from 'express';
 import { cachedAuthenticator } from './accounts/keys.js';
@@ -8,28 +8,28 @@ import type { Database } from './db/database.js';
 import { serviceSecret } from './db/service-secrets.js';
 import { type DomainChecks, defaultDomainChecks } from './domains/checks.js';
 import type { FieldFormat } from './formats.js';
-import { apiRoutes } from './http/api-routes.js';
-import { type KeyCheck, requireApiKey } from './http/auth.js';
-import { readBody } from './http/body.js';
-import { type CorsOrigins, cors } from './http/cors.js';
-import { cursorFormats, cursorSeal } from './http/cursor.js';
-import { apiIndex, DOCS_PAGE, docsPage, docsSlash } from './http/docs.js';
-import { notFoundOutsideApi, problemHandler } from './http/errors.js';
-import { everyRequest } from './http/every-request.js';
-import { healthz, readyz } from './http/health.js';
-import { boundInputs } from './http/input-limits.js';
-import { type Metrics, metricsEndpoint } from './http/metrics.js';
-import { dispatch } from './http/operations.js';
-import { problemTypePage } from './http/problem-types.js';
-import { type RateLimitSettings, rateLimits, type TrustProxy } from './http/rate-limit.js';
-import { requestId } from './http/request-id.js';
-import { requestLog } from './http/request-log.js';
-import { readRequestTarget } from './http/request-target.js';
-import { prepareValidation, type RequestValidation } from './http/request-validation.js';
-import { routeTable } from './http/routes.js';
-import { refuseByPolicy } from './http/scopes.js';
-import { securityHeaders } from './http/security-headers.js';
-import { specDocument } from './http/spec-documents.js';
+import { type KeyCheck, requireApiKey } from './http/access/auth.js';
+import { type CorsOrigins, cors } from './http/access/cors.js';
+import { type RateLimitSettings, rateLimits, type TrustProxy } from './http/access/rate-limit.js';
+import { refuseByPolicy } from './http/access/scopes.js';
+import { cursorFormats, cursorSeal } from './http/conventions/cursor.js';
+import { apiIndex, DOCS_PAGE, docsPage, docsSlash } from './http/pages/docs.js';
+import { healthz, readyz } from './http/pages/health.js';
+import { specDocument } from './http/pages/spec-documents.js';
+import { everyRequest } from './http/pipeline/every-request.js';
+import { boundInputs } from './http/pipeline/input-limits.js';
+import { type Metrics, metricsEndpoint } from './http/pipeline/metrics.js';
+import { requestId } from './http/pipeline/request-id.js';
+import { requestLog } from './http/pipeline/request-log.js';
+import { readRequestTarget } from './http/pipeline/request-target.js';
+import { securityHeaders } from './http/pipeline/security-headers.js';
+import { notFoundOutsideApi, problemHandler } from './http/problems/errors.js';
+import { problemTypePage } from './http/problems/problem-types.js';
+import { apiRoutes } from './http/routing/api-routes.js';
+import { dispatch } from './http/routing/operations.js';
+import { routeTable } from './http/routing/routes.js';
+import { readBody } from './http/validation/body.js';
+import { prepareValidation, type RequestValidation } from './http/validation/request-validation.js';
 import { idempotentCreates } from './idempotency/runner.js';
 import { createLogger, type Logger } from './logger.js';
 import { formatsOf, handlersOf } from './resource.js';
@@ -120,7 +120,7 @@ export async function createApp({
   app.set('query parser', 'simple');
   app.set('trust proxy', trustProxy);
 
-  // Every request, then /api/v1 (a route per path of the spec: http/api-routes.ts), then the other pages.
+  // Every request, then /api/v1 (a route per path of the spec: http/routing/api-routes.ts), then the other pages.
   app.use(
     everyRequest([
       requestId,

@@ -6,8 +6,8 @@ import { DEFAULT_VERIFY_QUOTA } from './domains/checks.js';
 import { DEFAULT_TXT_LOOKUP, serversProblem, type TxtLookupSettings } from './domains/txt-lookup.js';
 import { numberSetting } from './env-numbers.js';
 import { defaultFirstKeyFile } from './first-key.js';
-import { type CorsOrigins, parseCorsOrigins } from './http/cors.js';
-import { parseQuota, parseTrustProxy, type Quota, type TrustProxy } from './http/rate-limit.js';
+import { type CorsOrigins, parseCorsOrigins } from './http/access/cors.js';
+import { parseQuota, parseTrustProxy, type Quota, type TrustProxy } from './http/access/rate-limit.js';
 import type { ConnectionLimits } from './lifecycle.js';
 import { DEFAULT_LOG_BUFFER_BYTES, LOG_LEVELS, type LogLevel } from './logger.js';
 import { parseMaxConnections } from './max-connections.js';
@@ -25,7 +25,7 @@ export interface Config {
   corsOrigins: CorsOrigins;
   /** Connection limits and the drain on SIGTERM/SIGINT (server/lifecycle.ts), in milliseconds. */
   limits: ConnectionLimits;
-  /** Strict-Transport-Security max-age in seconds; 0 sends no HSTS header (server/http/security-headers.ts). */
+  /** Strict-Transport-Security max-age in seconds; 0 sends no HSTS header (server/http/pipeline/security-headers.ts). */
   hstsMaxAgeSeconds: number;
   /** Requests per API key and window; undefined when `off`. */
   rateLimit: Quota | undefined;
@@ -46,7 +46,7 @@ export interface Config {
   metricsPort?: number;
   /** Serves GET /metrics on the service's port to this bearer token; off when undefined. */
   metricsToken?: string;
-  /** The secret list cursors are sealed with; the database's own when undefined (server/http/cursor.ts). */
+  /** The secret list cursors are sealed with; the database's own when undefined (server/http/conventions/cursor.ts). */
   cursorKey?: string;
   /** Webhook delivery: limits, retry schedule, safe targets, event retention (server/webhooks/settings.ts). */
   webhooks: WebhookSettings;

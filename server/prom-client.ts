@@ -1,5 +1,5 @@
 // prom-client, loaded only when metrics are asked for (METRICS_PORT or METRICS_TOKEN): a start without metrics
-// never reads the package. The one loader, for the request metrics (http/metrics.ts) and the webhook metrics.
+// never reads the package. The one loader, for the request metrics (http/pipeline/metrics.ts) and the webhook metrics.
 import { createRequire } from 'node:module';
 import type PromClient from 'prom-client';
 

@@ -4,7 +4,7 @@
 // modules, one line each; every other list of resources is derived from it.
 import type { Database } from './db/database.js';
 import type { FieldFormat } from './formats.js';
-import type { Handlers, OperationId } from './http/operations.js';
+import type { Handlers, OperationId } from './http/routing/operations.js';
 
 /** A request body as a form carries it: field names to values. */
 export type ExampleBody = Record<string, string | number>;

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { READ_SCOPES, SCOPES } from './accounts/key-policy.js';
 import type { Account } from './accounts/keys.js';
 import type { Database } from './db/database.js';
-import type { KeyCheck } from './http/auth.js';
+import type { KeyCheck } from './http/access/auth.js';
 import { RESOURCES } from './resources.js';
 
 /** One connection to one in-memory SQLite database: it lives and dies with the process. */

@@ -5,7 +5,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type SQLite from 'better-sqlite3';
 import { sqliteDriver } from '../../server/db/sqlite-driver.js';
-import { etagOf } from '../../server/http/conditional.js';
+import { etagOf } from '../../server/http/conventions/conditional.js';
 import { ApiSpec, type Schema } from '../../server/spec-model.js';
 
 const KEY = /^Bearer +dss_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;

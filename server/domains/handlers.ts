@@ -2,11 +2,11 @@
 
 import type { Database } from '../db/database.js';
 import { eventLog } from '../events/outbox.js';
-import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conditional.js';
-import type { Handler, Handlers } from '../http/operations.js';
-import { listQueryOf, paginationOf } from '../http/pagination.js';
-import { HttpProblem, notFound, validationProblem } from '../http/problem.js';
-import { causeOf } from '../http/request-cause.js';
+import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
+import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
+import { HttpProblem, notFound, validationProblem } from '../http/problems/problem.js';
+import type { Handler, Handlers } from '../http/routing/operations.js';
+import { causeOf } from '../http/routing/request-cause.js';
 import { webhookFanOut } from '../webhooks/fan-out.js';
 import type { WebhookSettings } from '../webhooks/settings.js';
 import { challengeName, uncheckableName } from './check-rules.js';

@@ -1,9 +1,9 @@
 // HTTP handlers of the event operations: the event log, read newest first by cursor, and redelivery (the log finds
 // the event; what redelivering means is the subscriber's, given as `redeliver`).
 import type { Database } from '../db/database.js';
-import { nextLink, readIdCursor } from '../http/id-cursor.js';
-import type { Handlers } from '../http/operations.js';
-import { notFound } from '../http/problem.js';
+import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
+import { notFound } from '../http/problems/problem.js';
+import type { Handlers } from '../http/routing/operations.js';
 import { type EventRow, eventRepository } from './repository.js';
 
 export type EventOperation = 'events_list' | 'events_redeliver';

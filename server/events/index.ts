@@ -1,5 +1,5 @@
 // The event log, as the registry (server/resources.ts) lists it.
-import { idCursorFormats } from '../http/id-cursor.js';
+import { idCursorFormats } from '../http/conventions/id-cursor.js';
 import type { ApiModule } from '../resource.js';
 import { type EventOperation, type EventRedelivery, eventHandlers } from './handlers.js';
 

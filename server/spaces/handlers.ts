@@ -1,9 +1,9 @@
 // HTTP handlers of the space operations: map validated input to the repository and records to replies.
-import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conditional.js';
-import type { Handler, Handlers } from '../http/operations.js';
-import { listQueryOf, paginationOf } from '../http/pagination.js';
-import { notFound } from '../http/problem.js';
-import { causeOf } from '../http/request-cause.js';
+import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
+import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
+import { notFound } from '../http/problems/problem.js';
+import type { Handler, Handlers } from '../http/routing/operations.js';
+import { causeOf } from '../http/routing/request-cause.js';
 import type { SpaceChanges, SpaceRepository } from './repository.js';
 
 export type SpaceOperation =

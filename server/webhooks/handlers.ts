@@ -4,10 +4,10 @@
 import type { Database } from '../db/database.js';
 import { inTransaction } from '../db/owned.js';
 import { recordEvent } from '../events/outbox.js';
-import { nextLink, readIdCursor } from '../http/id-cursor.js';
-import type { Handlers } from '../http/operations.js';
-import { HttpProblem, notFound, validationProblem } from '../http/problem.js';
-import { causeOf } from '../http/request-cause.js';
+import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
+import { HttpProblem, notFound, validationProblem } from '../http/problems/problem.js';
+import type { Handlers } from '../http/routing/operations.js';
+import { causeOf } from '../http/routing/request-cause.js';
 import { queueDeliveries } from './fan-out.js';
 import type { WebhookEndpointRepository } from './repository.js';
 import type { WebhookSettings } from './settings.js';

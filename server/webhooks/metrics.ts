@@ -1,8 +1,8 @@
-// The webhook metrics, beside the request metrics (server/http/metrics.ts): deliveries by outcome and their
+// The webhook metrics, beside the request metrics (server/http/pipeline/metrics.ts): deliveries by outcome and their
 // latency, counted by this process's worker, and the queue as the database holds it (its depth and the age of
 // the oldest undelivered event), read when the metrics are collected.
 import type { Database } from '../db/database.js';
-import type { Metrics } from '../http/metrics.js';
+import type { Metrics } from '../http/pipeline/metrics.js';
 import { promClient } from '../prom-client.js';
 import type { DeliveryObserver } from './deliveries.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { documentedProblemKinds } from '../../server/http/problem-types.js';
+import { documentedProblemKinds } from '../../server/http/problems/problem-types.js';
 import { spec } from '../support/contract.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 

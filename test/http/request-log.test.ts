@@ -1,4 +1,4 @@
-// The request log (http/request-log.ts): one JSON line per request with the request id, method, full URL, status,
+// The request log (http/pipeline/request-log.ts): one JSON line per request with the request id, method, full URL, status,
 // duration, operation and account; credentials in headers redacted, whatever the key.
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../server/logger.js';

@@ -1,8 +1,8 @@
 // Conditional requests (RFC 9110 §13) and list cursors, as tables.
 import { describe, expect, it } from 'vitest';
-import { etagOf, ifMatchVersions, noneMatch } from '../../server/http/conditional.js';
-import { decodeCursor, encodeCursor } from '../../server/http/cursor.js';
-import { HttpProblem } from '../../server/http/problem.js';
+import { etagOf, ifMatchVersions, noneMatch } from '../../server/http/conventions/conditional.js';
+import { decodeCursor, encodeCursor } from '../../server/http/conventions/cursor.js';
+import { HttpProblem } from '../../server/http/problems/problem.js';
 
 describe('If-None-Match', () => {
   const etag = etagOf(7, 3);

@@ -1,8 +1,13 @@
 // The words of a 422, rule by rule: each finding (a schema keyword, the field's schema, the value sent) becomes
 // our message, naming what is allowed; no validator's message text is read.
 import { describe, expect, it } from 'vitest';
-import { type Finding, fieldMessage, messageFor, unknownParameterMessage } from '../../server/http/field-messages.js';
-import { integerRuleMessage } from '../../server/http/integers.js';
+import {
+  type Finding,
+  fieldMessage,
+  messageFor,
+  unknownParameterMessage,
+} from '../../server/http/validation/field-messages.js';
+import { integerRuleMessage } from '../../server/http/validation/integers.js';
 
 const formats = {
   'space-name': { validate: () => false, message: 'must be 1–255 characters after trimming' },

@@ -1,11 +1,11 @@
-// The problem catalog (server/http/problem-catalog.ts) against the guide's "Problem types" table
+// The problem catalog (server/http/problems/problem-catalog.ts) against the guide's "Problem types" table
 // (spec/openapi.yaml's description, served in /docs): every kind documented with its status, every documented
 // kind in the catalog. A throw site names a kind of the catalog, which the compiler holds.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { HttpProblem, problemBody } from '../../server/http/problem.js';
-import { anchorOf, PROBLEM_TYPE_BASE, PROBLEMS, type ProblemKind } from '../../server/http/problem-catalog.js';
+import { HttpProblem, problemBody } from '../../server/http/problems/problem.js';
+import { anchorOf, PROBLEM_TYPE_BASE, PROBLEMS, type ProblemKind } from '../../server/http/problems/problem-catalog.js';
 
 const spec = parse(readFileSync(new URL('../../spec/openapi.yaml', import.meta.url), 'utf8')) as {
   info: { description: string };

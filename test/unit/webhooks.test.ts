@@ -2,7 +2,7 @@
 // classification, and the Standard Webhooks signature (checked with the standardwebhooks package).
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { idCursor, readIdCursor } from '../../server/http/id-cursor.js';
+import { idCursor, readIdCursor } from '../../server/http/conventions/id-cursor.js';
 import { unsafeAddressReason, urlProblem } from '../../server/webhooks/safe-target.js';
 import { parseRetryAfter, retryDelayMs, STANDARD_RETRY_SCHEDULE_S } from '../../server/webhooks/schedule.js';
 import { newSecret, sign, webhookHeaders } from '../../server/webhooks/signature.js';
