@@ -74,6 +74,31 @@ describe('claimDueChecks', () => {
       noisyIds.filter((id) => !claimed.some((check) => check.id === id)),
     );
     expect((await claimDueChecks(db, 100, 60_000, now)).length).toBe(0);
+
+    // Room for one check at a time: the account served least recently gets it, however old the other's backlog.
+    await dueAt([...noisyIds, ...quietIds], new Date(now.getTime() - 60_000));
+    await db
+      .updateTable('domains')
+      .set({ next_check_at: new Date(now.getTime() - 1000).toISOString() })
+      .where('id', 'in', quietIds)
+      .execute();
+    const servedAt = (ids: number[], at: number) =>
+      db
+        .updateTable('domains')
+        .set({ last_checked_at: new Date(at).toISOString() })
+        .where('id', 'in', ids)
+        .execute();
+    await servedAt(noisyIds, now.getTime() - 100);
+    await servedAt(quietIds, now.getTime() - 5000);
+    const owners: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const [check] = await claimDueChecks(db, 1, 60_000, now);
+      if (!check) break;
+      owners.push(quietIds.includes(check.id) ? 'quiet' : 'noisy');
+      // Checked: its account was served last.
+      await servedAt([check.id], now.getTime() + i);
+    }
+    expect(owners).toEqual(['quiet', 'noisy', 'quiet', 'noisy']);
     await db
       .deleteFrom('domains')
       .where('id', 'in', [...noisyIds, ...quietIds])
