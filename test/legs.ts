@@ -41,7 +41,7 @@ export const LEG_RULES: LegRule[] = [
   {
     suite: 'test/deploy/**',
     legs: ['sqlite'],
-    why: 'a production install, HAProxy in front of three instances, backups: each picks its own engines',
+    why: 'a production install, HAProxy in front of three instances, the rolling upgrade from the previous release, backups: each picks its own engines',
   },
 
   // The engines' own faults.
@@ -64,6 +64,11 @@ export const LEG_RULES: LegRule[] = [
     suite: 'test/faults/supervisor.test.ts',
     legs: ['sqlite'],
     why: "a supervisor's signals to `npm start`: neither the engine nor the Node.js major changes them",
+  },
+  {
+    suite: 'test/db/upgrade-safe-migrations.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: "the previous release's migrations from git history, then ours: each engine's schema, not the Node.js major",
   },
   { suite: 'test/db/limits.test.ts', legs: ['sqlite', 'quick'], why: 'configuration read from the environment' },
   {

@@ -47,6 +47,8 @@ export function startDeliveryWorker(
   const postgres = engineOf(db) === 'postgres';
   let stopped = false;
   let claiming = false;
+  /** Settles when the claim under way (if any) has handed out its deliveries: stop() waits for it. */
+  let claimSettled: Promise<void> = Promise.resolve();
   let again = false;
   const inFlight = new Set<Promise<void>>();
   let lastPrune = 0;
@@ -229,6 +231,10 @@ export function startDeliveryWorker(
       return;
     }
     claiming = true;
+    let handedOut = () => {};
+    claimSettled = new Promise((resolve) => {
+      handedOut = resolve;
+    });
     try {
       do {
         again = false;
@@ -254,6 +260,7 @@ export function startDeliveryWorker(
       logger.warn('webhook worker could not claim deliveries', { error: String(error) });
     } finally {
       claiming = false;
+      handedOut();
     }
   }
 
@@ -265,6 +272,8 @@ export function startDeliveryWorker(
       stopped = true;
       clearInterval(timer);
       unsubscribe();
+      // A claim under way adds its deliveries after this: each runs to its end before the database closes.
+      await claimSettled;
       await Promise.allSettled([...inFlight]);
     },
   };
