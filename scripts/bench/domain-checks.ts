@@ -153,7 +153,11 @@ async function cost(db: Database, knot: KnotServer) {
   const DOMAINS = env('DOMAINS', 10_000);
   const QPS = env('QPS', 2_000);
   const { account } = await issueKey(db, 'bench');
-  const repository = domainRepository(db, { pendingFirstMs: 0 }, eventLog('domain', DEFAULT_WEBHOOK_SETTINGS));
+  const repository = domainRepository(
+    db,
+    { ...DEFAULT_SCHEDULE, pendingFirstMs: 0 },
+    eventLog('domain', DEFAULT_WEBHOOK_SETTINGS),
+  );
   const published: string[] = [];
   for (let i = 0; i < DOMAINS; i++) {
     const domain = { name: `d${i}.${ZONE}`, index_page: null, not_found_page: null };

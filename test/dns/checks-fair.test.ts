@@ -5,9 +5,12 @@
 // due in the past. Also what a check writes into events (each its own account's cause) and the verify window
 // that a delete and a new store keep.
 import { describe, expect, it } from 'vitest';
+import { domainRepository } from '../../server/domains/repository.js';
 import { claimDueChecks } from '../../server/domains/scheduled-check.js';
 import { startScheduler } from '../../server/domains/scheduler.js';
+import { eventLog } from '../../server/events/outbox.js';
 import { createLogger } from '../../server/logger.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { BROKEN_ZONE, ZONE } from '../support/knot.js';
 import type { TestAccount } from '../support/server.js';
 import { dnsWorld, show, storeDomain, verified, verify } from './support.js';
@@ -103,6 +106,22 @@ describe('claimDueChecks', () => {
       .deleteFrom('domains')
       .where('id', 'in', [...noisyIds, ...quietIds])
       .execute();
+  });
+});
+
+describe('a new claim', () => {
+  it('is first checked at its expiry when the expiry comes before the first wait', async () => {
+    const account = await server.account('short-expiry');
+    const schedule = { ...world.checks.schedule, pendingFirstMs: 60_000, pendingExpiryMs: 4000 };
+    const repository = domainRepository(db, schedule, eventLog('domain', DEFAULT_WEBHOOK_SETTINGS));
+    const { record } = await repository.create(
+      Number(
+        (await db.selectFrom('accounts').select('id').where('name', '=', account.name).executeTakeFirstOrThrow()).id,
+      ),
+      { name: `short.${BROKEN_ZONE}`, index_page: null, not_found_page: null },
+      { requestId: null, idempotencyKey: null },
+    );
+    expect(Date.parse(record.next_check_at ?? '') - Date.parse(record.created_at)).toBe(4000);
   });
 });
 
