@@ -363,7 +363,8 @@ export interface paths {
         /**
          * Send a test event to a webhook endpoint
          * @description Makes a `webhook.test` event and queues it for this endpoint alone (enabled or not), delivered and retried
-         *     like any other; its attempts appear in `GET /webhook-endpoints/{id}/deliveries`.
+         *     like any other; its attempts appear in `GET /webhook-endpoints/{id}/deliveries`. It counts against the
+         *     endpoint's queue limit (`WEBHOOK_MAX_QUEUE`): with the queue full, `409` and no event.
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */
@@ -457,6 +458,8 @@ export interface paths {
          * @description Queues the event again, at once, for one endpoint (`endpoint_id`) or for every enabled endpoint that receives
          *     its type, whatever became of earlier deliveries: to replay what an endpoint missed while it was down or
          *     disabled. The delivery carries the event's own `webhook-id`, so a receiver that already handled it can skip it.
+         *     It counts against the endpoint's queue limit (`WEBHOOK_MAX_QUEUE`): to one endpoint whose queue is full, `409`;
+         *     to every endpoint, a full one is left out of `endpoint_ids` (and disabled, `queue_full`).
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */
@@ -1886,6 +1889,28 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["event-resource"];
+            };
+        };
+        /** @description The endpoint has as many undelivered events queued as it may (`WEBHOOK_MAX_QUEUE`), a test or a redelivery to it included; wait for them to be delivered or given up. */
+        "webhook-queue-full": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/webhook-queue-full",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Webhook endpoint 3 has 10000 undelivered events queued, the most it may have; wait for them to be delivered or given up.",
+                 *       "request_id": "0f3f2b5e-8d7a-4b44-9a0c-3d1e2c9b7a61"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["problem"];
             };
         };
         /** @description One page of the endpoint's delivery attempts, newest first. */
@@ -3471,6 +3496,7 @@ export interface operations {
             403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
+            409: components["responses"]["webhook-queue-full"];
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
@@ -3644,6 +3670,7 @@ export interface operations {
             403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
+            409: components["responses"]["webhook-queue-full"];
             413: components["responses"]["content-too-large"];
             415: components["responses"]["unsupported-media-type"];
             422: components["responses"]["unprocessable"];

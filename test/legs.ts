@@ -36,6 +36,16 @@ export const LEG_RULES: LegRule[] = [
     legs: ['sqlite', 'postgres'],
     why: 'the outbox and the delivery claims are SQL that differs by engine; real-time retry waits',
   },
+  {
+    suite: 'test/webhooks/fairness.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'the fair claim is SQL (window functions) that differs by engine; receivers that hang for seconds',
+  },
+  {
+    suite: 'test/webhooks/answers.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'what PostgreSQL can store of an answer differs from SQLite (NUL bytes); real receivers and retries',
+  },
 
   // The deployment's proof.
   {

@@ -161,7 +161,8 @@ for (const { lacking } of installing) {
   console.error(`preflight: missing, the suites will install it (apt-get, as root): ${lacking}`);
 }
 if (missing.length === 0) {
-  console.error(`preflight (${leg} leg): ${needed.map(([name]) => name).join(', ')}: ready`);
+  const names = needed.map(([name]) => name).join(', ');
+  console.error(`preflight (${leg} leg): ${names ? `${names}: ready` : 'needs nothing from this machine'}`);
 } else {
   console.error(`${command} needs, and this machine lacks (${missing.length}):`);
   for (const { lacking } of missing) console.error(`  MISSING ${lacking}`);

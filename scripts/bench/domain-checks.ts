@@ -1,5 +1,5 @@
 // `npm run bench:domain-checks`: scheduled domain checks against a real Knot server on 127.0.0.1, on a fresh
-// SQLite file, through the scheduler's own code (claims, lookups, transitions). Two scenarios:
+// SQLite file, through the scheduled-check job on the job runner (claims, lookups, transitions). Two scenarios:
 //
 // - `fairness` (the default): a quiet account's checks while a noisy account has NOISY (1,000) claims whose zone
 //   answers SERVFAIL. The quiet account's QUIET (10) active domains are due every INTERVAL_S (5) seconds; the
@@ -14,13 +14,16 @@ import { join } from 'node:path';
 import { issueKey } from '../../server/accounts/keys.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
+import { wakeupsOf } from '../../server/db/wakeups.js';
 import { type CheckSchedule, DEFAULT_SCHEDULE, type LookupResult } from '../../server/domains/check-rules.js';
 import type { DomainChecks } from '../../server/domains/checks.js';
 import { domainRepository } from '../../server/domains/repository.js';
-import { startScheduler } from '../../server/domains/scheduler.js';
+import { domainCheckJob } from '../../server/domains/scheduler.js';
 import { txtLookup } from '../../server/domains/txt-lookup.js';
 import { eventLog } from '../../server/events/outbox.js';
+import { startJobs } from '../../server/jobs/runner.js';
 import { createLogger } from '../../server/logger.js';
+import { webhookFanOut } from '../../server/webhooks/fan-out.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { BROKEN_ZONE, type KnotServer, startKnot, ZONE } from '../../test/support/knot.js';
 
@@ -57,7 +60,7 @@ async function fairness(db: Database, knot: KnotServer) {
   };
   const { account: noisy } = await issueKey(db, 'noisy');
   const { account: quiet } = await issueKey(db, 'quiet');
-  const repository = domainRepository(db, schedule, eventLog('domain', DEFAULT_WEBHOOK_SETTINGS));
+  const repository = domainRepository(db, schedule, eventLog('domain', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)));
   const quietNames = new Set<string>();
   const published: string[] = [];
   for (let i = 0; i < QUIET; i++) {
@@ -100,7 +103,10 @@ async function fairness(db: Database, knot: KnotServer) {
     sandbox: false,
   };
   const cpu = process.cpuUsage();
-  const scheduler = startScheduler(db, checks, { queriesPerSecond: QPS }, createLogger('silent'));
+  const scheduler = startJobs(
+    [domainCheckJob(db, checks, { queriesPerSecond: QPS }, webhookFanOut(DEFAULT_WEBHOOK_SETTINGS))],
+    { wakeups: wakeupsOf(db), logger: createLogger('silent') },
+  );
   await new Promise((resolve) => setTimeout(resolve, DURATION_S * 1000));
   await scheduler.stop();
   const used = process.cpuUsage(cpu);
@@ -156,7 +162,7 @@ async function cost(db: Database, knot: KnotServer) {
   const repository = domainRepository(
     db,
     { ...DEFAULT_SCHEDULE, pendingFirstMs: 0 },
-    eventLog('domain', DEFAULT_WEBHOOK_SETTINGS),
+    eventLog('domain', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)),
   );
   const published: string[] = [];
   for (let i = 0; i < DOMAINS; i++) {
@@ -179,7 +185,10 @@ async function cost(db: Database, knot: KnotServer) {
     verifyQuota: undefined,
     sandbox: false,
   };
-  const scheduler = startScheduler(db, checks, { queriesPerSecond: QPS }, createLogger('silent'));
+  const scheduler = startJobs(
+    [domainCheckJob(db, checks, { queriesPerSecond: QPS }, webhookFanOut(DEFAULT_WEBHOOK_SETTINGS))],
+    { wakeups: wakeupsOf(db), logger: createLogger('silent') },
+  );
   const cpu = process.cpuUsage();
   const started = performance.now();
   // The scheduler's loop runs by itself; wait until every domain has been checked once.

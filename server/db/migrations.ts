@@ -115,6 +115,24 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0009_fair_delivery_claims': {
+    // Indexes only (the previous release's queries are unchanged): the fair claim's probe of each endpoint's next
+    // due deliveries, and its count of what is in flight (few rows hold a claim at a time).
+    // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createIndex('webhook_deliveries_endpoint_due')
+        .on('webhook_deliveries')
+        .columns(['endpoint_id', 'state', 'next_attempt_at', 'id'])
+        .execute();
+      await db.schema
+        .createIndex('webhook_deliveries_claimed')
+        .on('webhook_deliveries')
+        .column('claimed_until')
+        .where(sql.ref('claimed_until'), 'is not', null)
+        .execute();
+    },
+  },
   '0010_verify_limits_and_retention': {
     // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
     async up(db: Kysely<any>) {

@@ -147,7 +147,7 @@ export interface WebhookEndpointsTable {
   updated_at: Timestamp;
 }
 
-/** An event to deliver to one endpoint (server/webhooks/worker.ts claims the due ones). */
+/** An event to deliver to one endpoint (server/webhooks/deliveries.ts claims the due ones). */
 export interface WebhookDeliveriesTable {
   id: Generated<number>;
   endpoint_id: number;

@@ -7,6 +7,7 @@ import type { Handler, Handlers } from '../http/operations.js';
 import { listQueryOf, paginationOf } from '../http/pagination.js';
 import { HttpProblem, notFound, validationProblem } from '../http/problem.js';
 import { causeOf } from '../http/request-cause.js';
+import { webhookFanOut } from '../webhooks/fan-out.js';
 import type { WebhookSettings } from '../webhooks/settings.js';
 import { challengeName, uncheckableName } from './check-rules.js';
 import type { DomainChecks } from './checks.js';
@@ -25,7 +26,7 @@ export type DomainOperation =
 type DomainHandlers = Pick<Handlers, DomainOperation>;
 
 export function domainHandlers(db: Database, checks: DomainChecks, webhooks: WebhookSettings): DomainHandlers {
-  const domains = domainRepository(db, checks.schedule, eventLog('domain', webhooks));
+  const domains = domainRepository(db, checks.schedule, eventLog('domain', webhookFanOut(webhooks)));
   const update: Handler<'domains_update'> = async ({ account, path, headers, body, requestId }) => {
     const changes: DomainChanges = {};
     if (body.index_page !== undefined) changes.index_page = normalizePageUrl(body.index_page);
@@ -98,7 +99,7 @@ export function domainHandlers(db: Database, checks: DomainChecks, webhooks: Web
         db,
         checks,
         { accountId: account.id, id: path.id, cause: causeOf(requestId) },
-        webhooks,
+        webhookFanOut(webhooks),
       );
       switch (outcome.kind) {
         case 'not-found':

@@ -8,9 +8,9 @@
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { engineOf } from '../db/database.js';
-import type { OutboxLimits } from '../events/outbox.js';
+import type { EventSubscriber } from '../events/outbox.js';
 import { type DomainChecks, lookUp } from './checks.js';
-import { applyCheck } from './states.js';
+import { applyCheck, SCHEDULED_CAUSE } from './states.js';
 
 /** A claimed check: the domain, its account and its name (what the lookup needs). */
 export interface ClaimedCheck {
@@ -82,18 +82,18 @@ export async function claimDueChecks(
 }
 
 /**
- * Runs one claimed check: the lookup (or the test zone's verdict) and its outcome, with its events queued under
- * `limits` (the configured WEBHOOK_MAX_QUEUE). A check of a domain deleted meanwhile does nothing.
+ * Runs one claimed check: the lookup (or the test zone's verdict) and its outcome, with its events handed to
+ * `subscriber` (the configured fan-out). A check of a domain deleted meanwhile does nothing.
  */
 export async function runScheduledCheck(
   db: Database,
   checks: DomainChecks,
   domain: ClaimedCheck,
-  limits: OutboxLimits,
+  subscriber: EventSubscriber,
 ): Promise<void> {
   const result = await lookUp(checks, domain.name);
   await applyCheck(db, domain.id, result, checks.schedule, new Date(), {
-    cause: { requestId: null, idempotencyKey: null },
-    limits,
+    cause: SCHEDULED_CAUSE,
+    subscriber,
   });
 }

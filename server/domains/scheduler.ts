@@ -1,12 +1,11 @@
-// Checks that run without anyone asking: due domains are claimed and checked by scheduled-check.ts's functions
-// (fair between accounts, each claim a lease in next_check_at); this loop paces them. DNS queries are bounded by
-// a token bucket per process.
+// Checks that run without anyone asking, as a job of the runner (server/jobs/runner.ts): due domains are claimed
+// and checked by scheduled-check.ts's functions (fair between accounts, each claim a lease in next_check_at); the
+// runner paces them, within a token bucket of DNS queries per process.
 import type { Database } from '../db/database.js';
-import type { OutboxLimits } from '../events/outbox.js';
-import type { Logger } from '../logger.js';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
+import type { EventSubscriber } from '../events/outbox.js';
+import type { Job } from '../jobs/runner.js';
 import type { DomainChecks } from './checks.js';
-import { claimDueChecks, runScheduledCheck } from './scheduled-check.js';
+import { type ClaimedCheck, claimDueChecks, runScheduledCheck } from './scheduled-check.js';
 import { TokenBucket } from './token-bucket.js';
 
 export { claimDueChecks } from './scheduled-check.js';
@@ -18,62 +17,33 @@ export interface SchedulerSettings {
   leaseMs?: number;
   /** The wait between looks for due checks when none were due. */
   idleMs?: number;
-  /** The event log's queue limit (WEBHOOK_MAX_QUEUE) for the events of state changes. */
-  outbox?: OutboxLimits;
 }
 
-export interface Scheduler {
-  /** Claims and runs the checks due now, within the bucket; resolves with how many ran. */
-  runDue(): Promise<number>;
-  /** Stops looking for due checks and waits for the running ones. */
-  stop(): Promise<void>;
-}
-
-export function startScheduler(
+/**
+ * The scheduled checks as a job: claims what is due within the token bucket, looks each up and applies the
+ * outcome; the events of a change go to `subscriber` (the configured fan-out, so its queue limit is the operator's).
+ */
+export function domainCheckJob(
   db: Database,
   checks: DomainChecks,
   settings: SchedulerSettings,
-  logger: Logger,
-): Scheduler {
-  const { queriesPerSecond, leaseMs = 60_000, idleMs = 1000, outbox = DEFAULT_WEBHOOK_SETTINGS } = settings;
+  subscriber: EventSubscriber,
+): Job<ClaimedCheck> {
+  const { queriesPerSecond, leaseMs = 60_000, idleMs = 1000 } = settings;
   const bucket = new TokenBucket(queriesPerSecond);
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> = Promise.resolve();
-
-  const runDue = async () => {
-    const claimed = await claimDueChecks(db, bucket.available(), leaseMs);
-    bucket.take(claimed.length);
-    const results = await Promise.allSettled(claimed.map((domain) => runScheduledCheck(db, checks, domain, outbox)));
-    for (const failed of results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')) {
-      // The lease runs out and the check is done again; a database fault is logged, not fatal.
-      logger.warn('domain check failed', { error: String(failed.reason) });
-    }
-    return claimed.length;
-  };
-
-  const tick = () => {
-    running = runDue()
-      .catch((error: unknown) => {
-        logger.warn('claiming due domain checks failed', { error: String(error) });
-        return 0;
-      })
-      .then((ran) => {
-        if (stopped) return;
-        const wait = ran > 0 ? Math.max(bucket.msUntilNext(), 10) : idleMs;
-        timer = setTimeout(tick, wait);
-        timer.unref();
-      });
-  };
-  timer = setTimeout(tick, 0);
-  timer.unref();
-
   return {
-    runDue,
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
+    name: 'domain checks',
+    concurrency: Math.max(1, Math.ceil(queriesPerSecond)),
+    // Checks fall due by the clock (a verify runs its own at once): the poll finds them.
+    wakeOn: [],
+    pollMs: idleMs,
+    async claim(limit) {
+      const claimed = await claimDueChecks(db, Math.min(limit, bucket.available()), leaseMs);
+      bucket.take(claimed.length);
+      return claimed;
     },
+    // A failure leaves the lease to run out, and the check is done again.
+    run: (domain) => runScheduledCheck(db, checks, domain, subscriber),
+    retryInMs: () => (bucket.available() < 1 ? Math.max(bucket.msUntilNext(), 10) : undefined),
   };
 }

@@ -6,8 +6,7 @@ import { type Database, engineOf, isUniqueViolation } from '../db/database.js';
 import type { ChangeCause } from '../db/owned.js';
 import type { DB } from '../db/schema.js';
 import { etagOf } from '../etag.js';
-import { type OutboxLimits, recordEvent } from '../events/outbox.js';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
+import { type EventSubscriber, recordEvent } from '../events/outbox.js';
 import {
   afterCheck,
   type CheckOutcome,
@@ -23,14 +22,14 @@ import {
 } from './check-rules.js';
 import { type DomainRow, toRecord } from './repository.js';
 
-/** Who asked for a check (a verify's request, or nobody: the scheduler), and the event log's queue limit. */
+/** Who asked for a check (a verify's request, or nobody: the scheduler), and the event log's subscriber. */
 export interface CheckEvents {
   cause: ChangeCause;
-  limits: OutboxLimits;
+  subscriber: EventSubscriber;
 }
 
-const NO_CAUSE: ChangeCause = { requestId: null, idempotencyKey: null };
-const SCHEDULED: CheckEvents = { cause: NO_CAUSE, limits: DEFAULT_WEBHOOK_SETTINGS };
+/** The cause of a change nobody asked for: a scheduled check, or what a check does to another account's domain. */
+export const SCHEDULED_CAUSE: ChangeCause = { requestId: null, idempotencyKey: null };
 
 type Trx = Transaction<DB>;
 
@@ -68,7 +67,7 @@ export async function transition(
   if (changed) {
     const data = { object: toRecord(row), etag: etagOf(Number(row.id), Number(row.version)) };
     const type = `domain.${row.status as DomainStatus}` as const;
-    await recordEvent(trx, { accountId: Number(row.account_id), type, data, cause: events.cause }, events.limits);
+    await recordEvent(trx, { accountId: Number(row.account_id), type, data, cause: events.cause }, events.subscriber);
   }
   return row;
 }
@@ -91,7 +90,7 @@ export async function applyCheck(
   result: LookupResult | Observation,
   schedule: CheckSchedule,
   now = new Date(),
-  events: CheckEvents = SCHEDULED,
+  events: CheckEvents,
 ): Promise<DomainRow | undefined> {
   try {
     return await applyOnce(db, id, result, schedule, now, events);
@@ -143,7 +142,7 @@ async function applyOnce(
             values: observation.values,
           },
           now,
-          { ...events, cause: holder.account_id === domain.account_id ? events.cause : NO_CAUSE },
+          { ...events, cause: holder.account_id === domain.account_id ? events.cause : SCHEDULED_CAUSE },
         );
       }
     }

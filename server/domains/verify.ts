@@ -3,7 +3,7 @@
 // outcome to an answer; the scheduled check (scheduled-check.ts) runs the same look-up and apply after its claim.
 import type { Database } from '../db/database.js';
 import type { ChangeCause } from '../db/owned.js';
-import type { OutboxLimits } from '../events/outbox.js';
+import type { EventSubscriber } from '../events/outbox.js';
 import type { Quota } from '../quota.js';
 import { countVerifyOf, type DomainChecks, lookUp } from './checks.js';
 import type { DomainRow } from './repository.js';
@@ -27,7 +27,7 @@ export async function verifyDomain(
   db: Database,
   checks: DomainChecks,
   { accountId, id, cause }: VerifyRequest,
-  limits: OutboxLimits,
+  subscriber: EventSubscriber,
 ): Promise<VerifyOutcome> {
   const counted = await countVerifyOf(db, accountId, id, checks.verifyQuota);
   if (!counted) return { kind: 'not-found' };
@@ -36,6 +36,6 @@ export async function verifyDomain(
     return { kind: 'rate-limited', retryAfterSeconds: counted.retryAfterSeconds, quota };
   }
   const result = await lookUp(checks, counted.name);
-  const domain = await applyCheck(db, id, result, checks.schedule, new Date(), { cause, limits });
+  const domain = await applyCheck(db, id, result, checks.schedule, new Date(), { cause, subscriber });
   return domain ? { kind: 'checked', domain } : { kind: 'not-found' };
 }

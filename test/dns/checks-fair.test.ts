@@ -5,11 +5,14 @@
 // due in the past. Also what a check writes into events (each its own account's cause) and the verify window
 // that a delete and a new store keep.
 import { describe, expect, it } from 'vitest';
+import { wakeupsOf } from '../../server/db/wakeups.js';
 import { domainRepository } from '../../server/domains/repository.js';
 import { claimDueChecks } from '../../server/domains/scheduled-check.js';
-import { startScheduler } from '../../server/domains/scheduler.js';
+import { domainCheckJob } from '../../server/domains/scheduler.js';
 import { eventLog } from '../../server/events/outbox.js';
+import { startJobs } from '../../server/jobs/runner.js';
 import { createLogger } from '../../server/logger.js';
+import { webhookFanOut } from '../../server/webhooks/fan-out.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { BROKEN_ZONE, ZONE } from '../support/knot.js';
 import type { TestAccount } from '../support/server.js';
@@ -113,11 +116,14 @@ describe('a new claim', () => {
   it('is first checked at its expiry when the expiry comes before the first wait', async () => {
     const account = await server.account('short-expiry');
     const schedule = { ...world.checks.schedule, pendingFirstMs: 60_000, pendingExpiryMs: 4000 };
-    const repository = domainRepository(db, schedule, eventLog('domain', DEFAULT_WEBHOOK_SETTINGS));
+    const repository = domainRepository(db, schedule, eventLog('domain', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)));
+    const { id: accountId } = await db
+      .selectFrom('accounts')
+      .select('id')
+      .where('name', '=', account.name)
+      .executeTakeFirstOrThrow();
     const { record } = await repository.create(
-      Number(
-        (await db.selectFrom('accounts').select('id').where('name', '=', account.name).executeTakeFirstOrThrow()).id,
-      ),
+      Number(accountId),
       { name: `short.${BROKEN_ZONE}`, index_page: null, not_found_page: null },
       { requestId: null, idempotencyKey: null },
     );
@@ -183,7 +189,10 @@ describe('scheduled checks under one account’s failing claims', () => {
     await knot.remove(steady.verification.name);
 
     // 5 queries a second against 60 claims: taken oldest first, the claims would hold every slot once expired.
-    const scheduler = startScheduler(db, world.checks, { queriesPerSecond: 5, idleMs: 100 }, createLogger('silent'));
+    const scheduler = startJobs(
+      [domainCheckJob(db, world.checks, { queriesPerSecond: 5, idleMs: 100 }, webhookFanOut(DEFAULT_WEBHOOK_SETTINGS))],
+      { wakeups: wakeupsOf(db), logger: createLogger('silent') },
+    );
     try {
       const misconfigured = await within(20_000, async () => (await show(quiet, steady.id)).status === 'misconfigured');
       expect(misconfigured).toBe(true);

@@ -26,6 +26,14 @@ export function previousRelease(): Release {
 
 const git = (args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: 'pipe' });
 
+/** What `npm ci` installs from a package-lock.json: every package, leaving out the project's own version. */
+function installedPackages(root: string): string {
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
+  lock.version = undefined;
+  if (lock.packages?.['']) lock.packages[''].version = undefined;
+  return JSON.stringify(lock);
+}
+
 export interface Installed {
   dir: string;
   /** How its packages came: this checkout's node_modules (the same package-lock.json), or its own `npm ci`. */
@@ -35,8 +43,8 @@ export interface Installed {
 
 /**
  * The release's files (`git archive` of its commit) in a new temporary folder, with this checkout's node_modules.
- * With `exactPackages` (to run it as the release ran), its own `npm ci` instead when its package-lock.json differs
- * from the checkout's (a minute or more: it may compile the SQLite driver).
+ * With `exactPackages` (to run it as the release ran), its own `npm ci` instead when its package-lock.json names
+ * other packages than the checkout's (a minute or more: it may compile the SQLite driver).
  */
 export function installRelease(release: Release, { exactPackages = false } = {}): Installed {
   try {
@@ -54,8 +62,7 @@ export function installRelease(release: Release, { exactPackages = false } = {})
     git(['archive', '--format=tar', `--output=${archive}`, release.commit]);
     execFileSync('tar', ['-xf', archive, '-C', dir]);
     rmSync(archive);
-    const lock = (root: string) => readFileSync(join(root, 'package-lock.json'), 'utf8');
-    if (!exactPackages || lock(dir) === lock(ROOT)) {
+    if (!exactPackages || installedPackages(dir) === installedPackages(ROOT)) {
       symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(dir, 'node_modules'));
       return { dir, packages: 'shared', remove };
     }
