@@ -454,8 +454,10 @@ export interface paths {
          * @description Queues the event again, at once, for one endpoint (`endpoint_id`) or for every enabled endpoint that receives
          *     its type, whatever became of earlier deliveries: to replay what an endpoint missed while it was down or
          *     disabled. The delivery carries the event's own `webhook-id`, so a receiver that already handled it can skip it.
+         *     The key needs `events:read` beside `webhooks:write`, and the read scope of the event's record (`domains:read`
+         *     for a `domain.*` event, `spaces:read` for a `space.*` one): else `403` naming the scope it lacks.
          *
-         *     **Scope:** `webhooks:write` (a key without it gets `403`).
+         *     **Scope:** `webhooks:write` and `events:read` (a key without it gets `403`).
          */
         post: operations["events_redeliver"];
         delete?: never;

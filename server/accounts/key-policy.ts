@@ -3,8 +3,9 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * The scopes operations declare (`security: [{ bearerAuth: [<scope>] }]` in the spec). A write scope does not
- * include its read scope (a key that only creates gets no read access): a key that reads and writes lists both.
+ * The scopes operations declare (`security: [{ bearerAuth: [<scope>] }]` in the spec). A write scope includes its
+ * read scope (as Stripe's restricted keys and GitHub's fine-grained tokens): what a write answers is never more
+ * than the key may read.
  */
 export const SCOPES = [
   'domains:read',
@@ -52,10 +53,15 @@ export function parseScopes(text: string): Scope[] | { error: string } {
   return [...new Set(names)].sort() as Scope[];
 }
 
+/** Whether a set of held scopes covers a scope: itself, or for `<resource>:read`, `<resource>:write`. */
+export function holdsScope(held: ReadonlySet<string>, scope: string): boolean {
+  return held.has(scope) || (scope.endsWith(':read') && held.has(`${scope.slice(0, -':read'.length)}:write`));
+}
+
 /** The declared scopes the key lacks (all are needed: scopes of one OpenAPI requirement are joined by AND). */
 export function missingScopes(policy: KeyPolicy | undefined, declared: readonly string[]): string[] {
   const held = policy?.scopes;
-  return held ? declared.filter((scope) => !held.has(scope)) : [];
+  return held ? declared.filter((scope) => !holdsScope(held, scope)) : [];
 }
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

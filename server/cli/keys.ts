@@ -25,7 +25,7 @@ const USAGE = `Usage: npm run keys -- <command>
          [--allow-ip <range>]...
       Issue a key for the account (created if new); prints it once. Without --scopes the key holds every
       scope, those added later too. Scopes: ${SCOPES.join(', ')}
-      (a write scope does not include its read scope); read stands for every read scope. --expires-in takes 90d, 24h, 30m, 2w; --expires-at
+      (a write scope includes its read scope); read stands for every read scope. --expires-in takes 90d, 24h, 30m, 2w; --expires-at
       a time with its zone (2027-01-31T00:00:00Z). --allow-ip (repeatable) takes an IPv4 or IPv6 address or
       range (10.0.0.0/8, 2001:db8::/32): the key then works only from there.
   list

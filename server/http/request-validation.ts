@@ -14,7 +14,6 @@ import { FORM, JSON_TYPE } from './media-types.js';
 import { type FieldError, HttpProblem, validationProblem } from './problem.js';
 import { context } from './request-context.js';
 import type { Route, RouteTable } from './routes.js';
-import { bearerAuth, ourRefusal } from './scopes.js';
 
 /** The error express-openapi-validator passes on (its README: `err.status`, `err.errors`). */
 interface ValidatorError {
@@ -29,7 +28,7 @@ function isValidatorError(error: unknown): error is ValidatorError {
 
 /** Each route's checks against the spec, prepared once for a spec: an app, and the warm-up before it, use them. */
 export interface RequestValidation {
-  /** Once the body is read: the scope the operation declares (403, scopes.ts), then the request (422). */
+  /** Once the body is read and the scope checked: the request against the spec (422). */
   stepsOf(route: Route): Array<RequestHandler | ErrorRequestHandler>;
 }
 
@@ -68,9 +67,8 @@ export function prepareValidation(
         // says so without the request's other findings.
         validateRequests: { allowUnknownQueryParameters: true, allErrors: true },
         validateResponses: validateResponses ? { allErrors: true } : false,
-        // The scope each operation declares, before the validator judges the request: a key that may not make
-        // the call learns that (403) rather than what is wrong with its request (422).
-        validateSecurity: { handlers: { bearerAuth } },
+        // The scope each operation declares is a step of its own before this one (scopes.ts requireScopes).
+        validateSecurity: false,
         formats: validatorFormats,
         // No operation takes multipart bodies (body.ts refuses them with 415 before this step): no multer step.
         fileUploader: false,
@@ -84,7 +82,7 @@ export function prepareValidation(
     stepsOf(route) {
       const validator = byPath.get(route.template);
       if (!validator) throw new Error(`no validator for ${route.template}`);
-      return [ourChecks(route), ...validator, noFindings, joinFindings(route, formats), ourRefusal];
+      return [ourChecks(route), ...validator, noFindings, joinFindings(route, formats)];
     },
   };
 }
