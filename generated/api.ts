@@ -248,6 +248,10 @@ export interface paths {
          *     The URL must be `https` and must not resolve to a loopback, private, link-local or metadata address
          *     (`422`, type `/problems/unsafe-webhook-url`, unless the operator allows them); an account has at most
          *     `WEBHOOK_MAX_ENDPOINTS` endpoints (`409`, type `/problems/too-many-webhook-endpoints`). JSON only.
+         *     A subscription is bounded by what the key may read: beside `webhooks:write`, the key needs the read scope of
+         *     each type in `enabled_events` (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`), else
+         *     `403` (`/problems/insufficient-scope`) naming the missing scopes. The endpoint is the account's, not the key's:
+         *     it keeps receiving after that key is rotated or revoked (delete or disable it to stop it).
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */
@@ -286,6 +290,10 @@ export interface paths {
          * @description Changes the fields sent (`url`, `enabled_events`, `description`, `status`) and keeps the others. A new
          *     `url` is checked as at create. `status: enabled` re-enables a disabled endpoint (events made while it was
          *     disabled were not queued for it: redeliver them from `GET /events`). `PUT` and `PATCH` behave identically.
+         *     A new `url` or `enabled_events` needs, beside `webhooks:write`, the read scope of each type the endpoint will
+         *     receive (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`): else `403`
+         *     (`/problems/insufficient-scope`) naming the missing scopes. The endpoint is the account's: it keeps receiving
+         *     after the key that made or changed it is rotated or revoked.
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */
@@ -311,6 +319,10 @@ export interface paths {
          * @description Changes the fields sent (`url`, `enabled_events`, `description`, `status`) and keeps the others. A new
          *     `url` is checked as at create. `status: enabled` re-enables a disabled endpoint (events made while it was
          *     disabled were not queued for it: redeliver them from `GET /events`). `PUT` and `PATCH` behave identically.
+         *     A new `url` or `enabled_events` needs, beside `webhooks:write`, the read scope of each type the endpoint will
+         *     receive (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`): else `403`
+         *     (`/problems/insufficient-scope`) naming the missing scopes. The endpoint is the account's: it keeps receiving
+         *     after the key that made or changed it is rotated or revoked.
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */

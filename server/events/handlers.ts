@@ -2,8 +2,9 @@
 import type { Database } from '../db/database.js';
 import { nextLink, readIdCursor } from '../http/id-cursor.js';
 import type { Handlers } from '../http/operations.js';
-import { notFound } from '../http/problem.js';
+import { HttpProblem, notFound } from '../http/problem.js';
 import type { WebhookSettings } from '../webhooks/settings.js';
+import { missingToReceive } from '../webhooks/subscriptions.js';
 import { queueDeliveries, wants } from './outbox.js';
 import { eventRepository } from './repository.js';
 
@@ -28,6 +29,18 @@ export function eventHandlers(db: Database, settings: WebhookSettings): Pick<Han
     async events_redeliver({ account, path, body }) {
       const event = await events.find(account.id, path.id);
       if (!event) throw notFound('event', path.id);
+      // The event carries its record: replaying it needs the read scope of that record (events:read and
+      // webhooks:write are the operation's own, checked before).
+      const missing = missingToReceive(account.policy, [event.type]);
+      if (missing.length > 0) {
+        throw new HttpProblem(
+          403,
+          'insufficient-scope',
+          `This API key lacks the scope ${missing.join(' and ')}, which redelivering a ${event.type} event needs: ` +
+            'a redelivery carries the record, and a key receives only what it may read.',
+          { headers: { 'X-Accepted-Scopes': missing.join(', ') } },
+        );
+      }
       const only = body.endpoint_id;
       const endpoints = await db
         .selectFrom('webhook_endpoints')
