@@ -245,8 +245,8 @@ export interface paths {
          * Create a webhook endpoint
          * @description Registers a URL to receive the account's events of the types in `enabled_events` (`*` for all), each signed
          *     by the Standard Webhooks specification. The answer carries the signing secret, `whsec_…`, shown this once.
-         *     The URL must be `https` and must not resolve to a loopback, private, link-local or metadata address
-         *     (`422`, type `/problems/unsafe-webhook-url`, unless the operator allows them); an account has at most
+         *     The URL must be `https`, on a port other than 0, and resolve only to public (global unicast) addresses, IPv4
+         *     written inside IPv6 included (`422`, type `/problems/unsafe-webhook-url`, unless the operator allows them); an account has at most
          *     `WEBHOOK_MAX_ENDPOINTS` endpoints (`409`, type `/problems/too-many-webhook-endpoints`). JSON only.
          *     A subscription is bounded by what the key may read: beside `webhooks:write`, the key needs the read scope of
          *     each type in `enabled_events` (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`), else
@@ -1376,7 +1376,7 @@ export interface components {
             status: "succeeded" | "failed";
             /**
              * Format: int32
-             * @description The HTTP status the endpoint answered, or null when none came (timeout, connection refused, unsafe target).
+             * @description The HTTP status the endpoint answered, or null when none came (timeout, connection failed, unsafe target).
              */
             response_status: number | null;
             /**
@@ -1386,7 +1386,7 @@ export interface components {
             latency_ms: number;
             /** @description The first 1024 characters of the answer's body, or null. */
             response_body: string | null;
-            /** @description Why no answer counted (timeout, connection refused, unsafe target, …), or null. */
+            /** @description Why no answer counted (timeout; `connection failed: no answer from the target` for any connection that failed, whatever the cause; unsafe target), or null. */
             error: string | null;
             /** @description When the next attempt of this delivery is due, or null when none will follow (it succeeded, gave up, or the endpoint was disabled). */
             next_attempt_at: components["schemas"]["timestamp"] | null;
