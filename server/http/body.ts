@@ -104,7 +104,20 @@ function answeringProblems(parser: RequestHandler): RequestHandler {
     parser(req, res, (error?: unknown) => {
       if (error === undefined || error instanceof HttpProblem) return next(error);
       const problem = BODY_ERRORS[(error as { type?: string } | null)?.type ?? ''];
-      next(problem ? problem() : error);
+      if (problem) return next(problem());
+      // body-parser passes zlib's and brotli's own error on with status 400 and no type of its own: a body that
+      // does not decompress as its Content-Encoding says.
+      const encoding = req.get('content-encoding');
+      if (encoding && (error as { status?: number } | null)?.status === 400) {
+        return next(
+          new HttpProblem(
+            400,
+            'malformed-body',
+            `The request body is not what its Content-Encoding header says (${encoding}): it does not decompress. Send it encoded as the header says, or without Content-Encoding.`,
+          ),
+        );
+      }
+      next(error);
     });
   };
 }

@@ -96,6 +96,7 @@ function ourChecks(route: Route): RequestHandler {
     const sent = { path: ctx.pathParams ?? {}, query: ctx.sentQuery ?? {}, body: req.body as unknown };
     const findings = unknownQueryParameters(route, sent.query);
     findings.push(...integerParameters(integers, sent));
+    findings.push(...unstorableText(sent.body));
     if (route.formIntegerFields.length > 0 && req.is(FORM)) findings.push(...formIntegers(route, req.body));
     ctx.findings = findings;
     next();
@@ -132,6 +133,29 @@ function joinFindings(route: Route, formats: Record<string, FieldFormat>): Error
     );
     next(validationProblem([...ours, ...theirs]));
   };
+}
+
+/**
+ * Text the databases cannot store as sent, in any body field of any operation (the spec's patterns say nothing of
+ * it; the one text query parameter, search, has a pattern that refuses every control character):
+ * PostgreSQL refuses U+0000 in text (a 500 otherwise), and an unpaired UTF-16 surrogate, which JSON can carry
+ * ("\ud800"), would come back from either engine as a replacement character.
+ */
+export const UNSTORABLE_TEXT_MESSAGE =
+  'must not contain U+0000 (NUL) or an unpaired UTF-16 surrogate: the database cannot store them';
+
+const unstorable = (value: unknown): boolean =>
+  typeof value === 'string'
+    ? value.includes('\u0000') || !value.isWellFormed()
+    : Array.isArray(value)
+      ? value.some(unstorable)
+      : typeof value === 'object' && value !== null && Object.values(value).some(unstorable);
+
+function unstorableText(values: unknown): FieldError[] {
+  if (typeof values !== 'object' || values === null) return [];
+  return Object.entries(values)
+    .filter(([field, value]) => unstorable(value) || unstorable(field))
+    .map(([field]) => ({ location: 'body' as const, field, message: UNSTORABLE_TEXT_MESSAGE }));
 }
 
 /** The validator is told to allow unknown query parameters (prepareValidation says why): named here. */
