@@ -10,7 +10,7 @@ import { type FieldFormat, MAX_FORMAT_INPUT } from '../formats.js';
 import { type ApiSpec, flatten, type Schema } from '../spec-model.js';
 import { type Finding, fieldMessage, type MessageContext, unknownParameterMessage } from './field-messages.js';
 import { integerParameterProblem, readFormInteger } from './integers.js';
-import { FORM, JSON_TYPE } from './media-types.js';
+import { acceptedBodies, FORM, JSON_TYPE } from './media-types.js';
 import { type FieldError, HttpProblem, validationProblem } from './problem.js';
 import { context } from './request-context.js';
 import type { Route, RouteTable } from './routes.js';
@@ -117,7 +117,14 @@ function joinFindings(route: Route, formats: Record<string, FieldFormat>): Error
   return (error, req, res, next) => {
     if (!isValidatorError(error)) return next(error);
     if (error.status === 415) {
-      return next(new HttpProblem(415, 'unsupported-media-type', `Send ${FORM} or ${JSON_TYPE}.`));
+      const sent = req.get('content-type');
+      return next(
+        new HttpProblem(
+          415,
+          'unsupported-media-type',
+          `${sent ? `Content-Type "${sent}" is not accepted here. ` : ''}${acceptedBodies(Object.keys(route.bodies))}`,
+        ),
+      );
     }
     if (error.status !== 400) return next(error);
     const ctx = context(res);
