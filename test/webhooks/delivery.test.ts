@@ -187,9 +187,7 @@ describe("the client's verifyWebhook", () => {
     const event = verifyWebhook(secret, last?.body ?? '', headers);
     expect(event.id).toBe(headers['webhook-id']);
     // Synchronously: a receiver that forgets `await` inside try/catch still refuses a forged delivery.
-    expect(() => verifyWebhook(`whsec_${'A'.repeat(32)}`, last?.body ?? '', headers)).toThrow(
-      WebhookVerificationError,
-    );
+    expect(() => verifyWebhook(`whsec_${'A'.repeat(32)}`, last?.body ?? '', headers)).toThrow(WebhookVerificationError);
     expect(() => verifyWebhook(secret, `${last?.body} `, headers)).toThrow(WebhookVerificationError);
   });
 });
