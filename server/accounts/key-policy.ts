@@ -128,7 +128,7 @@ export function parseRange(text: string): string | { error: string } {
   if (family === 0 || rest.length > 0 || !(length >= 0 && length <= bits) || address.includes('%')) {
     return { error: `"${text}" is not an IPv4 or IPv6 address or range, as 10.0.0.0/8 or 2001:db8::/32.` };
   }
-  if (family === 6 && /\d+\.\d+\.\d+\.\d+$/.test(address) && !/^::ffff:[\d.]+$/i.test(address)) {
+  if (family === 6 && address.includes('.') && !/^::ffff:[\d.]+$/i.test(address)) {
     return { error: `"${text}" writes an IPv4 address inside IPv6 other than ::ffff:a.b.c.d; write the IPv4 range.` };
   }
   if (!ipaddr.isValid(address)) {

@@ -11,7 +11,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u206
  * separators (U+2028, U+2029), spaces other than U+0020, unpaired surrogates, private-use and unassigned code
  * points, and the blank letters (Hangul fillers, the blank Braille pattern, the combining grapheme joiner).
  */
-const INVISIBLE = /[\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\u034f\u115f\u1160\u2800\u3164\uffa0]|(?! )\p{Zs}/u;
+const INVISIBLE = /[\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\u115f\u1160\u2800\u3164\uffa0]|\u034f|(?! )\p{Zs}/u;
 const SHOWN_ESCAPED = new RegExp(`${CONTROL.source}|${INVISIBLE.source}`, 'gu');
 
 /** The longest account name or label, in characters: `list` prints each in a column. */
