@@ -9,13 +9,16 @@ import { join } from 'node:path';
 import { issueKey } from '../../server/accounts/keys.js';
 import { openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
+import { wakeupsOf } from '../../server/db/wakeups.js';
 import { DEFAULT_SCHEDULE, type LookupResult } from '../../server/domains/check-rules.js';
 import type { DomainChecks } from '../../server/domains/checks.js';
 import { domainRepository } from '../../server/domains/repository.js';
-import { startScheduler } from '../../server/domains/scheduler.js';
+import { domainCheckJob } from '../../server/domains/scheduler.js';
 import { txtLookup } from '../../server/domains/txt-lookup.js';
 import { eventLog } from '../../server/events/outbox.js';
+import { startJobs } from '../../server/jobs/runner.js';
 import { createLogger } from '../../server/logger.js';
+import { webhookFanOut } from '../../server/webhooks/fan-out.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { startKnot, ZONE } from '../../test/support/knot.js';
 
@@ -29,7 +32,11 @@ async function main(): Promise<void> {
   try {
     await migrateToLatest(db);
     const { account } = await issueKey(db, 'bench');
-    const repository = domainRepository(db, { pendingFirstMs: 0 }, eventLog('domain', DEFAULT_WEBHOOK_SETTINGS));
+    const repository = domainRepository(
+      db,
+      { pendingFirstMs: 0 },
+      eventLog('domain', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)),
+    );
     const published: string[] = [];
     for (let i = 0; i < DOMAINS; i++) {
       const { record } = await repository.create(
@@ -58,7 +65,10 @@ async function main(): Promise<void> {
       verifyQuota: undefined,
       sandbox: false,
     };
-    const scheduler = startScheduler(db, checks, { queriesPerSecond: QPS }, createLogger('silent'));
+    const scheduler = startJobs(
+      [domainCheckJob(db, checks, { queriesPerSecond: QPS }, webhookFanOut(DEFAULT_WEBHOOK_SETTINGS))],
+      { wakeups: wakeupsOf(db), logger: createLogger('silent') },
+    );
     const cpu = process.cpuUsage();
     const started = performance.now();
     // The scheduler's loop runs by itself; wait until every domain has been checked once.

@@ -1,6 +1,7 @@
 // The command line: options, their checks and the --help text. Bad usage is a UsageError (exit code 2).
 import type { Profile } from './context.js';
 import { CHECKS, type CheckName } from './results.js';
+import { defaultStateFile } from './rotation.js';
 import type { ConformanceOptions } from './run.js';
 
 export class UsageError extends Error {}
@@ -35,6 +36,15 @@ or a target that cannot be tested (unreachable, or every request answered 404 or
   --concurrency <n>        requests in flight at once (default 4)
   --rate-limit-budget <n>  at the end, spend up to n requests of the key's quota until a 429 (the
                            rate_limited check; leaves the key limited for the rest of its window)
+  --auth-probes <n>        credential probes (401) to send this run (default: half of what the address's
+                           failed-authentication budget has left; the runs after it send the others in turn)
+  --state <file>           where the coverage across runs is kept, per base URL (default
+                           $XDG_STATE_HOME/dss-conformance/state.json, ~/.local/state when unset)
+  --no-state               keep none: each run's slice of the probes follows its seed
+  --webhook-url <url>      a receiver the deployment may call, forwarding to the runner's own (which listens
+                           on --webhook-port): the webhook deliveries are checked end to end
+  --webhook-port <n>       the port the runner's receiver listens on (default: the port of --webhook-url
+                           when its host is this machine, else one the system picks)
   --junit <file>           also write JUnit XML
   --report <file>          also write the text report
   --help                   this text
@@ -68,6 +78,10 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
       help = true;
       continue;
     }
+    if (arg === '--no-state') {
+      values.set('no-state', '1');
+      continue;
+    }
     const [flag, inline] = arg.startsWith('--') ? arg.split(/=(.*)/s, 2) : [arg];
     const known = [
       '--base-url',
@@ -81,6 +95,10 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
       '--profile',
       '--concurrency',
       '--rate-limit-budget',
+      '--auth-probes',
+      '--state',
+      '--webhook-url',
+      '--webhook-port',
       '--junit',
       '--report',
     ];
@@ -111,6 +129,22 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
   if (concurrency !== undefined) options.concurrency = positiveInt('--concurrency', concurrency);
   const budget = values.get('rate-limit-budget');
   if (budget !== undefined) options.rateLimitBudget = positiveInt('--rate-limit-budget', budget);
+  const authProbes = values.get('auth-probes');
+  if (authProbes !== undefined) options.authProbes = positiveInt('--auth-probes', authProbes);
+  const state = values.get('state');
+  if (state && values.has('no-state')) throw new UsageError('--state and --no-state exclude each other');
+  if (!values.has('no-state')) options.stateFile = state ?? defaultStateFile(env);
+  const webhookUrl = values.get('webhook-url');
+  if (webhookUrl !== undefined) {
+    if (!/^https?:\/\/[^/]/.test(webhookUrl)) throw new UsageError('--webhook-url must be an http(s) URL');
+    options.webhookUrl = webhookUrl;
+  }
+  const webhookPort = values.get('webhook-port');
+  if (webhookPort !== undefined) {
+    if (!/^\d+$/.test(webhookPort) || Number(webhookPort) > 65535)
+      throw new UsageError('--webhook-port must be a port number');
+    options.webhookPort = Number(webhookPort);
+  }
   const spec = values.get('spec');
   if (spec) options.spec = spec;
   const only = values.get('only');

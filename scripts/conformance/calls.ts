@@ -57,7 +57,11 @@ export function urlOf(ctx: Context, operation: Operation, spec: RequestSpec): st
   return `${ctx.baseUrl}${path}${encodeQuery(spec.input?.query ?? {})}`;
 }
 
+/** The run was interrupted: no more checks are sent (the clean-up still is). */
+export class Interrupted extends Error {}
+
 export async function call(ctx: Context, operation: Operation, spec: RequestSpec = {}): Promise<Exchange> {
+  if (ctx.signal?.aborted && !ctx.cleaning) throw new Interrupted('interrupted');
   const headers: Record<string, string> = {};
   let credential: string | null | undefined;
   if (operation.security.length > 0) {

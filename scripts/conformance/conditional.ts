@@ -29,6 +29,10 @@ export async function checkConditionalRequests(ctx: Context): Promise<void> {
     const created = await createRecord(ctx, resource, 4);
     if (created.id === undefined) {
       ctx.log(`conditional requests: could not create a ${resource.name} record (${created.exchange.reply.status})`);
+      if (created.refused) {
+        if (notModified) ctx.results.skip(show.id, 'not_modified', created.refused.reason);
+        for (const update of updates) ctx.results.skip(update.id, 'precondition_failed', created.refused.reason);
+      }
       continue;
     }
     const ids = { [resource.idParam]: created.id };

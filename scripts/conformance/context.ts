@@ -5,7 +5,9 @@ import type { Budget, Quota } from './budget.js';
 import type { Plan } from './cases.js';
 import type { Exchange, Secret } from './http.js';
 import type { RateLimitTracker } from './rate-limit-fields.js';
+import type { Refusal } from './refusals.js';
 import type { Results } from './results.js';
+import type { Rotation } from './rotation.js';
 
 export interface Account {
   key: string;
@@ -31,15 +33,32 @@ export interface Context {
   stateless?: string;
   /** Records made by the run, deleted at its end. */
   created: Array<{ resource: Resource; id: string; account: Account }>;
+  /** Per resource name: records the run made, and those the clean-up could not delete (the report says so). */
+  ledger: Map<string, { created: number; left: number }>;
+  /** Per `resource/account variable`: the limit the account met (refusals.ts); no more creates are sent. */
+  limits: Map<string, { refusal: Refusal; exchange: Exchange }>;
+  /** Per resource name: why the deployment refused a create of it, as the contract allows (refusals.ts). */
+  refusedCreates: Map<string, string>;
   /** One record per resource, made at the start, that item operations are tried on. */
   fixtures: Map<string, { id: string; body: unknown }>;
   /** Per resource, the ids of the records the valid show/update cases work on (made at the start of that phase). */
   targets: Map<string, string[]>;
+  /** Aborted when the run is interrupted (SIGINT, SIGTERM); `cleaning` lets the clean-up's requests through. */
+  signal?: AbortSignal;
+  cleaning?: boolean;
+  /** What the webhook checks did, for the report (webhooks.ts). */
+  webhooks: string[];
+  /** Which slice of each probe family this run sends, and the coverage across runs. */
+  rotation: Rotation;
+  /** Credential probes the operator allows this run (--auth-probes), instead of half the address's budget. */
+  authProbes?: number;
   onExchange?: (exchange: Exchange, operation: string | undefined) => void;
   /** The RateLimit fields seen so far. */
   rateLimit: RateLimitTracker;
   /** The budgets those fields state: the primary key's quota, the address's for failed authentication. */
   budget: Budget;
+  /** This run's share of the primary key's quota, and what was left of the window when it was taken. */
+  share?: { requests: number; remainingAtStart: number };
   /** How many generated cases ran when they were sized to the key's quota. */
   sized?: { valid: number; invalid: number; quota: Quota };
   log(line: string): void;

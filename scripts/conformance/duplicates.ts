@@ -6,12 +6,22 @@ import { call } from './calls.js';
 import type { Duplicate } from './cases.js';
 import type { Context } from './context.js';
 import { pool } from './pool.js';
-import { createWith } from './records.js';
+import { createWith, ledgerOf, release } from './records.js';
+import { refusalOf } from './refusals.js';
 import { idOf, is2xx, is4xx } from './replies.js';
 import { checkResponse, documentedResponse } from './response-checks.js';
+import { slice } from './rotation.js';
 
 export async function checkDuplicates(ctx: Context): Promise<void> {
-  await pool(ctx.plan.duplicates, ctx.concurrency, (duplicate) => checkDuplicate(ctx, duplicate));
+  const duplicates = slice(
+    ctx,
+    'duplicate_conflict',
+    ctx.plan.duplicates,
+    (duplicate) =>
+      `${duplicate.operation} ${ctx.plan.duplicates.filter((d) => d.operation === duplicate.operation).indexOf(duplicate)}`,
+    (duplicate) => duplicate.operation,
+  );
+  await pool(duplicates, ctx.concurrency, (duplicate) => checkDuplicate(ctx, duplicate));
 }
 
 async function checkDuplicate(ctx: Context, { operation, field, first, second }: Duplicate): Promise<void> {
@@ -20,6 +30,7 @@ async function checkDuplicate(ctx: Context, { operation, field, first, second }:
   if (!resource) return;
   if (ctx.stateless) return ctx.results.skip(operation, check, ctx.stateless);
   const original = await createWith(ctx, resource, first);
+  if (original.refused) return ctx.results.skip(operation, check, original.refused.reason);
   if (original.id === undefined) {
     const { status } = original.exchange.reply;
     return ctx.results.fail(operation, check, `the first create answered ${status}`, original.exchange);
@@ -27,10 +38,16 @@ async function checkDuplicate(ctx: Context, { operation, field, first, second }:
   const repeat = await call(ctx, resource.create, { input: second });
   checkResponse(ctx.results, resource.create, repeat);
   const { status } = repeat.reply;
-  if (is2xx(status)) {
-    const id = idOf(resource, repeat);
-    if (id !== undefined) ctx.created.push({ resource, id, account: ctx.primary });
+  const again = is2xx(status) ? idOf(resource, repeat) : undefined;
+  if (again !== undefined) {
+    ctx.created.push({ resource, id: again, account: ctx.primary });
+    ledgerOf(ctx, resource.name).created++;
   }
+  const refused = refusalOf(resource.create, repeat);
+  // Done with both: deleted now, so that an account's limit (webhook endpoints) is not used up by this check.
+  await release(ctx, resource, original.id);
+  if (again !== undefined && again !== original.id) await release(ctx, resource, again);
+  if (refused && field === undefined) return ctx.results.skip(operation, check, refused.reason);
   const problem =
     field !== undefined
       ? status === 409

@@ -12,6 +12,7 @@ import { validRequestOf } from './probes.js';
 import { limitation } from './profiles.js';
 import { is4xx } from './replies.js';
 import { checkNoServerError, checkResponse } from './response-checks.js';
+import { slice } from './rotation.js';
 
 const HUGE = '9'.repeat(400);
 const CONTROL = 'a\u0000b';
@@ -119,7 +120,14 @@ const reads = (ctx: Context) => ctx.model.operations.filter((op) => op.method ==
 
 /** GET with the absolute-form target (`GET http://host/path`), as proxies send it: the answer of the origin-form. */
 export async function probeAbsoluteForm(ctx: Context): Promise<void> {
-  await pool(reads(ctx), ctx.concurrency, async (operation) => {
+  const operations = slice(
+    ctx,
+    'absolute_form_target',
+    reads(ctx),
+    (op) => op.id,
+    (op) => op.id,
+  );
+  await pool(operations, ctx.concurrency, async (operation) => {
     const skipped = limitation(ctx, 'absolute_form_target');
     if (skipped) return ctx.results.skip(operation.id, 'absolute_form_target', skipped);
     const { input, ids } = validRequestOf(ctx, operation);
@@ -153,7 +161,14 @@ function credentialHeaders(ctx: Context, operation: Operation): string[] {
 
 /** Two Authorization headers (the valid key and another, in both orders): 400 or 401, never served. */
 export async function probeDuplicateCredentials(ctx: Context): Promise<void> {
-  const bearer = ctx.model.operations.filter((op) => op.security[0]?.kind === 'bearer');
+  const all = ctx.model.operations.filter((op) => op.security[0]?.kind === 'bearer');
+  const bearer = slice(
+    ctx,
+    'duplicate_credentials',
+    all,
+    (op) => op.id,
+    (op) => op.id,
+  );
   await pool(bearer, ctx.concurrency, async (operation) => {
     const skipped = limitation(ctx, 'duplicate_credentials');
     if (skipped) return ctx.results.skip(operation.id, 'duplicate_credentials', skipped);
@@ -191,7 +206,14 @@ export async function probeDuplicateCredentials(ctx: Context): Promise<void> {
 
 /** HEAD wherever GET is: the status and content type of GET, no body. */
 export async function probeHead(ctx: Context): Promise<void> {
-  await pool(reads(ctx), ctx.concurrency, async (operation) => {
+  const operations = slice(
+    ctx,
+    'head_like_get',
+    reads(ctx),
+    (op) => op.id,
+    (op) => op.id,
+  );
+  await pool(operations, ctx.concurrency, async (operation) => {
     const skipped = limitation(ctx, 'head_like_get');
     if (skipped) return ctx.results.skip(operation.id, 'head_like_get', skipped);
     const { input, ids } = validRequestOf(ctx, operation);

@@ -13,6 +13,7 @@ import { validRequestOf } from './probes.js';
 import { limitation } from './profiles.js';
 import { idOf, is2xx, is4xx } from './replies.js';
 import { checkNoServerError, checkResponse } from './response-checks.js';
+import { slice } from './rotation.js';
 
 /** Characters past the path: 16,000 (what fits in Node's default 16 KiB of headers), well past any real path. */
 const LONG = 16_000;
@@ -22,7 +23,14 @@ const PROBLEM_JSON = /^application\/problem\+json/;
 
 /** Per collection path: 16,000 slashes then "x", and one segment of 16,000 letters, each a 4xx problem, fast. */
 export async function probeLongPaths(ctx: Context): Promise<void> {
-  const paths = [...new Set(ctx.model.resources.map((resource) => resource.collectionPath))];
+  const all = [...new Set(ctx.model.resources.map((resource) => resource.collectionPath))];
+  const paths = slice(
+    ctx,
+    'long_path',
+    all,
+    (path) => path,
+    (path) => path,
+  );
   // One after another: the times are compared, so they must not wait for each other.
   for (const path of paths) {
     const operation = ctx.model.operations.find((op) => op.path === path && op.method === 'GET');
@@ -69,7 +77,14 @@ export async function probeLongPaths(ctx: Context): Promise<void> {
 
 /** Every operation with `Accept: application/problem+json`: served (or refused for another reason), never 406. */
 export async function probeProblemAccept(ctx: Context): Promise<void> {
-  await pool(ctx.model.operations, ctx.concurrency, async (operation) => {
+  const operations = slice(
+    ctx,
+    'problem_accept',
+    ctx.model.operations,
+    (op) => op.id,
+    (op) => op.id,
+  );
+  await pool(operations, ctx.concurrency, async (operation) => {
     const skipped = limitation(ctx, 'problem_accept');
     if (skipped) return ctx.results.skip(operation.id, 'problem_accept', skipped);
     const exchange = await call(ctx, operation, {

@@ -7,6 +7,8 @@ import { call } from './calls.js';
 import type { Context } from './context.js';
 import { differences, fieldsOf } from './diff.js';
 import type { Exchange } from './http.js';
+import { ledgerOf } from './records.js';
+import { refusalOf } from './refusals.js';
 import { idOf, is2xx } from './replies.js';
 import { checkResponse } from './response-checks.js';
 
@@ -36,11 +38,24 @@ async function checkResource(ctx: Context, resource: Resource): Promise<void> {
     const id = is2xx(exchange.reply.status) ? idOf(resource, exchange) : undefined;
     if (id !== undefined && !ctx.created.some((c) => c.resource === resource && c.id === id)) {
       ctx.created.push({ resource, id, account: ctx.primary });
+      ledgerOf(ctx, resource.name).created++;
     }
     return exchange;
   };
 
+  const full = ctx.limits.get(`${resource.name}/${ctx.primary.variable}`);
+  if (full) {
+    ctx.results.skip(operation.id, 'idempotent_replay', full.refusal.reason);
+    ctx.results.skip(operation.id, 'idempotency_key_reuse', full.refusal.reason);
+    return;
+  }
   const first = await send(input);
+  const refused = refusalOf(operation, first);
+  if (refused) {
+    ctx.results.skip(operation.id, 'idempotent_replay', refused.reason);
+    ctx.results.skip(operation.id, 'idempotency_key_reuse', refused.reason);
+    return;
+  }
   if (!is2xx(first.reply.status)) {
     const problem = `a create with an Idempotency-Key answered ${first.reply.status}`;
     ctx.results.fail(operation.id, 'idempotent_replay', problem, first);

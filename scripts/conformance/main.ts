@@ -30,9 +30,33 @@ async function main(): Promise<number> {
     );
   }
   const seed = options.seed ?? randomSeed();
+  // Ctrl-C or SIGTERM: the checks stop, what the run made is deleted, the report says so (exit 130 / 143). A
+  // second signal stops at once, leaving the records (the report of the first said which were made).
+  const controller = new AbortController();
+  let signalled: NodeJS.Signals | undefined;
+  let signalledAt = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    // npm and tsx pass a Ctrl-C on to the process that got it too: the same signal within a second is that one.
+    if (signalled && Date.now() - signalledAt < 1000) return;
+    if (signalled) {
+      process.stderr.write(`conformance: ${signal} again: stopping without finishing the clean-up\n`);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
+    signalled = signal;
+    signalledAt = Date.now();
+    process.stderr.write(`conformance: ${signal}: deleting what the run made, then stopping (again to stop at once)\n`);
+    controller.abort(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   let result: ConformanceResult;
   try {
-    result = await runConformance({ ...options, seed, log: (line) => process.stderr.write(`${line}\n`) });
+    result = await runConformance({
+      ...options,
+      seed,
+      signal: controller.signal,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
   } catch (error) {
     if (!(error instanceof PreflightError)) throw error;
     process.stderr.write(`conformance: ${error.message}\n`);
@@ -45,6 +69,7 @@ async function main(): Promise<number> {
   };
   if (options.junit) await write(options.junit, renderJunit(result.results, result.secrets, result.durationMs));
   if (options.reportFile) await write(options.reportFile, `${result.report}\n`);
+  if (signalled) return signalled === 'SIGINT' ? 130 : 143;
   return result.passed ? 0 : 1;
 }
 

@@ -10,6 +10,7 @@ import { pool } from './pool.js';
 import { limitation } from './profiles.js';
 import { is4xx } from './replies.js';
 import { checkNoServerError, checkResponse, documentedResponse } from './response-checks.js';
+import { slice } from './rotation.js';
 
 export const ODD_IDS = [
   '0',
@@ -125,24 +126,32 @@ export async function probeAuth(ctx: Context): Promise<void> {
         `(${budget.remaining} left); the ${probes.length} credential probes spend at most ${allowance}`,
     );
   }
-  let sent = 0;
-  await pool(probeOrder(probes), ctx.concurrency, async ({ operation, variant, credential }) => {
+  // The operator may raise this run's share (--auth-probes), e.g. for a deployment whose budget was raised.
+  const share = ctx.authProbes ?? allowance;
+  const usable = probeOrder(probes).filter(({ variant, operation }) => {
     const skipped = limitation(ctx, 'auth_required', variant);
-    if (skipped) {
-      results.skip(operation.id, 'auth_required', skipped);
-      return;
-    }
-    if (budget && allowance !== undefined && sent >= allowance) {
-      results.skip(
-        operation.id,
-        'auth_required',
-        `${variant} credentials not sent: this address may fail authentication ${budget.limit} times per ` +
-          `${budget.windowSeconds ?? '?'} s (its "${budget.policy}" policy), and a run spends at most half of ` +
-          'that, so that the next run (or anyone else on this address) is not refused',
-      );
-      return;
-    }
-    sent++;
+    if (skipped) results.skip(operation.id, 'auth_required', skipped);
+    return !skipped;
+  });
+  // Each run sends the next slice, so that runs one after another probe every operation's 401.
+  const rotation = ctx.rotation.pick(
+    'auth_required',
+    usable,
+    (probe) => `${probe.operation.id} ${probe.variant}`,
+    share ?? usable.length,
+  );
+  for (const { operation, variant } of rotation.left) {
+    results.skip(
+      operation.id,
+      'auth_required',
+      `${variant} credentials not sent this run: this address may fail authentication ${budget?.limit ?? '?'} times per ` +
+        `${budget?.windowSeconds ?? '?'} s (its "${budget?.policy ?? 'failed-auth'}" policy), and a run spends at most half of ` +
+        'that, so that the next run (or anyone else on this address) is not refused; the runs after this one ' +
+        'send the others in turn (coverage below), or --auth-probes <n> sends more',
+    );
+  }
+  await pool(rotation.picked, ctx.concurrency, async (probe) => {
+    const { operation, variant, credential } = probe;
     const challenge = documentedResponse(operation, 401)?.headers;
     const challengeName = Object.keys(challenge ?? {}).find((name) => name.toLowerCase() === 'www-authenticate');
     const { input, ids } = validRequestOf(ctx, operation);
@@ -159,6 +168,7 @@ export async function probeAuth(ctx: Context): Promise<void> {
       );
       return;
     }
+    rotation.sent(probe);
     checkResponse(results, operation, exchange);
     const problem =
       status !== 401
@@ -172,44 +182,59 @@ export async function probeAuth(ctx: Context): Promise<void> {
 
 export async function probeMethods(ctx: Context): Promise<void> {
   const { results } = ctx;
-  for (const [path, documented] of ctx.model.paths) {
+  const all = [...ctx.model.paths].flatMap(([path, documented]) =>
+    METHODS.filter((m) => !documented.includes(m)).map((method) => ({ path, documented, method })),
+  );
+  const jobs = slice(
+    ctx,
+    'method_not_allowed',
+    all,
+    (job) => `${job.method} ${job.path}`,
+    (job) => job.path,
+  );
+  for (const { path, documented, method } of jobs) {
     const operation = ctx.model.operations.find((op) => op.path === path);
     if (!operation) continue;
     const skipped = limitation(ctx, 'method_not_allowed');
-    for (const method of METHODS.filter((m) => !documented.includes(m))) {
-      if (skipped) {
-        results.skip(path, 'method_not_allowed', skipped);
-        continue;
-      }
-      const { ids } = validRequestOf(ctx, operation);
-      const exchange = await call(ctx, operation, { ids, method });
-      const allow = exchange.reply.headers.allow;
-      const listed = new Set(
-        (allow ?? '')
-          .split(',')
-          .map((m) => m.trim().toUpperCase())
-          .filter(Boolean),
-      );
-      // HEAD is implied wherever GET is (RFC 9110 §9.3.2): listing it is right, leaving it out tolerated.
-      const implied = documented.includes('GET') && !documented.includes('HEAD') && listed.has('HEAD') ? 1 : 0;
-      const exact = listed.size === documented.length + implied && documented.every((m) => listed.has(m));
-      const problem =
-        exchange.reply.status !== 405
-          ? `${method} answered ${exchange.reply.status}, not 405`
-          : allow === undefined
-            ? `${method}: 405 without an Allow header (documented: ${documented.join(', ')})`
-            : !exact
-              ? `${method}: Allow is "${allow}", documented: ${documented.join(', ')}`
-              : undefined;
-      results.judge(path, 'method_not_allowed', problem, exchange);
+    if (skipped) {
+      results.skip(path, 'method_not_allowed', skipped);
+      continue;
     }
+    const { ids } = validRequestOf(ctx, operation);
+    const exchange = await call(ctx, operation, { ids, method });
+    const allow = exchange.reply.headers.allow;
+    const listed = new Set(
+      (allow ?? '')
+        .split(',')
+        .map((m) => m.trim().toUpperCase())
+        .filter(Boolean),
+    );
+    // HEAD is implied wherever GET is (RFC 9110 §9.3.2): listing it is right, leaving it out tolerated.
+    const implied = documented.includes('GET') && !documented.includes('HEAD') && listed.has('HEAD') ? 1 : 0;
+    const exact = listed.size === documented.length + implied && documented.every((m) => listed.has(m));
+    const problem =
+      exchange.reply.status !== 405
+        ? `${method} answered ${exchange.reply.status}, not 405`
+        : allow === undefined
+          ? `${method}: 405 without an Allow header (documented: ${documented.join(', ')})`
+          : !exact
+            ? `${method}: Allow is "${allow}", documented: ${documented.join(', ')}`
+            : undefined;
+    results.judge(path, 'method_not_allowed', problem, exchange);
   }
 }
 
 export async function probeOddIds(ctx: Context): Promise<void> {
   const { results } = ctx;
   const withIds = ctx.model.operations.filter((op) => op.pathParams.length === 1);
-  const jobs = withIds.flatMap((operation) => ODD_IDS.map((id) => ({ operation, id })));
+  const all = withIds.flatMap((operation) => ODD_IDS.map((id) => ({ operation, id })));
+  const jobs = slice(
+    ctx,
+    'odd_ids',
+    all,
+    (job) => `${job.operation.id} ${job.id}`,
+    (job) => job.operation.id,
+  );
   await pool(jobs, ctx.concurrency, async ({ operation, id }) => {
     const skipped = limitation(ctx, 'odd_ids', id);
     if (skipped) {

@@ -10,10 +10,13 @@ export interface ReportHeader {
   cases: number;
   profile: string;
   stateless?: string;
+  interrupted?: string;
   /** Set when the generated cases were sized to the key's quota: what ran of them. */
   sized?: string;
   durationMs: number;
   leftBehind: number;
+  /** Sections after the table (what the run created and removed, coverage over runs, webhooks). */
+  sections?: Array<{ title: string; lines: string[] }>;
   /** Table rows in this order (operations in spec order, then paths, then resources); others follow. */
   subjects: string[];
 }
@@ -53,6 +56,10 @@ const SHORT: Record<CheckName, string> = {
   idempotency_key_reuse: 'keyreuse',
   not_modified: '304',
   precondition_failed: '412',
+  webhook_signature: 'whsig',
+  webhook_payload: 'whbody',
+  webhook_same_id: 'whid',
+  webhook_rotation: 'whrot',
 };
 
 function cell(tally: Tally | undefined): string {
@@ -89,9 +96,13 @@ export function renderReport(results: Results, header: ReportHeader, secrets: Se
     `${results.requests} requests in ${(header.durationMs / 1000).toFixed(1)} s`,
   ];
   if (header.sized) out.push(header.sized);
+  if (header.interrupted) out.push(`INTERRUPTED: ${header.interrupted}`);
   if (header.stateless) out.push(`stateful checks skipped: ${header.stateless}`);
   if (header.leftBehind) out.push(`WARNING: ${header.leftBehind} records the run created could not be deleted`);
   out.push('', summaryTable(results, header.subjects), '');
+  for (const section of header.sections ?? []) {
+    if (section.lines.length) out.push(section.title, ...section.lines.map((line) => `  ${line}`), '');
+  }
 
   const failures = [...results.failures.values()];
   if (failures.length) {

@@ -37,6 +37,10 @@ export const CHECKS = [
   'idempotency_key_reuse',
   'not_modified',
   'precondition_failed',
+  'webhook_signature',
+  'webhook_payload',
+  'webhook_same_id',
+  'webhook_rotation',
 ] as const;
 
 export type CheckName = (typeof CHECKS)[number];

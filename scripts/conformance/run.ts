@@ -4,7 +4,7 @@ import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { buildModel, loadSpecText, type SpecModel } from '../../server/spec-model.js';
 import { Budget, casesCost, casesWithin, describeQuota } from './budget.js';
-import { call } from './calls.js';
+import { call, Interrupted } from './calls.js';
 import { type Plan, planRun } from './cases.js';
 import { checkConditionalRequests } from './conditional.js';
 import type { Context, Profile } from './context.js';
@@ -21,14 +21,16 @@ import type { Exchange, Secret } from './http.js';
 import { checkIdempotency } from './idempotency.js';
 import { runInvalidCases } from './invalid-cases.js';
 import { preflight } from './preflight.js';
-import { probeAuth, probeMethods, probeOddIds } from './probes.js';
+import { ODD_IDS, probeAuth, probeMethods, probeOddIds } from './probes.js';
 import { judgeMissingFields, spendBudget } from './rate-limit.js';
 import { RateLimitTracker } from './rate-limit-fields.js';
 import { renderReport } from './report.js';
 import { type CheckName, Results } from './results.js';
+import { Rotation } from './rotation.js';
 import { probeScopes } from './scopes.js';
 import { checkIsolation, cleanUp, runScenarios, setUp } from './stateful.js';
 import { runValidCases } from './valid-cases.js';
+import { checkWebhooks, Receiver, receiverPlan, WEBHOOK_CHECKS } from './webhooks.js';
 
 const GENERIC: CheckName[] = [
   'no_server_error',
@@ -59,6 +61,16 @@ export interface ConformanceOptions {
   concurrency?: number;
   /** Spend up to this many requests of the primary key's quota, after everything else, until a 429. */
   rateLimitBudget?: number;
+  /** Where the probe coverage across runs is kept (rotation.ts); none: the slices follow the seed. */
+  stateFile?: string;
+  /** Credential probes this run may send, instead of half the address's failed-authentication budget. */
+  authProbes?: number;
+  /** A receiver URL the deployment may call, forwarding to the runner's own receiver (webhooks.ts). */
+  webhookUrl?: string;
+  /** The port the runner's receiver listens on (default: --webhook-url's when local, else any). */
+  webhookPort?: number;
+  /** Aborted (SIGINT, SIGTERM): the checks stop, and what the run made is deleted before it returns. */
+  signal?: AbortSignal;
   log?: (line: string) => void;
   onExchange?: (exchange: Exchange, operation: string | undefined) => void;
 }
@@ -69,6 +81,8 @@ export interface ConformanceResult {
   results: Results;
   /** Why the stateful checks were skipped, when they were. */
   stateless?: string;
+  /** Set when the run was interrupted (its clean-up still ran). */
+  interrupted?: string;
   report: string;
   durationMs: number;
   leftBehind: number;
@@ -100,6 +114,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     ...(options.secondApiKey ? ([[options.secondApiKey, 'DSS_SECOND_API_KEY']] as Secret[]) : []),
     ...(options.readOnlyApiKey ? ([[options.readOnlyApiKey, 'DSS_READONLY_API_KEY']] as Secret[]) : []),
   ];
+  const rotation = await Rotation.open(options.baseUrl.replace(/\/+$/, ''), options.stateFile, seed);
   const ctx: Context = {
     model,
     plan,
@@ -112,9 +127,16 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     profile: options.profile ?? 'auto',
     concurrency: options.concurrency ?? 4,
     created: [],
+    ledger: new Map(),
+    limits: new Map(),
+    refusedCreates: new Map(),
+    webhooks: [],
     fixtures: new Map(),
     targets: new Map(),
     ...(options.onExchange ? { onExchange: options.onExchange } : {}),
+    rotation,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.authProbes !== undefined ? { authProbes: options.authProbes } : {}),
     rateLimit: new RateLimitTracker(options.concurrency ?? 4),
     budget: new Budget(),
     log,
@@ -124,6 +146,12 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   await preflight(ctx);
   announceBudget(ctx, options.cases !== undefined);
   let leftBehind = 0;
+  let interrupted: string | undefined;
+  // The webhook receiver: the runner's own, where the deployment can reach it (webhooks.ts).
+  const wantsWebhooks = WEBHOOK_CHECKS.some((check) => results.enabled(check));
+  const listen = wantsWebhooks ? receiverPlan(ctx, options.webhookUrl, options.webhookPort) : 'not selected';
+  const receiver = typeof listen === 'string' ? listen : await Receiver.start(listen.port);
+  const receiverUrl = typeof listen === 'string' ? undefined : listen.url;
   try {
     // A phase runs when one of its own checks is selected; the checks on every response (GENERIC) are
     // recorded in whichever phases run, and select every phase when they are all that was asked for.
@@ -142,6 +170,9 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       ctx.profile = 'mock';
       log('a stateless target is a mock: the mock profile applies (--profile server to hold it to every check)');
     }
+    shareQuota(ctx);
+    // Early, before the other checks use up an account's endpoint limit.
+    await phase('webhooks', WEBHOOK_CHECKS, () => checkWebhooks(ctx, receiver, receiverUrl));
     await phase('credentials', ['auth_required'], () => probeAuth(ctx));
     await phase('methods', ['method_not_allowed'], () => probeMethods(ctx));
     await phase('odd ids', ['odd_ids'], () => probeOddIds(ctx));
@@ -171,18 +202,34 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       ['invalid_input_rejected', 'not_acceptable', 'body_too_large', 'failed_create_leaves_nothing'],
       () => runInvalidCases(ctx),
     );
+  } catch (error) {
+    // Ctrl-C, or a check that broke: what the run made is deleted all the same (finally), then it says so.
+    if (!(error instanceof Interrupted)) {
+      ctx.cleaning = true;
+      leftBehind = await cleanUp(ctx);
+      throw error;
+    }
+    interrupted = `interrupted (${String(options.signal?.reason ?? 'aborted')}): the checks after that point did not run`;
+    log(interrupted);
   } finally {
-    leftBehind = await cleanUp(ctx);
+    if (!ctx.cleaning) {
+      ctx.cleaning = true;
+      leftBehind = await cleanUp(ctx);
+    }
+    if (typeof receiver !== 'string') await receiver.close();
   }
   judgeMissingFields(ctx);
   // Last: it leaves the key without quota for the rest of the window.
-  if (options.rateLimitBudget === undefined) {
+  if (interrupted) {
+    // Nothing more is sent.
+  } else if (options.rateLimitBudget === undefined) {
     results.skip('(rate limit)', 'rate_limited', "opt in with --rate-limit-budget <n>: it spends the key's quota");
   } else {
     const budget = options.rateLimitBudget;
     await spendBudget(ctx, budget, (operation) => call(ctx, operation, { noRateLimitRetry: true }));
   }
 
+  const stateProblem = await rotation.save();
   const durationMs = Date.now() - started;
   const report = renderReport(
     results,
@@ -193,6 +240,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       cases,
       profile: ctx.profile,
       ...(ctx.stateless ? { stateless: ctx.stateless } : {}),
+      ...(interrupted ? { interrupted } : {}),
       ...(ctx.sized
         ? {
             sized: `generated cases sized to the key's quota (${ctx.sized.quota.limit} per ${ctx.sized.quota.windowSeconds ?? '?'} s): ${ctx.sized.valid} valid and ${ctx.sized.invalid} invalid ran; a larger quota runs them all`,
@@ -200,13 +248,25 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         : {}),
       durationMs,
       leftBehind,
+      sections: [
+        {
+          title: 'RECORDS (what the run made in the accounts, and deleted before it ended)',
+          lines: ledgerLines(ctx, leftBehind),
+        },
+        { title: 'WEBHOOKS (deliveries to a receiver, judged end to end)', lines: ctx.webhooks },
+        {
+          title: 'COVERAGE (probes sent in slices, one run after another)',
+          lines: [...ctx.rotation.coverage(), ...(stateProblem ? [stateProblem] : [])],
+        },
+      ],
       subjects: [...model.operations.map((op) => op.id), ...model.paths.keys(), ...model.resources.map((r) => r.name)],
     },
     secrets,
   );
   return {
     seed,
-    passed: results.totals().fail === 0,
+    passed: results.totals().fail === 0 && !interrupted,
+    ...(interrupted ? { interrupted } : {}),
     results,
     ...(ctx.stateless ? { stateless: ctx.stateless } : {}),
     report,
@@ -218,6 +278,74 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
 
 /** Requests kept back from the budget: the answers in flight when it was read, and a margin for the estimate. */
 const reserve = (ctx: Context, remaining: number) => 2 * ctx.concurrency + 10 + Math.ceil(remaining / 10);
+
+function ledgerLines(ctx: Context, leftBehind: number): string[] {
+  const lines = [...ctx.ledger].map(
+    ([resource, { created, left }]) =>
+      `${resource}: ${created} created, ${created - left} deleted${left ? `, ${left} LEFT BEHIND` : ''}`,
+  );
+  if (lines.length === 0) return ['nothing created'];
+  lines.push(
+    leftBehind
+      ? `${leftBehind} could not be deleted (listed above as failures of the clean-up)`
+      : 'every record the run made is deleted: the accounts hold what they held before the run',
+  );
+  return lines;
+}
+
+/** Requests of the primary key spent since the run took its share of the quota (0 if the window turned since). */
+function spentOfShare(ctx: Context): number {
+  const quota = ctx.budget.primary;
+  if (!quota || !ctx.share) return 0;
+  return Math.max(0, ctx.share.remainingAtStart - quota.remaining);
+}
+
+/**
+ * A run spends at most half of the key's quota per window, so that a second run right after it (or the
+ * operator's own traffic) is not refused: the probe families are sent in slices that fit, the rest left to
+ * the runs after this one (rotation.ts), and the generated cases get what is left (fitCasesToBudget).
+ */
+function shareQuota(ctx: Context): void {
+  const quota = ctx.budget.primary;
+  if (!quota) return;
+  const requests = Math.max(0, Math.min(Math.floor(quota.limit / 2), quota.remaining - reserve(ctx, 0)));
+  ctx.share = { requests, remainingAtStart: quota.remaining };
+  const scalable = probeCost(ctx);
+  // What every run sends whatever the quota: the checks of one record per resource, the clean-up, and a
+  // quarter of the share for the generated cases.
+  const fixed = 60 + 25 * ctx.model.resources.length + ctx.created.length;
+  const fraction = Math.min(1, Math.max(0, (requests - fixed - Math.ceil(requests / 4)) / Math.max(1, scalable)));
+  ctx.log(
+    `this run's share of the key's quota: ${requests} requests (half of ${quota.limit} per ${quota.windowSeconds ?? '?'} s, ` +
+      `so that the next run fits in the same window)${fraction < 1 ? `; ${Math.round(fraction * 100)}% of each probe family fits in it, the runs after this one send the rest in turn` : ''}`,
+  );
+  if (fraction >= 1) return;
+  ctx.rotation.fraction = fraction;
+  ctx.rotation.leftReason =
+    `left for a later run: this run's share of the key's quota (${requests} of ${quota.limit} per ` +
+    `${quota.windowSeconds ?? '?'} s) takes ${Math.round(fraction * 100)}% of these probes; runs one after another ` +
+    'send the others in turn (coverage below)';
+}
+
+/** Requests the probe families that are sent in slices cost when sent whole. */
+function probeCost(ctx: Context): number {
+  const { operations, paths, resources } = ctx.model;
+  const reads = operations.filter((op) => op.method === 'GET').length;
+  const undocumented = [...paths.values()].reduce(
+    (sum, methods) => sum + ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !methods.includes(m)).length,
+    0,
+  );
+  return (
+    operations.filter((op) => op.pathParams.length === 1).length * ODD_IDS.length +
+    undocumented +
+    4 * reads +
+    2 * operations.filter((op) => op.security[0]?.kind === 'bearer').length +
+    operations.length +
+    9 * new Set(resources.map((r) => r.collectionPath)).size +
+    4 * ctx.plan.duplicates.length +
+    2 * 9 * resources.length
+  );
+}
 
 /** Before any check: what the key's quota allows, and what the run will do about it. */
 function announceBudget(ctx: Context, casesGiven: boolean): void {
@@ -239,7 +367,8 @@ function announceBudget(ctx: Context, casesGiven: boolean): void {
 function fitCasesToBudget(ctx: Context, casesGiven: boolean): void {
   const quota = ctx.budget.primary;
   if (!quota) return;
-  const available = quota.remaining - ctx.created.length - reserve(ctx, quota.remaining);
+  const left = ctx.share ? Math.min(quota.remaining, ctx.share.requests - spentOfShare(ctx)) : quota.remaining;
+  const available = left - ctx.created.length - reserve(ctx, left);
   const needed = casesCost(ctx.model, ctx.plan);
   if (needed <= available) return;
   if (casesGiven) {

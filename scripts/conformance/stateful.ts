@@ -10,7 +10,8 @@ import type { Exchange } from './http.js';
 import type { Input } from './inputs.js';
 import { pool } from './pool.js';
 import { STATEFUL_REASON_MOCK } from './profiles.js';
-import { createRecord, searchParamOf } from './records.js';
+import { createRecord, forget, ledgerOf, searchParamOf } from './records.js';
+import { refusalOf } from './refusals.js';
 import { is2xx, itemsOf, recordOf } from './replies.js';
 import { checkResponse } from './response-checks.js';
 
@@ -66,15 +67,28 @@ function updateInputs(ctx: Context, operationId: string): Input[] {
 }
 
 export async function runScenarios(ctx: Context): Promise<void> {
-  for (const resource of ctx.model.resources) {
-    for (let round = 0; round < SCENARIOS_PER_RESOURCE; round++) {
-      if (ctx.stateless) {
-        ctx.results.skip(resource.name, 'stateful_scenario', ctx.stateless);
-        continue;
-      }
-      const failure = await scenario(ctx, resource, round);
-      ctx.results.judge(resource.name, 'stateful_scenario', failure?.message, failure?.exchange, failure?.detail);
+  const all = ctx.model.resources.flatMap((resource) =>
+    Array.from({ length: SCENARIOS_PER_RESOURCE }, (_, round) => ({ resource, round })),
+  );
+  // At least one scenario per resource, whatever the quota.
+  const rounds = Math.max(1, Math.ceil(SCENARIOS_PER_RESOURCE * ctx.rotation.fraction));
+  const picked = all.filter(({ round }) => round < rounds);
+  for (const { resource, round } of all) {
+    if (!picked.some((each) => each.resource === resource && each.round === round)) {
+      ctx.results.skip(resource.name, 'stateful_scenario', ctx.rotation.leftReason);
     }
+  }
+  for (const { resource, round } of picked) {
+    if (ctx.stateless) {
+      ctx.results.skip(resource.name, 'stateful_scenario', ctx.stateless);
+      continue;
+    }
+    const failure = await scenario(ctx, resource, round);
+    if (failure?.skipped) {
+      ctx.results.skip(resource.name, 'stateful_scenario', failure.message);
+      continue;
+    }
+    ctx.results.judge(resource.name, 'stateful_scenario', failure?.message, failure?.exchange, failure?.detail);
   }
 }
 
@@ -83,6 +97,8 @@ interface StepFailure {
   exchange: Exchange;
   /** Expected vs got, field by field, when a step found other values than it expected. */
   detail?: string;
+  /** Not a failure: the deployment refused as the contract allows (message says how). */
+  skipped?: boolean;
 }
 
 /** A step's finding: the message names the fields (so equal faults group), the detail carries the values. */
@@ -113,6 +129,7 @@ async function scenario(ctx: Context, resource: Resource, round: number): Promis
     return { message: `${name}: ${message}`, exchange, ...(detail ? { detail } : {}) };
   };
   const created = await createRecord(ctx, resource, 6 + round);
+  if (created.refused) return { message: created.refused.reason, exchange: created.exchange, skipped: true };
   if (created.id === undefined)
     return { message: `create answered ${created.exchange.reply.status}`, exchange: created.exchange };
   const ids = { [resource.idParam]: created.id };
@@ -151,6 +168,8 @@ async function scenario(ctx: Context, resource: Resource, round: number): Promis
     const input = inputs[round % Math.max(1, inputs.length)];
     const changed = await call(ctx, update, { ids, ...(input ? { input } : {}) });
     const record = recordOf(changed.reply.json, resource.idParam);
+    const refused = refusalOf(update, changed);
+    if (refused) return { message: refused.reason, exchange: changed, skipped: true };
     const failed = await step(`${update.method} update`, changed, update.id, () =>
       changed.reply.status !== 200 ? `answered ${changed.reply.status}` : mismatch(input, record),
     );
@@ -180,6 +199,7 @@ async function scenario(ctx: Context, resource: Resource, round: number): Promis
       is2xx(removed.reply.status) ? undefined : `answered ${removed.reply.status}`,
     );
     if (failed) return failed;
+    forget(ctx, resource, created.id);
     if (resource.show) {
       const gone = await call(ctx, resource.show, { ids });
       return step('show after delete', gone, resource.show.id, () =>
@@ -271,7 +291,9 @@ export async function cleanUp(ctx: Context): Promise<number> {
   const left = await pool(unique, ctx.concurrency, async ({ resource, id, account }) => {
     if (!resource.remove || ctx.stateless) return 0;
     const exchange = await call(ctx, resource.remove, { ids: { [resource.idParam]: id }, account });
-    return is2xx(exchange.reply.status) || exchange.reply.status === 404 ? 0 : 1;
+    if (is2xx(exchange.reply.status) || exchange.reply.status === 404) return 0;
+    ledgerOf(ctx, resource.name).left++;
+    return 1;
   });
   return left.reduce<number>((sum, n) => sum + n, 0);
 }

@@ -9,7 +9,8 @@ import { asDocumented, describeDifferences, differences, fieldsOf } from './diff
 import type { Exchange } from './http.js';
 import type { Input } from './inputs.js';
 import { pool } from './pool.js';
-import { createRecord, createWith, resourceOf } from './records.js';
+import { createRecord, createWith, forget, ledgerOf, release, resourceOf } from './records.js';
+import { refusalOf } from './refusals.js';
 import { idOf, is2xx, is4xx, recordOf } from './replies.js';
 import { checkResponse, documentedResponse } from './response-checks.js';
 import { unreflected } from './sent-values.js';
@@ -35,14 +36,20 @@ export async function runValidCases(ctx: Context): Promise<void> {
     const resource = resourceOf(ctx, operation);
     const target = testCase.target;
     if (target?.kind === 'unknown') return unknownIdCase(ctx, operation, resource, target.id, testCase.input);
+    const full =
+      resource && operation === resource.create && ctx.limits.get(`${resource.name}/${ctx.primary.variable}`);
+    if (full) return ctx.results.skip(operation.id, 'valid_input_accepted', full.refusal.reason);
     const ids = await idsFor(ctx, operation, resource, target);
-    if (ids === undefined) {
-      ctx.results.skip(operation.id, 'valid_input_accepted', 'no record to try it on: creating one failed');
-      return;
-    }
+    if (typeof ids === 'string') return ctx.results.skip(operation.id, 'valid_input_accepted', ids);
     const exchange = await call(ctx, operation, { ids, input: testCase.input });
     checkResponse(ctx.results, operation, exchange);
     const accepted = is2xx(exchange.reply.status);
+    const refused = accepted ? undefined : refusalOf(operation, exchange);
+    if (refused) {
+      if (refused.limit && resource)
+        ctx.limits.set(`${resource.name}/${ctx.primary.variable}`, { refusal: refused, exchange });
+      return ctx.results.skip(operation.id, 'valid_input_accepted', refused.reason);
+    }
     ctx.results.judge(
       operation.id,
       'valid_input_accepted',
@@ -55,19 +62,33 @@ export async function runValidCases(ctx: Context): Promise<void> {
   });
 }
 
-/** Path ids for a case: a delete gets a fresh record of its own; other operations one of the shared targets. */
-async function idsFor(ctx: Context, operation: Operation, resource: Resource | undefined, target?: Target) {
+const NO_RECORD = 'no record to try it on: creating one failed';
+
+/**
+ * Path ids for a case: a delete gets a fresh record of its own; other operations one of the shared targets.
+ * A string when there is none: why.
+ */
+async function idsFor(
+  ctx: Context,
+  operation: Operation,
+  resource: Resource | undefined,
+  target?: Target,
+): Promise<Record<string, string> | string> {
   if (operation.pathParams.length === 0) return {};
-  if (!resource) return undefined;
+  if (!resource) return NO_RECORD;
   if (operation === resource.remove) {
     const create = target?.kind === 'owned' ? target.create : undefined;
-    const { id } = create ? await createWith(ctx, resource, create) : await createRecord(ctx, resource, 2);
-    return id === undefined ? undefined : { [resource.idParam]: id };
+    const made = create ? await createWith(ctx, resource, create) : await createRecord(ctx, resource, 2);
+    if (made.id === undefined)
+      return made.refused ? `no record to try it on: its create was ${made.refused.reason}` : NO_RECORD;
+    return { [resource.idParam]: made.id };
   }
   const targets = ctx.targets.get(resource.name) ?? [];
   const id = target?.kind === 'owned' && targets.length ? targets[target.slot % targets.length] : undefined;
   const fallback = ctx.fixtures.get(resource.name)?.id;
-  return (id ?? fallback) === undefined ? undefined : { [resource.idParam]: (id ?? fallback) as string };
+  if ((id ?? fallback) !== undefined) return { [resource.idParam]: (id ?? fallback) as string };
+  const refused = ctx.refusedCreates.get(resource.name);
+  return refused ? `no record to try it on: its create was ${refused}` : NO_RECORD;
 }
 
 /**
@@ -91,6 +112,11 @@ async function unknownIdCase(
   const ids = { [resource.idParam]: id };
   const judge = (subject: Operation, exchange: Exchange) => {
     checkResponse(ctx.results, subject, exchange);
+    const refused = refusalOf(subject, exchange);
+    if (refused) {
+      ctx.results.skip(subject.id, check, refused.reason);
+      return false;
+    }
     const { status } = exchange.reply;
     const expected = subject.responses['404'] ? 404 : undefined;
     const problem =
@@ -112,7 +138,19 @@ async function unknownIdCase(
 
 async function afterCreate(ctx: Context, resource: Resource, created: Exchange, input: Input): Promise<void> {
   const id = idOf(resource, created);
-  if (id !== undefined) ctx.created.push({ resource, id, account: ctx.primary });
+  if (id !== undefined) {
+    ctx.created.push({ resource, id, account: ctx.primary });
+    ledgerOf(ctx, resource.name).created++;
+  }
+  try {
+    await readBack(ctx, resource, created, input, id);
+  } finally {
+    // Done with it: deleted now, so that an account's limit (webhook endpoints) is not used up by the cases.
+    if (id !== undefined) await release(ctx, resource, id);
+  }
+}
+
+async function readBack(ctx: Context, resource: Resource, created: Exchange, input: Input, id: string | undefined) {
   if (!resource.show) return;
   if (ctx.stateless) {
     ctx.results.skip(resource.create.id, 'created_readable', ctx.stateless);
@@ -163,5 +201,5 @@ async function afterDelete(ctx: Context, resource: Resource, id: string): Promis
     shown,
   );
   // Gone for good: the clean-up need not try it again.
-  if (gone) ctx.created = ctx.created.filter((record) => record.resource !== resource || record.id !== id);
+  if (gone) forget(ctx, resource, id);
 }

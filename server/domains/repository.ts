@@ -1,7 +1,7 @@
 // Persistence of domains. Takes and returns plain records; knows nothing of HTTP.
+import { randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import { type Database, toIso } from '../db/database.js';
-import { newVerificationToken } from '../db/domain-states.js';
 import type { ListQuery } from '../db/listing.js';
 import {
   type ChangeCause,
@@ -61,6 +61,9 @@ export class NameHeldError extends Error {
 }
 
 export type DomainRow = Selectable<DomainsTable>;
+
+/** A new verification token: 128 random bits, URL-safe base64 (22 characters). */
+export const newVerificationToken = () => randomBytes(16).toString('base64url');
 
 const iso = (value: string | Date | null) => (value === null ? null : toIso(value));
 

@@ -22,10 +22,13 @@ let readOnly: string;
 const GENEROUS = { limit: 1_000_000, windowSeconds: 60 };
 
 beforeAll(async () => {
-  // The runner creates many webhook endpoints in one account: room for them all.
+  // The runner creates many webhook endpoints in one account: room for them all. Private targets allowed (the
+  // test servers' default) and a delivery worker: the runner's own receiver on 127.0.0.1 gets the deliveries,
+  // and the webhook checks are made end to end.
   server = await startServer({
     rateLimit: { perKey: GENEROUS, authFailures: GENEROUS },
     webhooks: { maxEndpoints: 1000 },
+    deliver: true,
   });
   first = await server.account('conformance-first');
   second = await server.account('conformance-second');
@@ -100,6 +103,20 @@ describe('a full run against our server', () => {
     expect(result.leftBehind).toBe(0);
     expect(await totalRecords(first)).toBe(0);
     expect(await totalRecords(second)).toBe(0);
+  });
+
+  it('judges the deliveries to its own receiver: signatures, payloads, a retry, a redelivery, a rotation', () => {
+    expect(result.report).toMatch(
+      /retry: the test event answered 500, tried again [\d.]+ s later with the same webhook-id evt_/,
+    );
+    expect(result.report).toMatch(/redelivery: event evt_\w+ came again with the same webhook-id/);
+    expect(result.report).toContain('rotation: the next delivery carried 2 signatures, one verifying with each secret');
+    expect(result.results.ofCheck('webhook_signature').pass).toBeGreaterThanOrEqual(5);
+  });
+
+  it('says what it made and deleted', () => {
+    expect(result.report).toMatch(/^ {2}webhook-endpoints: \d+ created, \d+ deleted$/m);
+    expect(result.report).toContain('every record the run made is deleted');
   });
 
   it('prints the seed and a table row per operation', () => {

@@ -6,7 +6,9 @@ export function runCli(
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/conformance/main.ts', ...args], {
+    // No coverage state in the user's home: each run's slices follow its seed, unless a test names a file.
+    const state = args.some((arg) => arg.startsWith('--state')) ? [] : ['--no-state'];
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/conformance/main.ts', ...args, ...state], {
       cwd: new URL('../..', import.meta.url).pathname,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...env },
