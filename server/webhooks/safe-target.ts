@@ -25,11 +25,14 @@ const SPECIAL_V4 = [
   '203.0.113.0/24',
 ].map(cidr);
 
-/** IPv6 ranges inside 2000::/3 (global unicast) that are no public host; Teredo's 2001::/32 is unwrapped first. */
-const SPECIAL_V6 = ['2001::/23', '2001:db8::/32', '3fff::/20', '64:ff9b:1::/48'].map(cidr);
+/** Global unicast IPv6: everything else (site-local fec0::/10, unique local, link-local, …) is refused. */
+const GLOBAL_V6 = cidr('2000::/3');
 
-/** IPv6 forms that carry an IPv4 address in their last 32 bits (mapped, translated, compatible, NAT64). */
-const LAST_32_BITS = ['::ffff:0:0/96', '::ffff:0:0:0/96', '64:ff9b::/96', '::/96'].map(cidr);
+/** IPv6 ranges inside 2000::/3 that are no public host; Teredo's 2001::/32 is unwrapped before this is asked. */
+const SPECIAL_V6 = ['2001::/23', '2001:db8::/32', '3fff::/20'].map(cidr);
+
+/** IPv6 forms whose last 32 bits are an IPv4 address the connection reaches: IPv4-mapped, NAT64 (RFC 6052). */
+const CARRIES_LAST_32_BITS = ['::ffff:0:0/96', '64:ff9b::/96'].map(cidr);
 
 const matches = (address: Address, ranges: Array<[Address, number]>) =>
   ranges.some(
@@ -41,8 +44,7 @@ const ipv4Of = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high &
 /** The IPv4 addresses an IPv6 address carries (none for a plain IPv6 address). */
 function carriedIpv4(address: ipaddr.IPv6): ipaddr.IPv4[] {
   const p = address.parts as [number, number, number, number, number, number, number, number];
-  // ::/96 holds :: and ::1 too: judged as 0.0.0.0 and 0.0.0.1, which are refused either way.
-  if (matches(address, LAST_32_BITS)) return [ipv4Of(p[6], p[7])];
+  if (matches(address, CARRIES_LAST_32_BITS)) return [ipv4Of(p[6], p[7])];
   // 6to4: 2002:AABB:CCDD::/48 is the site of AA.BB.CC.DD.
   if (address.range() === '6to4') return [ipv4Of(p[1], p[2])];
   // Teredo: the server's address in plain, the client's with every bit flipped.
@@ -53,10 +55,12 @@ function carriedIpv4(address: ipaddr.IPv6): ipaddr.IPv4[] {
 function globalUnicast(address: Address): boolean {
   if (address.kind() === 'ipv4') return address.range() === 'unicast' && !matches(address, SPECIAL_V4);
   const v6 = address as ipaddr.IPv6;
+  // Each form that carries an IPv4 address is judged by the addresses it carries, all of them.
   const carried = carriedIpv4(v6);
-  if (carried.length > 0) return carried.every(globalUnicast) && !matches(v6, SPECIAL_V6.slice(1));
-  // Global unicast is 2000::/3 (site-local fec0::/10, unique local, link-local and the rest lie outside it).
-  return v6.match(cidr('2000::/3') as [ipaddr.IPv6, number]) && v6.range() === 'unicast' && !matches(v6, SPECIAL_V6);
+  if (carried.length > 0) return carried.every(globalUnicast);
+  // The rest, IPv4-compatible (::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d) and local-use NAT64
+  // (64:ff9b:1::/48) among them, lies outside 2000::/3: refused whatever it carries.
+  return v6.match(GLOBAL_V6 as [ipaddr.IPv6, number]) && v6.range() === 'unicast' && !matches(v6, SPECIAL_V6);
 }
 
 /** Whether an address (IPv4 or IPv6, as DNS answers or a URL's host gives it) is one a webhook may call. */
