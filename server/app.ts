@@ -5,8 +5,8 @@
 //   such path: 404; a method it lacks: 405, from the route itself; a preflight: 204) -> the operation's
 //   steps: API key (401, or 429 for an address with too many of them; its expiry and address ranges) -> rate
 //   limit per key (429) -> Accept (406) -> body, where the operation has one (415/413/400) -> the operation's
-//   scope (403), then validation (422: express-openapi-validator, its security handler first, and our own
-//   checks, in one problem: http/request-validation.ts) -> idempotency key (replay, 409, 422) -> handler
+//   scope its `security` declares (403, http/scopes.ts), then validation (422: express-openapi-validator and
+//   our own checks, in one problem: http/request-validation.ts) -> idempotency key (replay, 409, 422) -> handler
 //   -> repository; a problem raised anywhere -> problem+json.
 import express, { type Express } from 'express';
 import { cachedAuthenticator } from './accounts/keys.js';

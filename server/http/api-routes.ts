@@ -10,6 +10,7 @@ import { preflight } from './cors.js';
 import type { RequestValidation } from './request-validation.js';
 import type { Route, RouteTable } from './routes.js';
 import { methodNotAllowed, noSuchPath, operationOf, requireJsonAcceptable } from './routing.js';
+import { requireScopes } from './scopes.js';
 
 export interface ApiSteps {
   /** CORS headers, for every request under the base path (preflights included). */
@@ -21,7 +22,7 @@ export interface ApiSteps {
   failedAuthGuard: ErrorRequestHandler;
   /** Reads a store or update body (415, 413, 400). */
   readBody: RequestHandler[];
-  /** The scope check (403) and the validation (422) of each route, once its body is read. */
+  /** The validation (422) of each route, once its body is read and its scope checked. */
   validation: RequestValidation;
   /** Runs the operation's handler and writes its reply. */
   handle: RequestHandler;
@@ -54,6 +55,7 @@ function stepsOf(route: Route, steps: ApiSteps): Array<RequestHandler | ErrorReq
     steps.perKeyLimit,
     requireJsonAcceptable,
     ...(route.operation.body ? steps.readBody : []),
+    requireScopes(route),
     ...steps.validation.stepsOf(route),
     steps.handle,
   ];

@@ -10,11 +10,10 @@ import { type FieldFormat, MAX_FORMAT_INPUT } from '../formats.js';
 import { type ApiSpec, flatten, type Schema } from '../spec-model.js';
 import { type Finding, fieldMessage, type MessageContext, unknownParameterMessage } from './field-messages.js';
 import { integerParameterProblem, readFormInteger } from './integers.js';
-import { FORM, JSON_TYPE } from './media-types.js';
+import { acceptedBodies, FORM, JSON_TYPE } from './media-types.js';
 import { type FieldError, HttpProblem, validationProblem } from './problem.js';
 import { context } from './request-context.js';
 import type { Route, RouteTable } from './routes.js';
-import { bearerAuth, ourRefusal } from './scopes.js';
 
 /** The error express-openapi-validator passes on (its README: `err.status`, `err.errors`). */
 interface ValidatorError {
@@ -29,7 +28,7 @@ function isValidatorError(error: unknown): error is ValidatorError {
 
 /** Each route's checks against the spec, prepared once for a spec: an app, and the warm-up before it, use them. */
 export interface RequestValidation {
-  /** Once the body is read: the scope the operation declares (403, scopes.ts), then the request (422). */
+  /** Once the body is read and the scope checked: the request against the spec (422). */
   stepsOf(route: Route): Array<RequestHandler | ErrorRequestHandler>;
 }
 
@@ -68,9 +67,8 @@ export function prepareValidation(
         // says so without the request's other findings.
         validateRequests: { allowUnknownQueryParameters: true, allErrors: true },
         validateResponses: validateResponses ? { allErrors: true } : false,
-        // The scope each operation declares, before the validator judges the request: a key that may not make
-        // the call learns that (403) rather than what is wrong with its request (422).
-        validateSecurity: { handlers: { bearerAuth } },
+        // The scope each operation declares is a step of its own before this one (scopes.ts requireScopes).
+        validateSecurity: false,
         formats: validatorFormats,
         // No operation takes multipart bodies (body.ts refuses them with 415 before this step): no multer step.
         fileUploader: false,
@@ -84,7 +82,7 @@ export function prepareValidation(
     stepsOf(route) {
       const validator = byPath.get(route.template);
       if (!validator) throw new Error(`no validator for ${route.template}`);
-      return [ourChecks(route), ...validator, noFindings, joinFindings(route, formats), ourRefusal];
+      return [ourChecks(route), ...validator, noFindings, joinFindings(route, formats)];
     },
   };
 }
@@ -98,6 +96,7 @@ function ourChecks(route: Route): RequestHandler {
     const sent = { path: ctx.pathParams ?? {}, query: ctx.sentQuery ?? {}, body: req.body as unknown };
     const findings = unknownQueryParameters(route, sent.query);
     findings.push(...integerParameters(integers, sent));
+    findings.push(...unstorableText(sent.body));
     if (route.formIntegerFields.length > 0 && req.is(FORM)) findings.push(...formIntegers(route, req.body));
     ctx.findings = findings;
     next();
@@ -118,7 +117,14 @@ function joinFindings(route: Route, formats: Record<string, FieldFormat>): Error
   return (error, req, res, next) => {
     if (!isValidatorError(error)) return next(error);
     if (error.status === 415) {
-      return next(new HttpProblem(415, 'unsupported-media-type', `Send ${FORM} or ${JSON_TYPE}.`));
+      const sent = req.get('content-type');
+      return next(
+        new HttpProblem(
+          415,
+          'unsupported-media-type',
+          `${sent ? `Content-Type "${sent}" is not accepted here. ` : ''}${acceptedBodies(Object.keys(route.bodies))}`,
+        ),
+      );
     }
     if (error.status !== 400) return next(error);
     const ctx = context(res);
@@ -134,6 +140,29 @@ function joinFindings(route: Route, formats: Record<string, FieldFormat>): Error
     );
     next(validationProblem([...ours, ...theirs]));
   };
+}
+
+/**
+ * Text the databases cannot store as sent, in any body field of any operation (the spec's patterns say nothing of
+ * it; the one text query parameter, search, has a pattern that refuses every control character):
+ * PostgreSQL refuses U+0000 in text (a 500 otherwise), and an unpaired UTF-16 surrogate, which JSON can carry
+ * ("\ud800"), would come back from either engine as a replacement character.
+ */
+export const UNSTORABLE_TEXT_MESSAGE =
+  'must not contain U+0000 (NUL) or an unpaired UTF-16 surrogate: the database cannot store them';
+
+const unstorable = (value: unknown): boolean =>
+  typeof value === 'string'
+    ? value.includes('\u0000') || !value.isWellFormed()
+    : Array.isArray(value)
+      ? value.some(unstorable)
+      : typeof value === 'object' && value !== null && Object.values(value).some(unstorable);
+
+function unstorableText(values: unknown): FieldError[] {
+  if (typeof values !== 'object' || values === null) return [];
+  return Object.entries(values)
+    .filter(([field, value]) => unstorable(value) || unstorable(field))
+    .map(([field]) => ({ location: 'body' as const, field, message: UNSTORABLE_TEXT_MESSAGE }));
 }
 
 /** The validator is told to allow unknown query parameters (prepareValidation says why): named here. */
