@@ -192,9 +192,14 @@ export const LEG_RULES: LegRule[] = [
     why: "the client waiting out real Retry-After seconds: the client's fetch differs by Node.js major, not by engine",
   },
   {
-    suite: 'test/client/{errors,etags,helpers,idempotent-creates,list-all,options,timeouts}.test.ts',
+    suite: 'test/client/{errors,etags,helpers,idempotent-creates,list-all,options,timeouts,verify-webhook}.test.ts',
     legs: ['sqlite', 'node24', 'quick'],
     why: "the client's behaviour, whatever engine answers; its fetch differs by Node.js major",
+  },
+  {
+    suite: 'test/client/webhook-helpers.test.ts',
+    legs: ['sqlite', 'node24'],
+    why: 'a delivery worker and a receiver, waited for in real time; the client, whatever engine answers',
   },
 
   // The spec's tooling and the docs.

@@ -1,12 +1,13 @@
 // What an authenticated key may do: its expiry (401) and address ranges (403), checked as the key is accepted,
-// and the scope each operation declares in the spec (403), enforced by express-openapi-validator's documented
-// `validateSecurity.handlers` (request-validation.ts configures it), so that the rule and the docs are one text.
+// and the scope each operation declares in the spec's `security` (403), a step of each operation's chain
+// (api-routes.ts), so that the rule and the docs are one text.
 // Every fact comes with the cached key (server/accounts/keys.ts): no check reads the database.
-import type { ErrorRequestHandler, Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { addressAllowed, expired, missingScopes } from '../../accounts/key-policy.js';
 import type { Account } from '../../accounts/keys.js';
 import { HttpProblem } from '../problems/problem.js';
 import { context } from '../routing/request-context.js';
+import type { Route } from '../routing/routes.js';
 import { type KeyAcceptance, unauthorized } from './auth.js';
 
 /** 401 for a key past its expiry (or its rotation's overlap), 403 for one used from outside its ranges. */
@@ -50,21 +51,16 @@ export function insufficientScope(
 }
 
 /**
- * express-openapi-validator's handler for the spec's `bearerAuth` (its documented `validateSecurity.handlers`): it
- * gets the scopes the operation declares. The validator runs it before it judges the request (request-validation.ts).
+ * The step of an operation's chain that checks the scopes its `security` requirement declares (the route table
+ * reads them from the spec): after the key and the body are read, before any field is judged, so a key that may
+ * not make the call learns that (403) rather than what is wrong with its request (422).
  */
-export function bearerAuth(req: Request, scopes: string[]): boolean {
-  const account = context(req.res as Response).account;
-  // The key step (auth.ts) ran before; an unauthenticated request here is a fault of the route's chain.
-  if (!account) throw new Error('request reached the scope check unauthenticated');
-  const problem = insufficientScope(account, scopes, req);
-  if (!problem) return true;
-  // For the step after the validator, which passes on an error of its own.
-  context(req.res as Response).refusal = problem;
-  throw Object.assign(new Error(problem.detail), { status: 403 });
+export function requireScopes(route: Route): RequestHandler {
+  const declared = route.operation.scopes;
+  return (req, res, next) => {
+    const account = context(res).account;
+    // The key step (auth.ts) ran before; an unauthenticated request here is a fault of the route's chain.
+    if (!account) return next(new Error('request reached the scope check unauthenticated'));
+    next(declared.length > 0 ? insufficientScope(account, declared, req) : undefined);
+  };
 }
-
-/** The validator passes its own HttpError on; the problem bearerAuth made is the one the client gets. */
-export const ourRefusal: ErrorRequestHandler = (error, _req, res, next) => {
-  next(context(res).refusal ?? error);
-};

@@ -7,6 +7,7 @@
 // is one more dispatch per request (the mount's match, the path cut and restored).
 import type { ErrorRequestHandler, IRouter, RequestHandler } from 'express';
 import { preflight } from '../access/cors.js';
+import { requireScopes } from '../access/scopes.js';
 import type { CursorSeal } from '../conventions/cursor.js';
 import type { RequestValidation } from '../validation/request-validation.js';
 import type { Route, RouteTable } from './routes.js';
@@ -28,7 +29,7 @@ export interface ApiSteps {
   failedAuthGuard: ErrorRequestHandler;
   /** Reads a store or update body (415, 413, 400). */
   readBody: RequestHandler[];
-  /** The scope check (403) and the validation (422) of each route, once its body is read. */
+  /** The validation (422) of each route, once its body is read and its scope checked. */
   validation: RequestValidation;
   /** Seals and opens list cursors: validation checks the one a request sends. */
   cursors: CursorSeal;
@@ -63,7 +64,8 @@ function operationSteps(route: Route, steps: ApiSteps): Array<RequestHandler | E
     steps.perKeyLimit, // 429
     requireJsonAcceptable, // 406
     ...(route.operation.body ? steps.readBody : []), // 415, 413, 400
-    ...steps.validation.stepsOf(route, steps.cursors), // the scope (403), then 422
+    requireScopes(route), // 403: the scope the operation declares
+    ...steps.validation.stepsOf(route, steps.cursors), // 422
     steps.handle, // the handler (through idempotency/ for a create with a key), its reply
   ];
 }

@@ -2,7 +2,7 @@
 // reads it from here (the request itself is left as it arrived, but for what the validator coerces).
 import type { Response } from 'express';
 import type { Account } from '../../accounts/keys.js';
-import type { FieldError, HttpProblem } from '../problems/problem.js';
+import type { FieldError } from '../problems/problem.js';
 import type { Route } from './routes.js';
 
 export interface RequestContext {
@@ -13,8 +13,6 @@ export interface RequestContext {
   sentQuery?: Record<string, string>;
   /** The account the key belongs to. */
   account?: Account;
-  /** Why the scope check refused the key (scopes.ts), for the step after the validator. */
-  refusal?: HttpProblem;
   /** What our own checks found, until the validator has had its say (request-validation.ts). */
   findings?: FieldError[];
   /** The list cursor the request sent, opened by the validation step that checked it. */

@@ -6,8 +6,9 @@
 import { parse } from 'node:querystring';
 import express, { type RequestHandler } from 'express';
 import { HttpProblem } from '../problems/problem.js';
+import { context } from '../routing/request-context.js';
 import { refuseJsonSentAsForm } from './json-as-form.js';
-import { FORM, JSON_TYPE } from './media-types.js';
+import { acceptedBodies, FORM, JSON_TYPE } from './media-types.js';
 import { decodesAsUtf8 } from './url-encoding.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -26,7 +27,7 @@ function isUtf8Form(contentType: string): boolean {
   return true;
 }
 
-const acceptOnlyDocumentedTypes: RequestHandler = (req, _res, next) => {
+const acceptOnlyDocumentedTypes: RequestHandler = (req, res, next) => {
   if (!carriesBody(req)) {
     // No body reads as an empty JSON object, so the validator reports the missing required fields (422)
     // rather than a missing content type.
@@ -40,11 +41,12 @@ const acceptOnlyDocumentedTypes: RequestHandler = (req, _res, next) => {
   }
   if (!type) {
     const sent = req.get('content-type');
+    const accepted = acceptedBodies(Object.keys(context(res).route?.bodies ?? {}));
     throw new HttpProblem(
       'unsupported-media-type',
       sent
-        ? `Content-Type "${sent}" is not supported; send ${FORM} or ${JSON_TYPE}.`
-        : `A body without a Content-Type is not supported: send "Content-Type: ${JSON_TYPE}" with JSON, or "Content-Type: ${FORM}" with a form.`,
+        ? `Content-Type "${sent}" is not supported. ${accepted}`
+        : `A body without a Content-Type is not supported. ${accepted}`,
     );
   }
   next();
@@ -71,8 +73,9 @@ const MAX_FORM_FIELDS = 100;
  * The form parser keeps an escape that is not UTF-8 (Latin-1 "%E4rger") as the literal text "%E4rger";
  * such a body is unreadable rather than a name to store.
  */
-function refuseInvalidPercentEncoding(_req: object, _res: unknown, raw: Buffer): void {
-  refuseJsonSentAsForm(raw);
+function refuseInvalidPercentEncoding(_req: object, res: express.Response, raw: Buffer): void {
+  const bodies = context(res).route?.bodies;
+  refuseJsonSentAsForm(raw, bodies === undefined || FORM in bodies);
   const text = raw.toString('utf8');
   // Raw UTF-8 (not %-escaped) is what a browser never sends but curl -d may: it is read as sent.
   if (!decodesAsUtf8(text.replace(/[^\x20-\x7e]/gu, ''))) {
@@ -103,7 +106,19 @@ function answeringProblems(parser: RequestHandler): RequestHandler {
     parser(req, res, (error?: unknown) => {
       if (error === undefined || error instanceof HttpProblem) return next(error);
       const problem = BODY_ERRORS[(error as { type?: string } | null)?.type ?? ''];
-      next(problem ? problem() : error);
+      if (problem) return next(problem());
+      // body-parser passes zlib's and brotli's own error on with status 400 and no type of its own: a body that
+      // does not decompress as its Content-Encoding says.
+      const encoding = req.get('content-encoding');
+      if (encoding && (error as { status?: number } | null)?.status === 400) {
+        return next(
+          new HttpProblem(
+            'malformed-body',
+            `The request body is not what its Content-Encoding header says (${encoding}): it does not decompress. Send it encoded as the header says, or without Content-Encoding.`,
+          ),
+        );
+      }
+      next(error);
     });
   };
 }

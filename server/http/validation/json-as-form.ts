@@ -5,7 +5,7 @@ import { HttpProblem } from '../problems/problem.js';
 import { FORM, JSON_TYPE } from './media-types.js';
 
 /** A form body that is really a JSON object or array: 415 naming the header to send. */
-export function refuseJsonSentAsForm(raw: Buffer): void {
+export function refuseJsonSentAsForm(raw: Buffer, formAccepted = true): void {
   const text = raw.toString('utf8').trim();
   if (!/^[{[]/.test(text)) return;
   try {
@@ -16,6 +16,8 @@ export function refuseJsonSentAsForm(raw: Buffer): void {
   throw new HttpProblem(
     'unsupported-media-type',
     `The body is JSON but was sent as ${FORM} (what curl -d sends unless told otherwise): ` +
-      `send it with "Content-Type: ${JSON_TYPE}", or send a form such as name=Marketing&color=3.`,
+      (formAccepted
+        ? `send it with "Content-Type: ${JSON_TYPE}", or send a form such as name=Marketing&color=3.`
+        : `send it with "Content-Type: ${JSON_TYPE}": this operation takes JSON only.`),
   );
 }

@@ -11,7 +11,6 @@ import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
 import { type FieldFormat, MAX_FORMAT_INPUT } from '../../formats.js';
 import { type ApiSpec, flatten, type Schema } from '../../spec-model.js';
-import { bearerAuth, ourRefusal } from '../access/scopes.js';
 import { ifMatchProblem } from '../conventions/conditional.js';
 import { type CursorSeal, readCursor } from '../conventions/cursor.js';
 import { idCursorProblem } from '../conventions/id-cursor.js';
@@ -21,7 +20,7 @@ import { context } from '../routing/request-context.js';
 import type { Route, RouteParameter, RouteTable } from '../routing/routes.js';
 import { type Finding, fieldMessage, type MessageContext, unknownParameterMessage } from './field-messages.js';
 import { integerParameterProblem, readFormInteger } from './integers.js';
-import { FORM, JSON_TYPE } from './media-types.js';
+import { acceptedBodies, FORM, JSON_TYPE } from './media-types.js';
 
 /** The error express-openapi-validator passes on (its README: `err.status`, `err.errors`). */
 interface ValidatorError {
@@ -37,8 +36,8 @@ function isValidatorError(error: unknown): error is ValidatorError {
 /** Each route's checks against the spec, prepared once for a spec: an app, and the warm-up before it, use them. */
 export interface RequestValidation {
   /**
-   * Once the body is read: the scope the operation declares (403, scopes.ts), then the request (422); `cursors`
-   * opens a list's cursor, to check it against the walk it is sent with.
+   * Once the body is read and the scope checked: the request against the spec (422); `cursors` opens a list's
+   * cursor, to check it against the walk it is sent with.
    */
   stepsOf(route: Route, cursors: CursorSeal): Array<RequestHandler | ErrorRequestHandler>;
 }
@@ -78,9 +77,8 @@ export function prepareValidation(
         // says so without the request's other findings.
         validateRequests: { allowUnknownQueryParameters: true, allErrors: true },
         validateResponses: validateResponses ? { allErrors: true } : false,
-        // The scope each operation declares, before the validator judges the request: a key that may not make
-        // the call learns that (403) rather than what is wrong with its request (422).
-        validateSecurity: { handlers: { bearerAuth } },
+        // The scope each operation declares is a step of its own before this one (scopes.ts requireScopes).
+        validateSecurity: false,
         formats: validatorFormats,
         // No operation takes multipart bodies (body.ts refuses them with 415 before this step): no multer step.
         fileUploader: false,
@@ -99,7 +97,6 @@ export function prepareValidation(
         ...validator,
         acceptValidFields(route, cursors),
         oneProblemOfAllFindings(route, formats),
-        ourRefusal,
       ];
     },
   };
@@ -114,6 +111,7 @@ function findBeforeValidating(route: Route): RequestHandler {
     const sent = { path: ctx.pathParams ?? {}, query: ctx.sentQuery ?? {}, body: req.body as unknown };
     const findings = unknownQueryParameters(route, sent.query);
     findings.push(...integerParameters(integers, sent));
+    findings.push(...unstorableText(sent.body));
     if (route.formIntegerFields.length > 0 && req.is(FORM)) findings.push(...formIntegers(route, req.body));
     ctx.findings = findings;
     next();
@@ -170,7 +168,13 @@ function oneProblemOfAllFindings(route: Route, formats: Record<string, FieldForm
   return (error, req, res, next) => {
     if (!isValidatorError(error)) return next(error);
     if (error.status === 415) {
-      return next(new HttpProblem('unsupported-media-type', `Send ${FORM} or ${JSON_TYPE}.`));
+      const sent = req.get('content-type');
+      return next(
+        new HttpProblem(
+          'unsupported-media-type',
+          `${sent ? `Content-Type "${sent}" is not accepted here. ` : ''}${acceptedBodies(Object.keys(route.bodies))}`,
+        ),
+      );
     }
     if (error.status !== 400) return next(error);
     const ctx = context(res);
@@ -186,6 +190,29 @@ function oneProblemOfAllFindings(route: Route, formats: Record<string, FieldForm
     );
     next(validationProblem([...ours, ...theirs]));
   };
+}
+
+/**
+ * Text the databases cannot store as sent, in any body field of any operation (the spec's patterns say nothing of
+ * it; the one text query parameter, search, has a pattern that refuses every control character):
+ * PostgreSQL refuses U+0000 in text (a 500 otherwise), and an unpaired UTF-16 surrogate, which JSON can carry
+ * ("\ud800"), would come back from either engine as a replacement character.
+ */
+export const UNSTORABLE_TEXT_MESSAGE =
+  'must not contain U+0000 (NUL) or an unpaired UTF-16 surrogate: the database cannot store them';
+
+const unstorable = (value: unknown): boolean =>
+  typeof value === 'string'
+    ? value.includes('\u0000') || !value.isWellFormed()
+    : Array.isArray(value)
+      ? value.some(unstorable)
+      : typeof value === 'object' && value !== null && Object.values(value).some(unstorable);
+
+function unstorableText(values: unknown): FieldError[] {
+  if (typeof values !== 'object' || values === null) return [];
+  return Object.entries(values)
+    .filter(([field, value]) => unstorable(value) || unstorable(field))
+    .map(([field]) => ({ location: 'body' as const, field, message: UNSTORABLE_TEXT_MESSAGE }));
 }
 
 /** The validator is told to allow unknown query parameters (prepareValidation says why): named here. */
