@@ -194,7 +194,7 @@ async function serve(
       domainChecks,
       ...(verification.scheduler ? { scheduler: { queriesPerSecond: verification.queriesPerSecond } } : {}),
       logger,
-      ...(extra.metrics ? { observer: webhookMetrics(extra.metrics, db) } : {}),
+      ...(extra.metrics ? { observer: webhookMetrics(extra.metrics.registry, db) } : {}),
     }),
     { wakeups: wakeupsOf(db), logger },
   );
