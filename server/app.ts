@@ -1,7 +1,7 @@
 // Builds the Express app without listening: the steps of every request (the list given to everyRequest below),
-// then /api/v1 (http/routing/api-routes.ts, where each operation's chain is written in the order it runs), then the
-// service's other pages; a problem raised anywhere becomes problem+json (http/problems/errors.ts). server/ARCHITECTURE.md
-// walks one request through them.
+// then /api/v1 (http/routing/api-routes.ts, where each operation's chain is written in the order it runs), then
+// the service's other pages; a problem raised anywhere becomes problem+json (http/problems/errors.ts).
+// server/ARCHITECTURE.md walks one request through them.
 import express, { type Express } from 'express';
 import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';

@@ -1,6 +1,6 @@
 // The one reading of an OpenAPI 3.x document, shared by the server (ApiSpec below, and its route table in
-// server/http/routing/routes.ts), the conformance runner and the tests: operations with dereferenced parameter, body and
-// response schemas, their security, and the resources (collection + item paths) in it. It reads any spec, not
+// server/http/routing/routes.ts), the conformance runner and the tests: operations with dereferenced parameter,
+// body and response schemas, their security, and the resources (collection + item paths) in it. It reads any spec, not
 // only ours: the runner points it at other deployments' documents.
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';

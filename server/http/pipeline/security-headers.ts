@@ -5,8 +5,8 @@ import type { RequestStep } from './every-request.js';
 
 /**
  * A table of ours rather than helmet: the same fixed values go on every answer, also on those written straight to
- * the socket for requests Node's parser refuses (http/pipeline/client-errors.ts), where no middleware runs. The values are
- * helmet's defaults for a page that loads nothing.
+ * the socket for requests Node's parser refuses (http/pipeline/client-errors.ts), where no middleware runs. The
+ * values are helmet's defaults for a page that loads nothing.
  */
 export const FIXED_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   // Answers are per account and per moment; a route that may be cached (/docs) says so itself.

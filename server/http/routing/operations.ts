@@ -74,7 +74,8 @@ export type Runner = (
 /**
  * Runs the handler of the operation routing found. Runs after validation, so values have their types. A list's
  * cursor, opened by the validation step, is handed over as it is inside, and sealed in links.next after
- * (http/conventions/cursor.ts): handlers and pagination work with cursors as they are, and no answer carries one unsealed.
+ * (http/conventions/cursor.ts): handlers and pagination work with cursors as they are, and no answer carries one
+ * unsealed.
  */
 export function dispatch(
   handlers: Handlers,

@@ -1,7 +1,7 @@
-// The ends of every route of /api/v1 (http/routing/api-routes.ts): the first steps of an operation's route, which refuse
-// a query string or headers they cannot read (400), then record the operation and what was sent for every later
-// step (request-context.ts); the route's own 405 for a method its path lacks; and the 404 under the base path for
-// a path no route has.
+// The ends of every route of /api/v1 (http/routing/api-routes.ts): the first steps of an operation's route, which
+// refuse a query string or headers they cannot read (400), then record the operation and what was sent for every
+// later step (request-context.ts); the route's own 405 for a method its path lacks; and the 404 under the base path
+// for a path no route has.
 import type { IncomingMessage } from 'node:http';
 import { parse } from 'node:querystring';
 import accepts from 'accepts';
