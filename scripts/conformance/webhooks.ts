@@ -265,6 +265,16 @@ export async function checkWebhooks(ctx: Context, receiver: Receiver | string, u
   }
   const tests = () => receiver.deliveries.filter((d) => mine(d) && typeOf(d) === 'webhook.test');
   const retried = await receiver.waitFor(() => tests().length >= 2 && receiver.deliveries.filter(mine).length >= 4);
+  if (!receiver.deliveries.some(mine)) {
+    // Subscribed, but nothing delivered at all: one failure, and no more waiting for the rest.
+    const why = `no delivery came within ${DELIVERY_WAIT_MS / 1000} s of the endpoint's test event and changes`;
+    ctx.results.fail(SUBJECT, 'webhook_same_id', `${why} (is the deployment's delivery worker running?)`, tested);
+    for (const check of ['webhook_signature', 'webhook_payload', 'webhook_rotation'] as const) {
+      ctx.results.skip(SUBJECT, check, `${why}: nothing to judge`);
+    }
+    ctx.webhooks.push(`nothing delivered: ${why}`);
+    return;
+  }
   const [first, retry] = tests();
   if (!first) {
     ctx.results.fail(

@@ -16,7 +16,8 @@ let first: TestAccount;
 let second: TestAccount;
 
 beforeAll(async () => {
-  server = await startServer();
+  // With its delivery worker: the webhook checks' deliveries come from the server itself, past the proxy.
+  server = await startServer({ deliver: true });
   first = await server.account('broken-first');
   second = await server.account('broken-second');
   broken = await startBrokenServer(server.origin, first.key);
