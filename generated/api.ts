@@ -123,8 +123,11 @@ export interface paths {
          *       the next check.
          *
          *     Each domain may be verified a limited number of times per window (10 per 60 seconds by default); past that
-         *     the answer is `429` with `Retry-After` saying when the next verify is accepted. A name in the sandbox's test
-         *     zone (`*.dss-test.example`) verifies at once in the sandbox and is refused with `422` elsewhere.
+         *     the answer is `429` with `Retry-After` saying when the next verify is accepted; the limit is per name, so a
+         *     delete and a new store of the name does not reset it. A name in the sandbox's test zone
+         *     (`*.dss-test.example`) is never looked up: it verifies at once in the sandbox, and elsewhere its check observes
+         *     `missing` (it stays `pending` and expires like any claim never proven), for a verify and a scheduled check
+         *     alike.
          *
          *     **Scope:** `domains:write` (a key without it gets `403`).
          */
@@ -360,7 +363,8 @@ export interface paths {
         /**
          * Send a test event to a webhook endpoint
          * @description Makes a `webhook.test` event and queues it for this endpoint alone (enabled or not), delivered and retried
-         *     like any other; its attempts appear in `GET /webhook-endpoints/{id}/deliveries`.
+         *     like any other; its attempts appear in `GET /webhook-endpoints/{id}/deliveries`. It counts against the
+         *     endpoint's queue limit (`WEBHOOK_MAX_QUEUE`): with the queue full, `409` and no event.
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */
@@ -454,6 +458,8 @@ export interface paths {
          * @description Queues the event again, at once, for one endpoint (`endpoint_id`) or for every enabled endpoint that receives
          *     its type, whatever became of earlier deliveries: to replay what an endpoint missed while it was down or
          *     disabled. The delivery carries the event's own `webhook-id`, so a receiver that already handled it can skip it.
+         *     It counts against the endpoint's queue limit (`WEBHOOK_MAX_QUEUE`): to one endpoint whose queue is full, `409`;
+         *     to every endpoint, a full one is left out of `endpoint_ids` (and disabled, `queue_full`).
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */
@@ -540,7 +546,8 @@ export interface webhooks {
         put?: never;
         /**
          * domain.pending
-         * @description A domain is waiting for its DNS to be verified. POSTed to every enabled endpoint whose `enabled_events` lists `domain.pending` or `*`, as JSON, with the
+         * @description Reserved, not sent in v1: a domain is `pending` from its store (`domain.created` says so), and no change
+         *     makes it `pending` again. Would be POSTed to every enabled endpoint whose `enabled_events` lists `domain.pending` or `*`, as JSON, with the
          *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
          */
         post: operations["webhooks_domain_pending"];
@@ -624,7 +631,8 @@ export interface webhooks {
         put?: never;
         /**
          * domain.expired
-         * @description A pending domain expired: its record was not found in time. POSTed to every enabled endpoint whose `enabled_events` lists `domain.expired` or `*`, as JSON, with the
+         * @description A domain expired: a pending claim whose record was not found (or whose lookups still failed) by its expiry, or
+         *     a misconfigured domain whose record was not back by the end of its grace. POSTed to every enabled endpoint whose `enabled_events` lists `domain.expired` or `*`, as JSON, with the
          *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
          */
         post: operations["webhooks_domain_expired"];
@@ -949,7 +957,9 @@ export interface components {
         /**
          * Format: idn-hostname
          * @description A host name: at least two dot-separated labels of letters, digits and hyphens, each 1–63 characters long
-         *     and not starting or ending with a hyphen, at most 253 characters in all. Internationalized names
+         *     and not starting or ending with a hyphen, at most 253 characters in all. A new domain's name may have at most
+         *     238 characters in its stored (ASCII) form, so that its verification record `_dss-challenge.<name>` is a DNS
+         *     name (at most 253); a longer one is refused with `422` naming `name`. Internationalized names
          *     (`bücher.example`) are accepted and stored in their ASCII (punycode) form (`xn--bcher-kva.example`).
          *     Stored lowercase, without a trailing dot. Unique across the whole service.
          * @example shop.example.com
@@ -1183,7 +1193,7 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
-        /** @description A domain entered the `pending` state: it waits for its DNS to be verified. */
+        /** @description Reserved, not sent in v1: a domain is `pending` from its store (`domain.created`), and no change makes it `pending` again. */
         "event-domain-pending": {
             id: components["schemas"]["event-id"];
             /**
@@ -1247,7 +1257,7 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
-        /** @description A domain `expired`: its DNS record was not found in time, or it stayed misconfigured past its grace. */
+        /** @description A domain `expired`: its DNS record was not found (or its lookups still failed) by its expiry, or it stayed misconfigured past its grace. */
         "event-domain-expired": {
             id: components["schemas"]["event-id"];
             /**
@@ -1337,8 +1347,10 @@ export interface components {
         };
         /**
          * @description The kind of change, dotted `<resource>.<change>`. Records: `domain.created`, `domain.updated`,
-         *     `domain.deleted`, `space.created`, `space.updated`, `space.deleted`. A domain's state: `domain.pending`,
-         *     `domain.active`, `domain.misconfigured`, `domain.claimed_elsewhere`, `domain.expired`. `webhook.test` is sent only by
+         *     `domain.deleted`, `space.created`, `space.updated`, `space.deleted`. A domain's state: `domain.active`,
+         *     `domain.misconfigured`, `domain.claimed_elsewhere`, `domain.expired`. `domain.pending` is reserved and not
+         *     sent in v1: a domain is `pending` from its store (`domain.created` says so) and no change makes it `pending`
+         *     again; subscribing to it is accepted. `webhook.test` is sent only by
          *     `POST /webhook-endpoints/{id}/test`. New types may be added within v1: ignore a type you do not know.
          * @example space.updated
          * @enum {string}
@@ -1877,6 +1889,28 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["event-resource"];
+            };
+        };
+        /** @description The endpoint has as many undelivered events queued as it may (`WEBHOOK_MAX_QUEUE`), a test or a redelivery to it included; wait for them to be delivered or given up. */
+        "webhook-queue-full": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/webhook-queue-full",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Webhook endpoint 3 has 10000 undelivered events queued, the most it may have; wait for them to be delivered or given up.",
+                 *       "request_id": "0f3f2b5e-8d7a-4b44-9a0c-3d1e2c9b7a61"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["problem"];
             };
         };
         /** @description One page of the endpoint's delivery attempts, newest first. */
@@ -3462,6 +3496,7 @@ export interface operations {
             403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
+            409: components["responses"]["webhook-queue-full"];
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
@@ -3635,6 +3670,7 @@ export interface operations {
             403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
+            409: components["responses"]["webhook-queue-full"];
             413: components["responses"]["content-too-large"];
             415: components["responses"]["unsupported-media-type"];
             422: components["responses"]["unprocessable"];

@@ -13,6 +13,7 @@ import { openDatabase } from '../server/db/database.js';
 import { migrateToLatest } from '../server/db/migrations.js';
 import { eventLog } from '../server/events/outbox.js';
 import { spaceRepository } from '../server/spaces/repository.js';
+import { webhookFanOut } from '../server/webhooks/fan-out.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../server/webhooks/settings.js';
 import { checkPeer } from './bench/check-peer.js';
 import { cpuMs, rssMb, stopAllChildren } from './bench/children.js';
@@ -73,7 +74,7 @@ async function seed(file: string): Promise<{ reader: string; writer: string }> {
   await migrateToLatest(db);
   const reader = await issueKey(db, 'bench-reader');
   const writer = await issueKey(db, 'bench-writer');
-  const spaces = spaceRepository(db, eventLog('space', DEFAULT_WEBHOOK_SETTINGS));
+  const spaces = spaceRepository(db, eventLog('space', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)));
   const cause = { requestId: null, idempotencyKey: null };
   await spaces.create(writer.account.id, { name: 'Written space', color: 1 }, cause);
   for (let i = 0; i < SEEDED; i++) {

@@ -41,6 +41,7 @@ import { createLogger, type Logger } from './logger.js';
 import { formatsOf, handlersOf } from './resource.js';
 import { MODULES } from './resources.js';
 import { ApiSpec } from './spec-model.js';
+import { webhookRedelivery } from './webhooks/redelivery.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/settings.js';
 
 /** The spec's custom formats: the resource modules' fields, and the list cursor's that every list shares. */
@@ -110,7 +111,8 @@ export async function createApp({
 }: AppDeps): Promise<Express> {
   const cursors = cursorSeal(async () => (cursorKey ? Buffer.from(cursorKey, 'utf8') : serviceSecret(db, 'cursor')));
   // Handlers on any connection: the app's, or the transaction of an idempotent create.
-  const handlersOn = (on: Database) => handlersOf(on, { domainChecks, webhooks }, MODULES);
+  const services = { domainChecks, webhooks, redeliverEvent: webhookRedelivery(webhooks) };
+  const handlersOn = (on: Database) => handlersOf(on, services, MODULES);
 
   const app = express();
   app.disable('x-powered-by');

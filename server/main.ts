@@ -16,9 +16,9 @@ import {
   redact,
 } from './db/database.js';
 import { migrateToLatest } from './db/migrations.js';
+import { wakeupsOf } from './db/wakeups.js';
 import { buildDocsInBackground, docsBuildRequested } from './docs-build.js';
 import type { DomainChecks } from './domains/checks.js';
-import { startScheduler } from './domains/scheduler.js';
 import { txtLookup } from './domains/txt-lookup.js';
 import { firstKeyLines } from './first-key.js';
 import type { KeyCheck } from './http/auth.js';
@@ -26,6 +26,8 @@ import { DOCS_PAGE } from './http/docs.js';
 import { createClusterMetrics, createMetrics, listenForMetrics, type Metrics } from './http/metrics.js';
 import { prepareValidation } from './http/request-validation.js';
 import { routeTable } from './http/routes.js';
+import { backgroundJobs } from './jobs/background.js';
+import { startJobs } from './jobs/runner.js';
 import { Lifecycle } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
 import { requireTestedNode } from './node-version.js';
@@ -41,7 +43,6 @@ import {
 import { ApiSpec } from './spec-model.js';
 import { warmUp } from './warm-up.js';
 import { webhookMetrics } from './webhooks/metrics.js';
-import { startDeliveryWorker } from './webhooks/worker.js';
 
 /** The key the sandbox's docs console comes with (the sandbox takes any well-formed key). */
 const SANDBOX_CONSOLE_KEY = 'dss_sandbox_console';
@@ -187,18 +188,21 @@ async function serve(
   // The first request of each kind is prepared before anyone can send it (warm-up.ts).
   await warmUp({ spec, validation, docsSandboxKey: extra.keyCheck ? SANDBOX_CONSOLE_KEY : undefined });
   const listening = lifecycle.listen(app, config.port, config.host);
-  // Every serving process delivers webhooks too: deliveries are claimed row by row, never twice.
-  const worker = startDeliveryWorker(db, config.webhooks, {
-    logger,
-    observer: extra.metrics && webhookMetrics(extra.metrics, db),
-  });
-  // Installed before the banner is printed: whoever reads it may stop the service at once.
-  const scheduler = verification.scheduler
-    ? startScheduler(db, domainChecks, { queriesPerSecond: verification.queriesPerSecond }, logger)
-    : undefined;
+  // The one place background work starts and stops: every serving process runs the jobs (server/jobs/), each unit
+  // claimed in its row, never twice; woken at commit (db/wakeups.ts). Installed before the banner is printed:
+  // whoever reads it may stop the service at once.
+  const jobs = startJobs(
+    backgroundJobs(db, {
+      webhooks: config.webhooks,
+      domainChecks,
+      ...(verification.scheduler ? { scheduler: { queriesPerSecond: verification.queriesPerSecond } } : {}),
+      logger,
+      ...(extra.metrics ? { observer: webhookMetrics(extra.metrics, db) } : {}),
+    }),
+    { wakeups: wakeupsOf(db), logger },
+  );
   lifecycle.drainOn(['SIGTERM', 'SIGINT'], async () => {
-    await worker.stop();
-    await scheduler?.stop();
+    await jobs.stop();
     lookup.close();
     await db.destroy();
     await redis?.close();

@@ -4,6 +4,7 @@
 // modules, one line each; every other list of resources is derived from it.
 import type { Database } from './db/database.js';
 import type { DomainChecks } from './domains/checks.js';
+import type { EventRedelivery } from './events/handlers.js';
 import type { FieldFormat } from './formats.js';
 import type { Handlers, OperationId } from './http/operations.js';
 import type { WebhookSettings } from './webhooks/settings.js';
@@ -11,8 +12,10 @@ import type { WebhookSettings } from './webhooks/settings.js';
 /** What handlers may need beyond the database, built once from the configuration. */
 export interface Services {
   domainChecks: DomainChecks;
-  /** Webhook endpoints' limits and safe targets; the event log's queue limit. */
+  /** Webhook endpoints' limits, safe targets and queue limit. */
   webhooks: WebhookSettings;
+  /** What redelivering a logged event does (webhooks/redelivery.ts). */
+  redeliverEvent: EventRedelivery;
 }
 
 /** A request body as a form carries it: field names to values. */

@@ -36,12 +36,22 @@ export const LEG_RULES: LegRule[] = [
     legs: ['sqlite', 'postgres'],
     why: 'the outbox and the delivery claims are SQL that differs by engine; real-time retry waits',
   },
+  {
+    suite: 'test/webhooks/fairness.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'the fair claim is SQL (window functions) that differs by engine; receivers that hang for seconds',
+  },
+  {
+    suite: 'test/webhooks/answers.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'what PostgreSQL can store of an answer differs from SQLite (NUL bytes); real receivers and retries',
+  },
 
   // The deployment's proof.
   {
     suite: 'test/deploy/**',
     legs: ['sqlite'],
-    why: 'a production install, HAProxy in front of three instances, backups: each picks its own engines',
+    why: 'a production install, HAProxy in front of three instances, the rolling upgrade from the previous release, backups: each picks its own engines',
   },
 
   // The engines' own faults.
@@ -64,6 +74,11 @@ export const LEG_RULES: LegRule[] = [
     suite: 'test/faults/supervisor.test.ts',
     legs: ['sqlite'],
     why: "a supervisor's signals to `npm start`: neither the engine nor the Node.js major changes them",
+  },
+  {
+    suite: 'test/db/upgrade-safe-migrations.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: "the previous release's migrations from git history, then ours: each engine's schema, not the Node.js major",
   },
   { suite: 'test/db/limits.test.ts', legs: ['sqlite', 'quick'], why: 'configuration read from the environment' },
   {
@@ -219,6 +234,11 @@ export const LEG_RULES: LegRule[] = [
     suite: 'test/dns/states.test.ts',
     legs: ['sqlite', 'postgres'],
     why: 'the transitions and the move of a name are SQL (a partial unique index, row locks): both engines',
+  },
+  {
+    suite: 'test/dns/checks-fair.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: "the fair claim is SQL (a window function; FOR UPDATE SKIP LOCKED on PostgreSQL); waits out the schedule's real seconds",
   },
   {
     suite: 'test/dns/race-postgres.test.ts',

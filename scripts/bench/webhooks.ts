@@ -1,77 +1,303 @@
-// Webhook delivery throughput and latency on this machine: the app and its delivery worker in this process on a
-// fresh SQLite file (or DATABASE_URL), a receiver on 127.0.0.1, N space creates sent as fast as they are answered;
-// latency is from a create's answer to its event's arrival at the receiver. `npm run bench:webhooks -- --events 500`
-
+// Webhook delivery under load, against the service as `npm start` runs it (a child process on a fresh SQLite file,
+// or DATABASE_URL), driven over HTTP only, so the same script measures any checkout (`--root ../baseline`):
+//   1. fairness: a noisy account (20 endpoints that never answer, a burst of changes within its quota) beside a
+//      quiet one whose receiver answers at once: the quiet account's delivery latency, p50 and p99;
+//   2. throughput: one account, one fast receiver, the API taking creates as fast as C clients can send them for
+//      S seconds: creates per second against deliveries per second, and how long the backlog takes to drain;
+//   3. pruning: events (with a delivery and an attempt each) past EVENT_RETENTION_DAYS, seeded straight into the
+//      database, and how many the service deletes per second once it starts.
+// `npm run bench:webhooks -- [--root DIR] [--only fairness,throughput,pruning] [--seconds 10] [--clients 8]`
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { issueKey } from '../../server/accounts/keys.js';
-import { createApp } from '../../server/app.js';
 import { openDatabase } from '../../server/db/database.js';
-import { migrateToLatest } from '../../server/db/migrations.js';
-import { createLogger } from '../../server/logger.js';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
-import { startDeliveryWorker } from '../../server/webhooks/worker.js';
+import { freePort, spawnChild, stopAllChildren, stopChild, waitForHttp } from './children.js';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '300' } } });
-const EVENTS = Number(values.events);
-const dir = mkdtempSync(join(tmpdir(), 'dss-bench-webhooks-'));
-const db = openDatabase(process.env.DATABASE_URL ?? `sqlite:${join(dir, 'bench.sqlite')}`);
-await migrateToLatest(db);
-const settings = { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivateTargets: true };
-const app = await createApp({ db, webhooks: settings });
-const server = app.listen(0, '127.0.0.1');
-await new Promise((resolve) => server.once('listening', resolve));
-const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
-const worker = startDeliveryWorker(db, settings, { logger: createLogger('silent') });
-
-const arrived = new Map<string, number>();
-const receiver = createServer((req, res) => {
-  let body = '';
-  req.on('data', (chunk) => {
-    body += chunk;
-  });
-  req.on('end', () => {
-    const { data } = JSON.parse(body) as { data: { object: { id: number } } };
-    arrived.set(String(data.object.id), performance.now());
-    res.end('ok');
-  });
+const { values } = parseArgs({
+  options: {
+    root: { type: 'string', default: '.' },
+    only: { type: 'string', default: 'fairness,throughput,pruning' },
+    seconds: { type: 'string', default: '10' },
+    clients: { type: 'string', default: '8' },
+    'noisy-changes': { type: 'string', default: '100' },
+    'quiet-changes': { type: 'string', default: '20' },
+    'prune-events': { type: 'string', default: '50000' },
+  },
 });
-await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const { key } = await issueKey(db, 'bench');
-const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-await fetch(`${api}/webhook-endpoints`, {
-  method: 'POST',
-  headers,
-  body: JSON.stringify({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`, enabled_events: ['*'] }),
-});
+const ROOT = resolve(values.root);
+const ONLY = new Set(values.only.split(','));
+const SECONDS = Number(values.seconds);
+const CLIENTS = Number(values.clients);
+/** The longest wait for one of the quiet account's deliveries before it counts as not arrived. */
+const QUIET_CAP_MS = 30_000;
 
-const answered = new Map<string, number>();
-const started = performance.now();
-for (let i = 0; i < EVENTS; i++) {
-  const reply = (await (
-    await fetch(`${api}/spaces`, { method: 'POST', headers, body: JSON.stringify({ name: `bench ${i}` }) })
-  ).json()) as { data: { id: number } };
-  answered.set(String(reply.data.id), performance.now());
+interface Service {
+  api: string;
+  dbFile: string;
+  stop(): Promise<void>;
 }
-const created = performance.now();
-while (arrived.size < EVENTS) await new Promise((resolve) => setTimeout(resolve, 10));
-const done = performance.now();
-const latencies = [...answered].map(([id, at]) => (arrived.get(id) ?? at) - at).sort((a, b) => a - b);
-const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
-console.log(
-  `${EVENTS} creates in ${((created - started) / 1000).toFixed(2)} s; all ${EVENTS} deliveries done ${((done - started) / 1000).toFixed(2)} s after the first create ` +
-    `(${(EVENTS / ((done - started) / 1000)).toFixed(0)} deliveries/s, concurrency ${settings.concurrency})`,
-);
-console.log(
-  `latency from a create's answer to its delivery: p50 ${pct(50).toFixed(1)} ms, p90 ${pct(90).toFixed(1)} ms, p99 ${pct(99).toFixed(1)} ms, max ${pct(100).toFixed(1)} ms`,
-);
-await worker.stop();
-server.closeAllConnections();
-server.close();
-receiver.close();
-await db.destroy();
-rmSync(dir, { recursive: true, force: true });
+
+/** The service of ROOT on a fresh SQLite file, with `env` over the bench's settings. */
+async function startService(env: Record<string, string>, seed?: (dbFile: string) => Promise<void>): Promise<Service> {
+  const dir = mkdtempSync(join(tmpdir(), 'dss-bench-webhooks-'));
+  const dbFile = join(dir, 'bench.sqlite');
+  if (seed) await seed(dbFile);
+  const port = await freePort();
+  const child = spawnChild(process.execPath, ['--import', 'tsx', join(ROOT, 'server/main.ts')], {
+    DATABASE_URL: `sqlite:${dbFile}`,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    FIRST_KEY_FILE: join(dir, 'first-key'),
+    RATE_LIMIT: 'off',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+    DOMAIN_CHECKS: 'off',
+    ...env,
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${origin}/readyz`, performance.now(), 200, 120_000);
+  return {
+    api: `${origin}/api/v1`,
+    dbFile,
+    async stop() {
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function anotherKey(service: Service, name: string): Promise<string> {
+  const db = openDatabase(`sqlite:${service.dbFile}`);
+  try {
+    return (await issueKey(db, name)).key;
+  } finally {
+    await db.destroy();
+  }
+}
+
+function client(api: string, key: string) {
+  const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+  return async (method: string, path: string, body?: unknown) => {
+    const init = body === undefined ? { method, headers } : { method, headers, body: JSON.stringify(body) };
+    const response = await fetch(`${api}${path}`, init);
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
+    return text ? (JSON.parse(text) as { data: { id: number } }) : undefined;
+  };
+}
+
+/** A receiver on 127.0.0.1: records when each space's event arrived; `hang` takes requests and never answers. */
+async function receiver(hang = false) {
+  const arrived = new Map<number, number>();
+  let requests = 0;
+  const server: Server = createServer((req, res) => {
+    requests++;
+    if (hang) return;
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => {
+      const event = JSON.parse(body) as { type: string; data: { object?: { id: number } } };
+      if (event.type === 'space.created' && event.data.object) arrived.set(event.data.object.id, performance.now());
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    arrived,
+    requests: () => requests,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((done) => server.close(() => done()));
+    },
+  };
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : `> ${QUIET_CAP_MS / 1000} s`);
+
+async function fairness(): Promise<void> {
+  const service = await startService({ WEBHOOK_TIMEOUT_S: '5' });
+  const hanging = await receiver(true);
+  const healthy = await receiver();
+  try {
+    const noisy = client(service.api, await anotherKey(service, 'bench'));
+    const quiet = client(service.api, await anotherKey(service, 'quiet'));
+    for (let i = 0; i < 20; i++)
+      await noisy('POST', '/webhook-endpoints', { url: `${hanging.url}?n=${i}`, enabled_events: ['*'] });
+    await quiet('POST', '/webhook-endpoints', { url: healthy.url, enabled_events: ['*'] });
+    const noisyChanges = Number(values['noisy-changes']);
+    for (let i = 0; i < noisyChanges; i++) await noisy('POST', '/spaces', { name: `noisy ${i}` });
+    // The quiet account changes something every 250 ms while the noisy account's deliveries hang.
+    const answered = new Map<number, number>();
+    for (let i = 0; i < Number(values['quiet-changes']); i++) {
+      const reply = await quiet('POST', '/spaces', { name: `quiet ${i}` });
+      answered.set(reply?.data.id ?? 0, performance.now());
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const deadline = performance.now() + QUIET_CAP_MS;
+    while (healthy.arrived.size < answered.size && performance.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    const latencies = [...answered]
+      .map(([id, at]) => (healthy.arrived.has(id) ? (healthy.arrived.get(id) ?? 0) - at : Number.POSITIVE_INFINITY))
+      .sort((a, b) => a - b);
+    console.log(
+      `fairness: noisy account 20 hanging endpoints × ${noisyChanges} changes (${20 * noisyChanges} deliveries, WEBHOOK_TIMEOUT_S=5); ` +
+        `quiet account's ${answered.size} deliveries: p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, ` +
+        `${latencies.filter((l) => !Number.isFinite(l)).length} not arrived within ${QUIET_CAP_MS / 1000} s; hanging requests seen ${hanging.requests()}`,
+    );
+  } finally {
+    await hanging.close();
+    await healthy.close();
+    await service.stop();
+  }
+}
+
+async function throughput(): Promise<void> {
+  const service = await startService({});
+  const fast = await receiver();
+  try {
+    const api = client(service.api, await anotherKey(service, 'bench'));
+    await api('POST', '/webhook-endpoints', { url: fast.url, enabled_events: ['*'] });
+    const answered = new Map<number, number>();
+    const started = performance.now();
+    const until = started + SECONDS * 1000;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, c) => {
+        for (let i = 0; performance.now() < until; i++) {
+          const reply = await api('POST', '/spaces', { name: `load ${c} ${i}` });
+          answered.set(reply?.data.id ?? 0, performance.now());
+        }
+      }),
+    );
+    const writing = (performance.now() - started) / 1000;
+    const duringWrites = [...fast.arrived.values()].filter((at) => at <= started + writing * 1000).length;
+    const drainDeadline = performance.now() + 120_000;
+    while (fast.arrived.size < answered.size && performance.now() < drainDeadline)
+      await new Promise((r) => setTimeout(r, 20));
+    const drained = (performance.now() - started) / 1000;
+    console.log(
+      `throughput: ${CLIENTS} clients for ${writing.toFixed(1)} s: ${(answered.size / writing).toFixed(0)} creates/s; ` +
+        `${(duringWrites / writing).toFixed(0)} deliveries/s while writing; all ${fast.arrived.size} of ${answered.size} delivered ${drained.toFixed(1)} s after the start ` +
+        `(${(fast.arrived.size / drained).toFixed(0)} deliveries/s overall)`,
+    );
+  } finally {
+    await fast.close();
+    await service.stop();
+  }
+}
+
+async function pruning(): Promise<void> {
+  const count = Number(values['prune-events']);
+  const seed = async (dbFile: string) => {
+    const { migrateToLatest } = await import(join(ROOT, 'server/db/migrations.ts'));
+    const db = openDatabase(`sqlite:${dbFile}`);
+    try {
+      await migrateToLatest(db);
+      const { account } = await issueKey(db, 'pruned');
+      const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
+      const [endpoint] = await db
+        .insertInto('webhook_endpoints')
+        .values({
+          account_id: account.id,
+          url: 'http://127.0.0.1:9/',
+          enabled_events: '["*"]',
+          description: null,
+          status: 'enabled',
+          secret: 'whsec_x',
+          created_at: old,
+          updated_at: old,
+        })
+        .returning('id')
+        .execute();
+      for (let from = 0; from < count; from += 500) {
+        const n = Math.min(500, count - from);
+        const events = await db
+          .insertInto('events')
+          .values(
+            Array.from({ length: n }, (_, i) => ({
+              public_id: `evt_${String(from + i).padStart(24, '0')}`,
+              account_id: account.id,
+              type: 'space.created',
+              created_at: old,
+              payload: '{}',
+            })),
+          )
+          .returning('id')
+          .execute();
+        const deliveries = await db
+          .insertInto('webhook_deliveries')
+          .values(
+            events.map((e) => ({
+              endpoint_id: Number(endpoint?.id),
+              event_id: Number(e.id),
+              state: 'succeeded' as const,
+              next_attempt_at: old,
+              created_at: old,
+              attempts: 1,
+            })),
+          )
+          .returning('id')
+          .execute();
+        await db
+          .insertInto('webhook_attempts')
+          .values(
+            deliveries.map((d) => ({
+              delivery_id: Number(d.id),
+              endpoint_id: Number(endpoint?.id),
+              attempt: 1,
+              attempted_at: old,
+              status: 'succeeded' as const,
+              response_status: 200,
+              latency_ms: 1,
+              response_body: 'ok',
+              error: null,
+              next_attempt_at: null,
+            })),
+          )
+          .execute();
+      }
+    } finally {
+      await db.destroy();
+    }
+  };
+  const service = await startService({ EVENT_RETENTION_DAYS: '30' }, seed);
+  try {
+    const db = openDatabase(`sqlite:${service.dbFile}`);
+    const started = performance.now();
+    let left = count;
+    const deadline = started + 30_000;
+    while (left > 0 && performance.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      const row = await db
+        .selectFrom('events')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
+      left = Number(row.n);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    await db.destroy();
+    console.log(
+      `pruning: ${count - left} of ${count} events past retention (each with a delivery and an attempt) deleted in ${seconds.toFixed(1)} s ` +
+        `after the service answered: ${((count - left) / seconds).toFixed(0)} events/s${left > 0 ? ` (${left} left when the bench stopped waiting)` : ''}`,
+    );
+  } finally {
+    await service.stop();
+  }
+}
+
+console.log(`bench:webhooks on ${ROOT}`);
+try {
+  if (ONLY.has('fairness')) await fairness();
+  if (ONLY.has('throughput')) await throughput();
+  if (ONLY.has('pruning')) await pruning();
+} finally {
+  await stopAllChildren();
+}

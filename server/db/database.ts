@@ -11,10 +11,11 @@ import { Kysely, PostgresIntrospector, sql } from 'kysely';
 import { createLogger, type Logger } from '../logger.js';
 import { guardedDialect } from './fault-guard.js';
 import { DatabaseHealth } from './health.js';
-import { postgresDialect, postgresStorageProbe } from './postgres-dialect.js';
+import { listeningClient, postgresDialect, postgresStorageProbe } from './postgres-dialect.js';
 import { createPrivateFile, makeFolderFor } from './private-files.js';
 import type { DB } from './schema.js';
 import { sqliteDialect, sqliteStorageProbe } from './sqlite-dialect.js';
+import { attachWakeups, LocalWakeups, postgresWakeups, type Wakeups } from './wakeups.js';
 
 export type Database = Kysely<DB>;
 
@@ -86,10 +87,14 @@ export function openDatabase(
   if ('error' in target) throw new Error(target.error);
   let health: DatabaseHealth;
   let dialect: ReturnType<typeof sqliteDialect>;
+  let wakeups: Wakeups;
   if (target.kind === 'postgres') {
     health = new DatabaseHealth(postgresStorageProbe(target.url, limits.poolTimeoutMs));
     dialect = postgresDialect({ url: target.url, ...limits, logger });
+    wakeups = postgresWakeups(() => listeningClient(target.url), logger);
   } else {
+    const local = new LocalWakeups();
+    wakeups = local;
     if (target.path !== ':memory:') {
       makeFolderFor(target.path);
       createPrivateFile(target.path);
@@ -98,13 +103,22 @@ export function openDatabase(
     dialect = sqliteDialect({
       path: target.path,
       lockTimeoutMs: limits.lockTimeoutMs,
-      configure: configureSqlite,
+      configure: (connection, role) => {
+        configureSqlite(connection, role);
+        // notifyAtCommit's statement: held by the writer until its COMMIT; a read commits nothing.
+        connection.function('pg_notify', (_channel: unknown, topic: unknown) => {
+          if (role === 'writer') local.held(String(topic));
+          return null;
+        });
+      },
       beforeClose: (writer) => optimizeSqlite(writer, 'close'),
+      afterCommit: () => local.committed(),
     });
   }
   const db = new Kysely<DB>({ dialect: guardedDialect(dialect, health) });
   health.attach(db);
   healths.set(db, health);
+  attachWakeups(db, wakeups);
   return db;
 }
 

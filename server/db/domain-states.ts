@@ -6,11 +6,13 @@ import { type Kysely, sql } from 'kysely';
 import { sqliteTriggers } from './counts-and-search.js';
 import { columnTypes, engineOf } from './database.js';
 
+// Frozen as this migration applied them (runtime code has its own, in server/domains/check-rules.ts and
+// repository.ts): a migration is history, and must not change when the rules do.
 /** The states that hold a name; the partial unique index lets one domain per name be in them. */
-export const HOLDING_STATES = ['active', 'misconfigured'] as const;
+const HOLDING_STATES = ['active', 'misconfigured'] as const;
 
 /** A new verification token: 128 random bits, URL-safe base64 (22 characters). */
-export const newVerificationToken = () => randomBytes(16).toString('base64url');
+const newVerificationToken = () => randomBytes(16).toString('base64url');
 
 // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
 export async function addDomainStates(db: Kysely<any>): Promise<void> {

@@ -19,8 +19,18 @@ export function guardedDialect(dialect: Dialect, health: DatabaseHealth): Dialec
 const isWrite = (query: CompiledQuery) =>
   InsertQueryNode.is(query.query) || UpdateQueryNode.is(query.query) || DeleteQueryNode.is(query.query);
 
+/**
+ * Whether the statement stored something: an insert, update or delete that changed rows. Only that shows the
+ * storage takes writes again; one that matched nothing (a background job's claim of no work, a transaction that
+ * only read) needs no space, and went through on a full disk too.
+ */
+const stored = (query: CompiledQuery, result: QueryResult<unknown>) =>
+  isWrite(query) && (result.numAffectedRows ?? BigInt(result.rows.length)) > 0n;
+
 class GuardedConnection implements DatabaseConnection {
   inTransaction = false;
+  /** The transaction under way has stored something (noted as written once it commits). */
+  stored = false;
   /** The connection died under a query: kysely's rollback on it can only fail, and must not hide why. */
   lost = false;
 
@@ -32,7 +42,10 @@ class GuardedConnection implements DatabaseConnection {
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     try {
       const result = await this.inner.executeQuery<R>(query);
-      if (!this.inTransaction && isWrite(query)) this.driver.health.noteWritten();
+      if (stored(query, result)) {
+        if (this.inTransaction) this.stored = true;
+        else this.driver.health.noteWritten();
+      }
       return result;
     } catch (error) {
       const fault = classify(error);
@@ -104,6 +117,7 @@ class GuardedDriver implements Driver {
       throw this.failed(error);
     }
     guarded.inTransaction = true;
+    guarded.stored = false;
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -115,7 +129,7 @@ class GuardedDriver implements Driver {
       throw this.failed(error);
     }
     guarded.inTransaction = false;
-    this.health.noteWritten();
+    if (guarded.stored) this.health.noteWritten();
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {

@@ -115,6 +115,58 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0009_fair_delivery_claims': {
+    // Indexes only (the previous release's queries are unchanged): the fair claim's probe of each endpoint's next
+    // due deliveries, and its count of what is in flight (few rows hold a claim at a time).
+    // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createIndex('webhook_deliveries_endpoint_due')
+        .on('webhook_deliveries')
+        .columns(['endpoint_id', 'state', 'next_attempt_at', 'id'])
+        .execute();
+      await db.schema
+        .createIndex('webhook_deliveries_claimed')
+        .on('webhook_deliveries')
+        .column('claimed_until')
+        .where(sql.ref('claimed_until'), 'is not', null)
+        .execute();
+    },
+  },
+  '0010_verify_limits_and_retention': {
+    // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
+    async up(db: Kysely<any>) {
+      const type = columnTypes(db);
+      // The per-domain verify limit's window, kept by account and name rather than in the domain's row, so that
+      // a delete and a new store of the name does not start a fresh window. (The previous release still counts
+      // in the row's verify_window_started_at and verify_count, which stay.)
+      await db.schema
+        .createTable('domain_verify_windows')
+        .addColumn('account_id', type.key, (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('started_at', type.timestamp, (c) => c.notNull())
+        .addColumn('count', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('domain_verify_windows_pkey', ['account_id', 'name'])
+        .execute();
+      await db.schema
+        .createIndex('domain_verify_windows_started_at')
+        .on('domain_verify_windows')
+        .column('started_at')
+        .execute();
+      // The fair claim of due checks asks when each account's checks last ran (domains/scheduled-check.ts).
+      await db.schema
+        .createIndex('domains_account_checked')
+        .on('domains')
+        .columns(['account_id', 'last_checked_at'])
+        .execute();
+      // Retention deletes finished deliveries by age, a batch at a time (webhooks/repository.ts).
+      await db.schema
+        .createIndex('webhook_deliveries_created_at')
+        .on('webhook_deliveries')
+        .column('created_at')
+        .execute();
+    },
+  },
 };
 
 export const provider: MigrationProvider = { getMigrations: async () => migrations };

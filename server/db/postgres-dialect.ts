@@ -90,6 +90,11 @@ function guardedPool(pool: PG.Pool, logger: Logger): PostgresPool {
   };
 }
 
+/** A client of its own for LISTEN (wakeups.ts), outside the pool: a pooled connection cannot hold a LISTEN. */
+export function listeningClient(url: string): PG.Client {
+  return new (pg().Client)({ connectionString: url, application_name: 'domain-space-service jobs', keepAlive: true });
+}
+
 /**
  * Whether writes go through again after a storage fault. Read-only: a connection of its own (the pool's may
  * predate the change) asks the server whether its transactions are read-only. A full or failing disk: no write

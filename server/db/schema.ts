@@ -58,7 +58,7 @@ export interface DomainsTable {
   claimed_elsewhere_at: NullableTimestamp;
   /** The last check's observation as JSON; null before the first check. */
   observation: string | null;
-  /** The window of the per-domain verify limit and the verifies counted in it. */
+  /** The previous release's window of the verify limit (this one counts in domain_verify_windows). */
   verify_window_started_at: NullableTimestamp;
   verify_count: Generated<number>;
 }
@@ -147,7 +147,7 @@ export interface WebhookEndpointsTable {
   updated_at: Timestamp;
 }
 
-/** An event to deliver to one endpoint (server/webhooks/worker.ts claims the due ones). */
+/** An event to deliver to one endpoint (server/webhooks/deliveries.ts claims the due ones). */
 export interface WebhookDeliveriesTable {
   id: Generated<number>;
   endpoint_id: number;
@@ -177,6 +177,14 @@ export interface WebhookAttemptsTable {
   next_attempt_at: Timestamp | null;
 }
 
+/** The per-domain verify limit's current window, by account and name (server/domains/checks.ts). */
+export interface DomainVerifyWindowsTable {
+  account_id: number;
+  name: string;
+  started_at: Timestamp;
+  count: number;
+}
+
 export interface DB {
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
@@ -185,6 +193,7 @@ export interface DB {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   domains: DomainsTable;
+  domain_verify_windows: DomainVerifyWindowsTable;
   spaces: SpacesTable;
   idempotency_keys: IdempotencyKeysTable;
   record_counts: RecordCountsTable;

@@ -34,6 +34,8 @@ export interface SqliteOptions {
   configure(connection: SQLite.Database, role: 'writer' | 'reader'): void;
   /** Runs on the writer just before the connections close (e.g. `PRAGMA optimize`). */
   beforeClose?(writer: SQLite.Database): void;
+  /** Runs after each COMMIT that succeeded (wakeups.ts: what the committed writes woke). */
+  afterCommit?(): void;
 }
 
 const STATEMENT_CACHE_SIZE = 200;
@@ -348,6 +350,7 @@ class SqliteDriver implements Driver {
       }
       writer.prepare('commit').run();
       group.settle();
+      this.options.afterCommit?.();
     } catch (error) {
       try {
         if (writer.sqlite.inTransaction) writer.prepare('rollback').run();

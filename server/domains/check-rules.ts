@@ -33,6 +33,24 @@ export const MAX_SHOWN_LENGTH = 100;
 export const MAX_RECORDS_READ = 400;
 
 export const challengeName = (name: string) => `${CHALLENGE_LABEL}.${name}`;
+
+/** The longest DNS name in characters, without the trailing dot (RFC 1035: 255 octets on the wire). */
+export const MAX_DNS_NAME_LENGTH = 253;
+/** The longest domain name whose challenge name is still a DNS name (238). */
+export const MAX_CHECKABLE_NAME_LENGTH = MAX_DNS_NAME_LENGTH - CHALLENGE_LABEL.length - 1;
+
+/**
+ * Why a (stored, ASCII) domain name cannot be checked, or undefined when it can: its challenge name must be a
+ * DNS name, or every lookup of it fails before any query is sent. The name's own labels are the host-name
+ * rule's (fields.ts); the challenge label is ours and valid, so only the whole length can go wrong.
+ */
+export function uncheckableName(name: string): string | undefined {
+  if (challengeName(name).length <= MAX_DNS_NAME_LENGTH) return undefined;
+  return (
+    `must be at most ${MAX_CHECKABLE_NAME_LENGTH} characters (this one has ${name.length} in its stored form): ` +
+    `its verification record ${CHALLENGE_LABEL}.<name> must be a DNS name of at most ${MAX_DNS_NAME_LENGTH}`
+  );
+}
 export const challengeValue = (token: string) => `${TOKEN_PREFIX}${token}`;
 
 /** The sandbox's test zone: its names verify at once in the sandbox and never elsewhere. */
@@ -60,6 +78,14 @@ export function observe(result: LookupResult, name: string, token: string): Obse
   const record = challengeName(name);
   const expected = challengeValue(token);
   if ('error' in result) {
+    if (result.error === 'EBADNAME') {
+      // A name stored before the length rule (uncheckableName): no record can ever be there.
+      return {
+        code: 'missing',
+        message: `Not found: ${record} is not a valid DNS name (over ${MAX_DNS_NAME_LENGTH} characters), so no TXT record can be published there.`,
+        values: [],
+      };
+    }
     if (result.error === 'ENOTFOUND' || result.error === 'ENODATA') {
       const why = result.error === 'ENOTFOUND' ? `${record} does not exist (NXDOMAIN)` : `no TXT record at ${record}`;
       return {
@@ -149,14 +175,27 @@ export interface CheckOutcome {
 const later = (now: Date, ms: number) => new Date(now.getTime() + ms);
 const earliest = (a: Date, b: Date) => (a.getTime() <= b.getTime() ? a : b);
 
+/** The shortest wait before a domain is checked again, whatever the schedule: never again at once. */
+export const MIN_RECHECK_MS = 1000;
+
 /** A pending domain's next check: the wait doubles with the claim's age (about 1, 2, 4 … minutes), capped. */
 function pendingNext(since: Date, now: Date, schedule: CheckSchedule): Date {
   const age = now.getTime() - since.getTime();
-  const wait = Math.min(Math.max(age, schedule.pendingFirstMs), schedule.pendingMaxMs);
+  const wait = Math.min(Math.max(age, schedule.pendingFirstMs, MIN_RECHECK_MS), schedule.pendingMaxMs);
   return earliest(later(now, wait), later(since, schedule.pendingExpiryMs));
 }
 
-/** The interval a state is checked at when nothing changes; null for states not checked. */
+/**
+ * A misconfigured domain's next check: at its interval, and once more when its grace ends. Past the grace (only
+ * a failed lookup keeps it there: it cannot tell whether the record is back) it is backed off at its interval.
+ */
+function misconfiguredNext(since: Date, now: Date, schedule: CheckSchedule): Date {
+  const graceEnds = later(since, schedule.graceMs);
+  const interval = later(now, schedule.misconfiguredIntervalMs);
+  return graceEnds.getTime() > now.getTime() ? earliest(interval, graceEnds) : interval;
+}
+
+/** The interval a state is checked at when nothing changes; null for states not checked. Never in the past. */
 function nextInState(state: DomainState, now: Date, schedule: CheckSchedule): Date | null {
   switch (state.status) {
     case 'pending':
@@ -164,7 +203,7 @@ function nextInState(state: DomainState, now: Date, schedule: CheckSchedule): Da
     case 'active':
       return later(now, schedule.activeIntervalMs);
     case 'misconfigured':
-      return earliest(later(now, schedule.misconfiguredIntervalMs), later(state.since, schedule.graceMs));
+      return misconfiguredNext(state.since, now, schedule);
     default:
       return null;
   }
@@ -173,7 +212,8 @@ function nextInState(state: DomainState, now: Date, schedule: CheckSchedule): Da
 /**
  * A check's effect. `found` means the record is there and the name is this domain's to hold (states.ts turns a
  * record found while another account still proves the name into `held_elsewhere`). A failed lookup changes no
- * state, only brings the next check closer.
+ * state, only brings the next check closer, with one exception: a pending claim past its expiry expires (its
+ * owner never proved it, and the claim must not be retried for ever). The next check is never in the past.
  */
 export function afterCheck(
   state: DomainState,
@@ -191,12 +231,13 @@ export function afterCheck(
       ? { ...state, nextCheckAt: later(now, schedule.activeIntervalMs), verified: true }
       : become('active', true);
   }
+  const age = now.getTime() - state.since.getTime();
   if (code === 'lookup_failed') {
+    if (state.status === 'pending' && age >= schedule.pendingExpiryMs) return become('expired');
     const next = nextInState(state, now, schedule);
     return stay(next && earliest(next, later(now, schedule.retryMs)));
   }
   // missing, wrong_value, several_values, held_elsewhere: the record that proves this domain is not there.
-  const age = now.getTime() - state.since.getTime();
   switch (state.status) {
     case 'pending':
       return age >= schedule.pendingExpiryMs ? become('expired') : stay(pendingNext(state.since, now, schedule));
@@ -209,8 +250,14 @@ export function afterCheck(
   }
 }
 
-/** Whether a domain in this status holds its name (others cannot store or prove it while its record is there). */
-export const holdsName = (status: string) => status === 'active' || status === 'misconfigured';
+/**
+ * The states that hold a name: others cannot store or prove it while the holder's record is there. The partial
+ * unique index `domains_name_holder` (migration 0005) lets one domain per name be in them.
+ */
+export const HOLDING_STATES = ['active', 'misconfigured'] as const satisfies readonly DomainStatus[];
+
+/** Whether a domain in this status holds its name. */
+export const holdsName = (status: string) => (HOLDING_STATES as readonly string[]).includes(status);
 
 /** The per-domain verify limit's window: when it started and how many verifies it counted. */
 export interface VerifyWindow {

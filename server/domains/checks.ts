@@ -2,11 +2,13 @@
 // whether this is the sandbox (whose test zone verifies at once). Built once from the configuration.
 import type { Database } from '../db/database.js';
 import { engineOf } from '../db/database.js';
-import type { Quota } from '../http/rate-limit.js';
+import type { Quota } from '../quota.js';
 import {
   type CheckSchedule,
+  challengeName,
   countVerify,
   DEFAULT_SCHEDULE,
+  inTestZone,
   type LookupResult,
   type Observation,
   TEST_ZONE,
@@ -37,9 +39,28 @@ export const TEST_ZONE_FOUND: Observation = {
   values: [],
 };
 
+/** The observation for a name of the test zone outside the sandbox: it can never be proven here. */
+export const TEST_ZONE_ELSEWHERE: Observation = {
+  code: 'missing',
+  message: `A name under ${TEST_ZONE}, the sandbox's test zone: such names verify only in the sandbox (npm run sandbox), never here. Store a name whose DNS you control.`,
+  values: [],
+};
+
 /**
- * Counts a verify of the account's domain against the per-domain quota; in one transaction, with the row locked
- * on PostgreSQL, so that instances count together. Undefined when the account has no such domain.
+ * What a check of the name sees, for a verify and a scheduled check alike: a name of the test zone is never
+ * looked up (verified at once in the sandbox, `missing` elsewhere, so that it stays pending and expires like
+ * any claim never proven); any other name's challenge record is looked up.
+ */
+export function lookUp(checks: DomainChecks, name: string): Promise<LookupResult | Observation> {
+  if (inTestZone(name)) return Promise.resolve(checks.sandbox ? TEST_ZONE_FOUND : TEST_ZONE_ELSEWHERE);
+  return checks.lookup(challengeName(name));
+}
+
+/**
+ * Counts a verify of the account's domain against the per-domain quota; in one transaction, with the domain's
+ * row locked on PostgreSQL, so that instances count together. The window is kept by account and name, so that a
+ * delete and a new store of the name does not open a fresh one. Undefined when the account has no such domain;
+ * the domain's name when counted.
  */
 export async function countVerifyOf(
   db: Database,
@@ -47,25 +68,50 @@ export async function countVerifyOf(
   id: number,
   quota: Quota | undefined,
   now = new Date(),
-): Promise<{ counted: true } | { retryAfterSeconds: number } | undefined> {
+): Promise<{ counted: true; name: string } | { retryAfterSeconds: number } | undefined> {
   return db.transaction().execute(async (trx) => {
-    const query = trx
-      .selectFrom('domains')
-      .select(['id', 'verify_window_started_at', 'verify_count'])
+    const query = trx.selectFrom('domains').select('name').where('account_id', '=', accountId).where('id', '=', id);
+    const domain = await (engineOf(trx) === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+    if (!domain) return undefined;
+    const { name } = domain;
+    if (!quota) return { counted: true, name };
+    const row = await trx
+      .selectFrom('domain_verify_windows')
+      .select(['started_at', 'count'])
       .where('account_id', '=', accountId)
-      .where('id', '=', id);
-    const row = await (engineOf(trx) === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
-    if (!row) return undefined;
-    if (!quota) return { counted: true };
-    const started = row.verify_window_started_at;
-    const window = { startedAt: started === null ? null : new Date(started), count: Number(row.verify_count) };
+      .where('name', '=', name)
+      .executeTakeFirst();
+    const window = row ? { startedAt: new Date(row.started_at), count: Number(row.count) } : EMPTY_WINDOW;
     const counted = countVerify(window, quota, now);
     if ('retryAfterSeconds' in counted) return counted;
+    const startedAt = (counted.startedAt ?? now).toISOString();
     await trx
-      .updateTable('domains')
-      .set({ verify_window_started_at: counted.startedAt?.toISOString() ?? null, verify_count: counted.count })
-      .where('id', '=', id)
+      .insertInto('domain_verify_windows')
+      .values({ account_id: accountId, name, started_at: startedAt, count: counted.count })
+      .onConflict((conflict) =>
+        conflict.columns(['account_id', 'name']).doUpdateSet({ started_at: startedAt, count: counted.count }),
+      )
       .execute();
-    return { counted: true };
+    return { counted: true, name };
   });
+}
+
+const EMPTY_WINDOW = { startedAt: null, count: 0 };
+
+/** Deletes up to `batchSize` verify windows that ended before `before`; how many. */
+export async function pruneVerifyWindows(
+  db: Database,
+  { before, batchSize }: { before: Date; batchSize: number },
+): Promise<number> {
+  const ended = db
+    .selectFrom('domain_verify_windows')
+    .select(['account_id', 'name'])
+    .where('started_at', '<', before.toISOString())
+    .orderBy('started_at')
+    .limit(batchSize);
+  const result = await db
+    .deleteFrom('domain_verify_windows')
+    .where((eb) => eb(eb.refTuple('account_id', 'name'), 'in', ended.$asTuple('account_id', 'name')))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

@@ -5,14 +5,15 @@ import { eventLog } from '../events/outbox.js';
 import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conditional.js';
 import type { Handler, Handlers } from '../http/operations.js';
 import { listQueryOf, paginationOf } from '../http/pagination.js';
-import { HttpProblem, notFound } from '../http/problem.js';
+import { HttpProblem, notFound, validationProblem } from '../http/problem.js';
 import { causeOf } from '../http/request-cause.js';
+import { webhookFanOut } from '../webhooks/fan-out.js';
 import type { WebhookSettings } from '../webhooks/settings.js';
-import { challengeName, inTestZone, TEST_ZONE } from './check-rules.js';
-import { countVerifyOf, type DomainChecks, TEST_ZONE_FOUND } from './checks.js';
+import { challengeName, uncheckableName } from './check-rules.js';
+import type { DomainChecks } from './checks.js';
 import { normalizeHostname, normalizePageUrl } from './fields.js';
 import { type DomainChanges, DuplicateDomainError, domainRepository, NameHeldError, toRecord } from './repository.js';
-import { applyCheck } from './states.js';
+import { verifyDomain } from './verify.js';
 
 export type DomainOperation =
   | 'domains_list'
@@ -25,7 +26,7 @@ export type DomainOperation =
 type DomainHandlers = Pick<Handlers, DomainOperation>;
 
 export function domainHandlers(db: Database, checks: DomainChecks, webhooks: WebhookSettings): DomainHandlers {
-  const domains = domainRepository(db, checks.schedule, eventLog('domain', webhooks));
+  const domains = domainRepository(db, checks.schedule, eventLog('domain', webhookFanOut(webhooks)));
   const update: Handler<'domains_update'> = async ({ account, path, headers, body, requestId }) => {
     const changes: DomainChanges = {};
     if (body.index_page !== undefined) changes.index_page = normalizePageUrl(body.index_page);
@@ -57,6 +58,8 @@ export function domainHandlers(db: Database, checks: DomainChecks, webhooks: Web
     async domains_store({ account, body, url, headers, requestId }) {
       // The validator has checked the name with the same rule, so it normalises.
       const name = normalizeHostname(body.name) ?? body.name;
+      const uncheckable = uncheckableName(name);
+      if (uncheckable) throw validationProblem([{ location: 'body', field: 'name', message: uncheckable }]);
       try {
         const domain = await domains.create(
           account.id,
@@ -92,35 +95,29 @@ export function domainHandlers(db: Database, checks: DomainChecks, webhooks: Web
     domains_patch: update,
 
     async domains_verify({ account, path, requestId }) {
-      const domain = await domains.find(account.id, path.id);
-      if (!domain) throw notFound('domain', path.id);
-      const { name } = domain.record;
-      if (inTestZone(name) && !checks.sandbox) {
-        throw new HttpProblem(
-          422,
-          'test-zone-outside-sandbox',
-          `${name} is in ${TEST_ZONE}, the sandbox's test zone: its names verify only in the sandbox (npm run sandbox). Store a name whose DNS you control.`,
-        );
+      const outcome = await verifyDomain(
+        db,
+        checks,
+        { accountId: account.id, id: path.id, cause: causeOf(requestId) },
+        webhookFanOut(webhooks),
+      );
+      switch (outcome.kind) {
+        case 'not-found':
+          throw notFound('domain', path.id);
+        case 'rate-limited': {
+          const { retryAfterSeconds, quota } = outcome;
+          throw new HttpProblem(
+            429,
+            'verify-rate-limited',
+            `A domain may be verified ${quota.limit} times per ${quota.windowSeconds} seconds; retry in ${retryAfterSeconds} seconds. The service keeps checking it by itself meanwhile.`,
+            { headers: { 'Retry-After': String(retryAfterSeconds) } },
+          );
+        }
+        case 'checked': {
+          const { domain } = outcome;
+          return { status: 200, body: { data: toRecord(domain) }, etag: etagOf(path.id, Number(domain.version)) };
+        }
       }
-      const counted = await countVerifyOf(db, account.id, path.id, checks.verifyQuota);
-      if (!counted) throw notFound('domain', path.id);
-      if ('retryAfterSeconds' in counted) {
-        const { limit, windowSeconds } = checks.verifyQuota ?? { limit: 0, windowSeconds: 0 };
-        throw new HttpProblem(
-          429,
-          'verify-rate-limited',
-          `A domain may be verified ${limit} times per ${windowSeconds} seconds; retry in ${counted.retryAfterSeconds} seconds. The service keeps checking it by itself meanwhile.`,
-          { headers: { 'Retry-After': String(counted.retryAfterSeconds) } },
-        );
-      }
-      const result = inTestZone(name) ? TEST_ZONE_FOUND : await checks.lookup(challengeName(name));
-      const row = await applyCheck(db, path.id, result, checks.schedule, new Date(), {
-        cause: causeOf(requestId),
-        limits: webhooks,
-      });
-      if (!row) throw notFound('domain', path.id);
-      const record = toRecord(row);
-      return { status: 200, body: { data: record }, etag: etagOf(path.id, Number(row.version)) };
     },
 
     async domains_delete({ account, path, headers, requestId }) {

@@ -1,6 +1,7 @@
 // The domains resource, as the registry (server/resources.ts) lists it.
 import { eventLog } from '../events/outbox.js';
 import type { ResourceModule } from '../resource.js';
+import { webhookFanOut } from '../webhooks/fan-out.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
 import { DEFAULT_SCHEDULE, TEST_ZONE } from './check-rules.js';
 import { domainFormats } from './fields.js';
@@ -32,7 +33,11 @@ export const domains: ResourceModule<'domains', DomainOperation> = {
     update: (tag) => ({ index_page: `https://${tag}.example.com/index.html` }),
   },
   seed: async (db, accountId, tag) => {
-    const repository = domainRepository(db, DEFAULT_SCHEDULE, eventLog('domain', DEFAULT_WEBHOOK_SETTINGS));
+    const repository = domainRepository(
+      db,
+      DEFAULT_SCHEDULE,
+      eventLog('domain', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)),
+    );
     for (const domain of sandboxDomains(tag)) await repository.create(accountId, domain, SEEDED);
   },
 };

@@ -1,7 +1,7 @@
 // Persistence of domains. Takes and returns plain records; knows nothing of HTTP.
+import { randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import { type Database, toIso } from '../db/database.js';
-import { newVerificationToken } from '../db/domain-states.js';
 import type { ListQuery } from '../db/listing.js';
 import {
   type ChangeCause,
@@ -62,6 +62,9 @@ export class NameHeldError extends Error {
 
 export type DomainRow = Selectable<DomainsTable>;
 
+/** A new verification token: 128 random bits, URL-safe base64 (22 characters). */
+export const newVerificationToken = () => randomBytes(16).toString('base64url');
+
 const iso = (value: string | Date | null) => (value === null ? null : toIso(value));
 
 /** The observation of a domain that was never checked. */
@@ -108,7 +111,7 @@ export function toRecord(row: DomainRow): DomainRecord {
 /** `log` records each change in the change's own transaction (the event log). */
 export function domainRepository(
   db: Database,
-  schedule: Pick<CheckSchedule, 'pendingFirstMs'>,
+  schedule: Pick<CheckSchedule, 'pendingFirstMs' | 'pendingExpiryMs'>,
   log: ChangeLog<DomainRecord>,
 ) {
   const owned = ownedRecords(db, 'domains', toRecord, log);
@@ -153,7 +156,10 @@ export function domainRepository(
               status: 'pending',
               verification_token: newVerificationToken(),
               state_since: now.toISOString(),
-              next_check_at: new Date(now.getTime() + schedule.pendingFirstMs).toISOString(),
+              // The first check, and at the latest the claim's expiry (a pending expiry shorter than the first wait).
+              next_check_at: new Date(
+                now.getTime() + Math.min(schedule.pendingFirstMs, schedule.pendingExpiryMs),
+              ).toISOString(),
               created_at: now.toISOString(),
               updated_at: now.toISOString(),
             })

@@ -3,12 +3,10 @@
 // through `transition`, inside the transaction that changes the row.
 import type { Transaction } from 'kysely';
 import { type Database, engineOf, isUniqueViolation } from '../db/database.js';
-import { HOLDING_STATES } from '../db/domain-states.js';
 import type { ChangeCause } from '../db/owned.js';
 import type { DB } from '../db/schema.js';
-import { type OutboxLimits, recordEvent } from '../events/outbox.js';
-import { etagOf } from '../http/conditional.js';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
+import { etagOf } from '../etag.js';
+import { type EventSubscriber, recordEvent } from '../events/outbox.js';
 import {
   afterCheck,
   type CheckOutcome,
@@ -16,6 +14,7 @@ import {
   challengeName,
   challengeValue,
   type DomainStatus,
+  HOLDING_STATES,
   holdsName,
   type LookupResult,
   type Observation,
@@ -23,13 +22,14 @@ import {
 } from './check-rules.js';
 import { type DomainRow, toRecord } from './repository.js';
 
-/** Who asked for a check (a verify's request, or nobody: the scheduler), and the event log's queue limit. */
+/** Who asked for a check (a verify's request, or nobody: the scheduler), and the event log's subscriber. */
 export interface CheckEvents {
   cause: ChangeCause;
-  limits: OutboxLimits;
+  subscriber: EventSubscriber;
 }
 
-const SCHEDULED: CheckEvents = { cause: { requestId: null, idempotencyKey: null }, limits: DEFAULT_WEBHOOK_SETTINGS };
+/** The cause of a change nobody asked for: a scheduled check, or what a check does to another account's domain. */
+export const SCHEDULED_CAUSE: ChangeCause = { requestId: null, idempotencyKey: null };
 
 type Trx = Transaction<DB>;
 
@@ -62,11 +62,12 @@ export async function transition(
     .where('id', '=', domain.id)
     .returningAll()
     .executeTakeFirstOrThrow();
-  // The state change's event, in the transaction that changes the state (domain.pending, .active, …).
+  // The state change's event, in the transaction that changes the state (domain.active, .misconfigured,
+  // .claimed_elsewhere, .expired: nothing makes a domain pending again, so domain.pending is never sent).
   if (changed) {
     const data = { object: toRecord(row), etag: etagOf(Number(row.id), Number(row.version)) };
     const type = `domain.${row.status as DomainStatus}` as const;
-    await recordEvent(trx, { accountId: Number(row.account_id), type, data, cause: events.cause }, events.limits);
+    await recordEvent(trx, { accountId: Number(row.account_id), type, data, cause: events.cause }, events.subscriber);
   }
   return row;
 }
@@ -89,7 +90,7 @@ export async function applyCheck(
   result: LookupResult | Observation,
   schedule: CheckSchedule,
   now = new Date(),
-  events: CheckEvents = SCHEDULED,
+  events: CheckEvents,
 ): Promise<DomainRow | undefined> {
   try {
     return await applyOnce(db, id, result, schedule, now, events);
@@ -129,7 +130,8 @@ async function applyOnce(
           values: observation.values,
         };
       } else if (holder) {
-        // The holder no longer proves the name: it moves to this domain.
+        // The holder no longer proves the name: it moves to this domain. The holder's event is its own account's,
+        // so it carries no request of the prover's account (a cause belongs to the account that made it).
         await transition(
           trx,
           holder,
@@ -140,7 +142,7 @@ async function applyOnce(
             values: observation.values,
           },
           now,
-          events,
+          { ...events, cause: holder.account_id === domain.account_id ? events.cause : SCHEDULED_CAUSE },
         );
       }
     }

@@ -1,18 +1,27 @@
-// TXT lookups through Node's dns Resolver against the configured servers (DNS_SERVERS), with its own timeout
-// and tries. Nothing is cached here: every check asks the servers again, so a fixed record is seen at once.
+// TXT lookups through Node's dns Resolver against the configured servers (DNS_SERVERS), each bounded by its
+// own time limit (DNS_TIMEOUT_S) whatever the tries (DNS_TRIES) and servers. Nothing is cached here: every
+// check asks the servers again, so a fixed record is seen at once.
 import { Resolver } from 'node:dns/promises';
 import type { LookupResult } from './check-rules.js';
 
 export interface TxtLookupSettings {
   /** `host:port` or `host` (port 53) entries; the system's resolvers when empty. */
   servers: string[];
-  /** The first try's timeout, in milliseconds (c-ares doubles it for later tries). */
+  /** The most one lookup takes, every try and server included, in milliseconds (DNS_TIMEOUT_S). */
   timeoutMs: number;
-  /** Tries per server. */
+  /** Tries per server within that time (DNS_TRIES). */
   tries: number;
 }
 
 export const DEFAULT_TXT_LOOKUP: TxtLookupSettings = { servers: [], timeoutMs: 2000, tries: 2 };
+
+/**
+ * The first try's timeout to give c-ares so that its tries fit in the lookup's time: c-ares doubles it for each
+ * later try (and its adaptive timeouts differ between Node.js majors), so the lookup's own timer is the bound.
+ */
+export function firstTryMs({ timeoutMs, tries }: Pick<TxtLookupSettings, 'timeoutMs' | 'tries'>): number {
+  return Math.max(1, Math.floor(timeoutMs / (2 ** tries - 1)));
+}
 
 export type TxtLookup = ((name: string) => Promise<LookupResult>) & { close(): void };
 
@@ -27,14 +36,22 @@ export function serversProblem(servers: string[]): string | undefined {
 }
 
 export function txtLookup(settings: TxtLookupSettings): TxtLookup {
-  const resolver = new Resolver({ timeout: settings.timeoutMs, tries: settings.tries });
+  const resolver = new Resolver({ timeout: firstTryMs(settings), tries: settings.tries });
   if (settings.servers.length > 0) resolver.setServers(settings.servers);
   const lookup = async (name: string): Promise<LookupResult> => {
+    let timer: NodeJS.Timeout | undefined;
+    // The query left behind by a timeout ends at c-ares's own time limit, which firstTryMs keeps near this one.
+    const timedOut = new Promise<LookupResult>((resolve) => {
+      timer = setTimeout(() => resolve({ error: 'ETIMEOUT' }), settings.timeoutMs);
+    });
+    const answered = resolver.resolveTxt(name).then(
+      (records): LookupResult => ({ values: records.map((strings) => strings.join('')) }),
+      (error: unknown): LookupResult => ({ error: String((error as { code?: unknown }).code ?? 'EUNKNOWN') }),
+    );
     try {
-      const records = await resolver.resolveTxt(name);
-      return { values: records.map((strings) => strings.join('')) };
-    } catch (error) {
-      return { error: String((error as { code?: unknown }).code ?? 'EUNKNOWN') };
+      return await Promise.race([answered, timedOut]);
+    } finally {
+      clearTimeout(timer);
     }
   };
   return Object.assign(lookup, { close: () => resolver.cancel() });

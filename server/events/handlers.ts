@@ -1,15 +1,22 @@
-// HTTP handlers of the event operations: the event log, read newest first by cursor, and redelivery.
+// HTTP handlers of the event operations: the event log, read newest first by cursor, and redelivery (the log finds
+// the event; what redelivering means is the subscriber's, given as `redeliver`).
 import type { Database } from '../db/database.js';
 import { nextLink, readIdCursor } from '../http/id-cursor.js';
 import type { Handlers } from '../http/operations.js';
 import { notFound } from '../http/problem.js';
-import type { WebhookSettings } from '../webhooks/settings.js';
-import { queueDeliveries, wants } from './outbox.js';
-import { eventRepository } from './repository.js';
+import { type EventRow, eventRepository } from './repository.js';
 
 export type EventOperation = 'events_list' | 'events_redeliver';
 
-export function eventHandlers(db: Database, settings: WebhookSettings): Pick<Handlers, EventOperation> {
+/** Queues `event` again for one endpoint or for every one that takes it; the endpoints it was queued for. */
+export type EventRedelivery = (
+  db: Database,
+  accountId: number,
+  event: EventRow,
+  endpointId?: number,
+) => Promise<number[]>;
+
+export function eventHandlers(db: Database, redeliver: EventRedelivery): Pick<Handlers, EventOperation> {
   const events = eventRepository(db);
   return {
     async events_list({ account, query, url }) {
@@ -28,24 +35,7 @@ export function eventHandlers(db: Database, settings: WebhookSettings): Pick<Han
     async events_redeliver({ account, path, body }) {
       const event = await events.find(account.id, path.id);
       if (!event) throw notFound('event', path.id);
-      const only = body.endpoint_id;
-      const endpoints = await db
-        .selectFrom('webhook_endpoints')
-        .select(['id', 'enabled_events', 'status'])
-        .where('account_id', '=', account.id)
-        .execute();
-      const targets =
-        only === undefined
-          ? endpoints.filter((e) => e.status === 'enabled' && wants(e.enabled_events, event.type))
-          : endpoints.filter((e) => Number(e.id) === only);
-      if (only !== undefined && targets.length === 0) throw notFound('webhook endpoint', only);
-      const queued = await queueDeliveries(
-        db,
-        event.id,
-        targets.map((e) => Number(e.id)),
-        settings,
-        only !== undefined,
-      );
+      const queued = await redeliver(db, account.id, event, body.endpoint_id);
       return { status: 202, body: { data: { event_id: event.publicId, endpoint_ids: queued } } };
     },
   };

@@ -6,5 +6,5 @@ import { type EventOperation, eventHandlers } from './handlers.js';
 export const events: ApiModule<'events', EventOperation> = {
   name: 'events',
   formats: idCursorFormats,
-  handlers: (db, { webhooks }) => eventHandlers(db, webhooks),
+  handlers: (db, { redeliverEvent }) => eventHandlers(db, redeliverEvent),
 };

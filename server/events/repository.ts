@@ -1,5 +1,28 @@
-// Reads of the event log: one account's events, newest first, and one event by its public id.
+// Reads of the event log: one account's events, newest first, and one event by its public id; and its retention.
 import type { Database } from '../db/database.js';
+
+/** What a retention batch deletes: rows from before `before`, at most `batchSize` of them. */
+export interface PruneBatch {
+  before: Date;
+  batchSize: number;
+}
+
+/**
+ * Deletes up to `batchSize` events made before `before`, oldest first, in one statement (its own short
+ * transaction, through the `events_created_at` index); how many. What still refers to them goes with them
+ * (the database cascades to their deliveries and attempts): prune the delivery log first, so that a batch here
+ * has little left to cascade. A batch shorter than `batchSize` means nothing more is due.
+ */
+export async function pruneEvents(db: Database, { before, batchSize }: PruneBatch): Promise<number> {
+  const due = db
+    .selectFrom('events')
+    .select('id')
+    .where('created_at', '<', before.toISOString())
+    .orderBy('created_at')
+    .limit(batchSize);
+  const result = await db.deleteFrom('events').where('id', 'in', due).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
 
 export interface EventRow {
   id: number;
@@ -34,13 +57,6 @@ export function eventRepository(db: Database) {
         .where('public_id', '=', publicId)
         .executeTakeFirst();
       return row && { id: Number(row.id), publicId: row.public_id, type: row.type, payload: row.payload };
-    },
-
-    /** Deletes the events made before `cutoff` (their deliveries and attempts go with them); how many. */
-    async prune(cutoff: string, limit = 1000): Promise<number> {
-      const ids = db.selectFrom('events').select('id').where('created_at', '<', cutoff).orderBy('id').limit(limit);
-      const result = await db.deleteFrom('events').where('id', 'in', ids).executeTakeFirst();
-      return Number(result.numDeletedRows);
     },
   };
 }

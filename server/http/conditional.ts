@@ -3,10 +3,7 @@
 import { type ExpectedVersions, VersionMismatchError } from '../db/owned.js';
 import { HttpProblem, validationProblem } from './problem.js';
 
-/** `"<id>.<version>"`: changes with every change of the record, and never names another record. */
-export function etagOf(id: number, version: number): string {
-  return `"${id}.${version}"`;
-}
+export { etagOf } from '../etag.js';
 
 interface EntityTag {
   weak: boolean;

@@ -10,15 +10,12 @@ import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { type Options, rateLimit, type Store } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
 import type { Logger } from '../logger.js';
+import type { Quota } from '../quota.js';
 import { type RedisClient, sendCommandWithin } from '../redis.js';
 import { HttpProblem } from './problem.js';
 import { context } from './request-context.js';
 
-/** `limit` requests per `windowSeconds`, counted in fixed windows that start with the first request. */
-export interface Quota {
-  limit: number;
-  windowSeconds: number;
-}
+export type { Quota } from '../quota.js';
 
 export interface RateLimitSettings {
   /** Per API key; undefined: no limit. */

@@ -8,8 +8,6 @@ import { type Database, isUniqueViolation, toIso } from '../db/database.js';
 export const KEY_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** A pending key older than this was left by a request that died (a crash); a repeat may take it over. */
 export const LOCK_TIMEOUT_MS = 30_000;
-/** Expired keys are deleted at most this often per process, in one indexed statement. */
-const PURGE_INTERVAL_MS = 60_000;
 
 export interface SavedAnswer {
   status: number;
@@ -31,22 +29,10 @@ export class LostKeyError extends Error {
 }
 
 export function idempotencyKeys(db: Database) {
-  let lastPurge = 0;
-
-  async function purgeExpired(now: number): Promise<void> {
-    if (now - lastPurge < PURGE_INTERVAL_MS) return;
-    lastPurge = now;
-    await db
-      .deleteFrom('idempotency_keys')
-      .where('created_at', '<', new Date(now - KEY_RETENTION_MS).toISOString())
-      .execute();
-  }
-
   return {
     /** Claims `key` for a request with this fingerprint, or says what became of an earlier one. */
     async claim(accountId: number, key: string, fingerprint: string): Promise<Claim> {
       const now = Date.now();
-      await purgeExpired(now);
       for (let attempt = 0; attempt < 3; attempt++) {
         const token = randomUUID();
         const at = new Date(now).toISOString();
@@ -141,3 +127,24 @@ export function idempotencyKeys(db: Database) {
 }
 
 export type IdempotencyKeys = ReturnType<typeof idempotencyKeys>;
+
+/**
+ * Deletes up to `batchSize` keys (with their saved answers) made before `before` (KEY_RETENTION_MS ago, as a
+ * rule), oldest first, in one statement through the `idempotency_keys_created_at` index; how many.
+ */
+export async function pruneIdempotencyKeys(
+  db: Database,
+  { before, batchSize }: { before: Date; batchSize: number },
+): Promise<number> {
+  const due = db
+    .selectFrom('idempotency_keys')
+    .select(['account_id', 'key'])
+    .where('created_at', '<', before.toISOString())
+    .orderBy('created_at')
+    .limit(batchSize);
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where((eb) => eb(eb.refTuple('account_id', 'key'), 'in', due.$asTuple('account_id', 'key')))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

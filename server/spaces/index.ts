@@ -1,6 +1,7 @@
 // The spaces resource, as the registry (server/resources.ts) lists it.
 import { eventLog } from '../events/outbox.js';
 import type { ResourceModule } from '../resource.js';
+import { webhookFanOut } from '../webhooks/fan-out.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
 import { spaceFormats } from './fields.js';
 import { type SpaceOperation, spaceHandlers } from './handlers.js';
@@ -19,14 +20,14 @@ const SEEDED = { requestId: null, idempotencyKey: null };
 export const spaces: ResourceModule<'spaces', SpaceOperation> = {
   name: 'spaces',
   formats: spaceFormats,
-  handlers: (db, { webhooks }) => spaceHandlers(spaceRepository(db, eventLog('space', webhooks))),
+  handlers: (db, { webhooks }) => spaceHandlers(spaceRepository(db, eventLog('space', webhookFanOut(webhooks)))),
   examples: {
     store: (tag) => ({ name: `${tag} space`, color: 3 }),
     update: (tag) => ({ name: `${tag} space`, color: 6 }),
   },
   seed: async (db, accountId) => {
     for (const space of SANDBOX_SPACES) {
-      const repository = spaceRepository(db, eventLog('space', DEFAULT_WEBHOOK_SETTINGS));
+      const repository = spaceRepository(db, eventLog('space', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)));
       await repository.create(accountId, space, SEEDED);
     }
   },

@@ -2,11 +2,13 @@
 // replies, with the safe-target rule and the per-account limit.
 
 import type { Database } from '../db/database.js';
+import { inTransaction } from '../db/owned.js';
 import { recordEvent } from '../events/outbox.js';
 import { nextLink, readIdCursor } from '../http/id-cursor.js';
 import type { Handlers } from '../http/operations.js';
 import { HttpProblem, notFound, validationProblem } from '../http/problem.js';
 import { causeOf } from '../http/request-cause.js';
+import { queueDeliveries } from './fan-out.js';
 import type { WebhookEndpointRepository } from './repository.js';
 import type { WebhookSettings } from './settings.js';
 import { targetProblem } from './target-check.js';
@@ -34,6 +36,14 @@ async function requireSafeTarget(url: string, settings: WebhookSettings): Promis
 }
 
 const endpointNotFound = (id: number) => notFound('webhook endpoint', id);
+
+/** 409: the endpoint has WEBHOOK_MAX_QUEUE undelivered events, a test or a redelivery to it included. */
+export const queueFull = (id: number, max: number) =>
+  new HttpProblem(
+    409,
+    'webhook-queue-full',
+    `Webhook endpoint ${id} has ${max} undelivered events queued, the most it may have; wait for them to be delivered or given up.`,
+  );
 
 export function webhookEndpointHandlers(
   db: Database,
@@ -96,17 +106,24 @@ export function webhookEndpointHandlers(
     async 'webhook-endpoints_test'({ account, path, requestId }) {
       const endpoint = await endpoints.find(account.id, path.id);
       if (!endpoint) throw endpointNotFound(path.id);
-      const event = await recordEvent(
-        db,
-        {
-          accountId: account.id,
-          type: 'webhook.test',
-          data: { endpoint_id: endpoint.id },
-          cause: causeOf(requestId),
-          onlyEndpointId: endpoint.id,
-        },
-        settings,
-      );
+      const event = await inTransaction(db, async (trx) => {
+        let queued: number[] = [];
+        const recorded = await recordEvent(
+          trx,
+          {
+            accountId: account.id,
+            type: 'webhook.test',
+            data: { endpoint_id: endpoint.id },
+            cause: causeOf(requestId),
+          },
+          async (on, stored) => {
+            queued = await queueDeliveries(on, stored.id, [endpoint.id], settings, true);
+          },
+        );
+        // Nothing is kept of a test that cannot be queued.
+        if (queued.length === 0) throw queueFull(endpoint.id, settings.maxQueuePerEndpoint);
+        return recorded;
+      });
       return { status: 202, body: { data: JSON.parse(event.payload) } };
     },
 

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import type PromClient from 'prom-client';
 import type { Database } from '../db/database.js';
 import type { Metrics } from '../http/metrics.js';
-import type { DeliveryObserver } from './worker.js';
+import type { DeliveryObserver } from './deliveries.js';
 
 const promClient = () => createRequire(import.meta.url)('prom-client') as typeof PromClient;
 

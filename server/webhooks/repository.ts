@@ -197,3 +197,24 @@ export function webhookEndpointRepository(db: Database) {
 }
 
 export type WebhookEndpointRepository = ReturnType<typeof webhookEndpointRepository>;
+
+/**
+ * Deletes up to `batchSize` finished deliveries (succeeded, failed or cancelled) queued before `before`, oldest
+ * first, with their attempts (the database cascades), in one statement: its own short transaction, through the
+ * `webhook_deliveries_created_at` index. A pending delivery is never pruned here: it is still being retried. Run
+ * it before the events' pruning (events/repository.ts), which cascades to whatever deliveries remain. How many.
+ */
+export async function pruneDeliveries(
+  db: Database,
+  { before, batchSize }: { before: Date; batchSize: number },
+): Promise<number> {
+  const due = db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('created_at', '<', before.toISOString())
+    .where('state', '!=', 'pending')
+    .orderBy('created_at')
+    .limit(batchSize);
+  const result = await db.deleteFrom('webhook_deliveries').where('id', 'in', due).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -79,11 +79,17 @@ export function sendAttempt(
     request.on('response', (response) => {
       const chunks: Buffer[] = [];
       let read = 0;
+      const status = response.statusCode ?? 0;
+      // HTTP's statuses are 100-599 (RFC 9110 §15): anything else is a broken answer, not a status.
+      if (status < 100 || status > 599) {
+        response.destroy();
+        return finish({ error: `invalid answer: status ${status} is outside 100-599` });
+      }
       const done = () => {
         const text = Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_BODY_KEPT);
         const retryAfter = response.headers['retry-after'];
         finish({
-          status: response.statusCode ?? 0,
+          status,
           body: text,
           ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
         });
@@ -97,7 +103,7 @@ export function sendAttempt(
         }
       });
       response.on('end', done);
-      response.on('error', (error) => finish({ status: response.statusCode ?? 0, error: error.message.slice(0, 500) }));
+      response.on('error', (error) => finish({ status, error: error.message.slice(0, 500) }));
     });
     request.end(body);
   });

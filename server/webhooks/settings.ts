@@ -25,6 +25,10 @@ export interface WebhookSettings {
   pollMs: number;
   /** Deliveries one process sends at the same time. */
   concurrency: number;
+  /** Deliveries one endpoint has in flight at once, in all processes together (1 while it is failing). */
+  endpointConcurrency: number;
+  /** Of one process's `concurrency`, how many deliveries one account may have in flight at once. */
+  accountConcurrency: number;
 }
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
@@ -38,7 +42,9 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   secretOverlapMs: 86_400_000,
   eventRetentionMs: 30 * 86_400_000,
   pollMs: 1_000,
-  concurrency: 8,
+  concurrency: 16,
+  endpointConcurrency: 8,
+  accountConcurrency: 8,
 };
 
 /** The settings from the environment; problems are pushed on `problems` (config.ts reports them all at once). */
@@ -68,6 +74,7 @@ export function readWebhookSettings(env: NodeJS.ProcessEnv, problems: string[]):
       retryScheduleS = parts.map(Number);
     }
   }
+  const concurrency = number('WEBHOOK_CONCURRENCY', d.concurrency, { min: 1, max: 256, integer: true });
   return {
     allowPrivateTargets: flag === '1',
     maxEndpoints: number('WEBHOOK_MAX_ENDPOINTS', d.maxEndpoints, { min: 1, max: 1000, integer: true }),
@@ -84,6 +91,17 @@ export function readWebhookSettings(env: NodeJS.ProcessEnv, problems: string[]):
     eventRetentionMs:
       number('EVENT_RETENTION_DAYS', d.eventRetentionMs / 86_400_000, { min: 0.0001, max: 3650 }) * 86_400_000,
     pollMs: number('WEBHOOK_POLL_S', d.pollMs / 1000, { min: 0.01, max: 60 }) * 1000,
-    concurrency: number('WEBHOOK_CONCURRENCY', d.concurrency, { min: 1, max: 256, integer: true }),
+    concurrency,
+    endpointConcurrency: number('WEBHOOK_ENDPOINT_CONCURRENCY', d.endpointConcurrency, {
+      min: 1,
+      max: 64,
+      integer: true,
+    }),
+    // Half the pool by default, so that another account always finds room beside one whose receivers hang.
+    accountConcurrency: number('WEBHOOK_ACCOUNT_CONCURRENCY', Math.ceil(concurrency / 2), {
+      min: 1,
+      max: 256,
+      integer: true,
+    }),
   };
 }

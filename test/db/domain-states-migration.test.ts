@@ -9,6 +9,7 @@ import { migrateToLatest, provider } from '../../server/db/migrations.js';
 import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
 import { domainRepository } from '../../server/domains/repository.js';
 import { eventLog } from '../../server/events/outbox.js';
+import { webhookFanOut } from '../../server/webhooks/fan-out.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 
@@ -61,7 +62,11 @@ describe('0005_domain_states on existing domains', () => {
 
     await migrateToLatest(db);
 
-    const repository = domainRepository(db, DEFAULT_SCHEDULE, eventLog('domain', DEFAULT_WEBHOOK_SETTINGS));
+    const repository = domainRepository(
+      db,
+      DEFAULT_SCHEDULE,
+      eventLog('domain', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)),
+    );
     const shop = await repository.find(owner, ids[0] ?? 0);
     expect(shop?.record).toMatchObject({
       name: 'shop.example.com',

@@ -1,8 +1,10 @@
 // What a verify observes for each kind of DNS answer from a real Knot server (and from a server that never
-// answers), and the verify's own refusals: too often (429 with an honest Retry-After), a test-zone name outside
-// the sandbox (422), and the sandbox's test zone verified at once. The engine behind does not matter.
+// answers), the verify's own refusal when asked too often (429 with an honest Retry-After), a test-zone name
+// outside the sandbox (never looked up: missing), and the sandbox's test zone verified at once. The engine
+// behind does not matter.
 import { describe, expect, it } from 'vitest';
-import { BROKEN_ZONE, ZONE } from '../support/knot.js';
+import { txtLookup } from '../../server/domains/txt-lookup.js';
+import { BROKEN_ZONE, silentServer, ZONE } from '../support/knot.js';
 import { dnsWorld, storeDomain, verified, verify } from './support.js';
 
 const world = await dnsWorld({ verifyLimit: 3 });
@@ -58,6 +60,25 @@ describe('domains_verify observations from real DNS answers', () => {
   });
 });
 
+describe('DNS_TIMEOUT_S', () => {
+  it('bounds a whole lookup, every try included, against a server that never answers', async () => {
+    const silent = await silentServer();
+    // Four tries whose timeouts c-ares doubles would take 0.3 + 0.6 + 1.2 + 2.4 s: the limit is the lookup's.
+    const lookup = txtLookup({ servers: [silent.address], timeoutMs: 300, tries: 4 });
+    try {
+      const started = performance.now();
+      const result = await lookup(`_dss-challenge.${fresh()}`);
+      const elapsed = performance.now() - started;
+      expect(result).toEqual({ error: 'ETIMEOUT' });
+      expect(elapsed).toBeGreaterThanOrEqual(290);
+      expect(elapsed).toBeLessThan(2500);
+    } finally {
+      lookup.close();
+      await silent.close();
+    }
+  });
+});
+
 describe('domains_verify refusals', () => {
   it('answers 429 with Retry-After past the per-domain limit, and checks nothing more', async () => {
     const domain = await storeDomain(alice, fresh());
@@ -82,12 +103,11 @@ describe('domains_verify refusals', () => {
     expect(after?.version).toBe(before?.version);
   });
 
-  it('answers 422 for a name of the sandbox test zone outside the sandbox', async () => {
+  it('observes missing for a name of the sandbox test zone outside the sandbox, as a scheduled check does', async () => {
     const domain = await storeDomain(alice, 'shop.alice.dss-test.example');
-    const { response, error } = await verify(alice, domain.id);
-    expect(response.status).toBe(422);
-    expect(error).toMatchObject({ type: '/problems/test-zone-outside-sandbox', status: 422 });
-    expect(error?.detail).toContain('dss-test.example');
+    const checked = await verified(alice, domain.id);
+    expect(checked).toMatchObject({ status: 'pending', observation: { code: 'missing', values: [] } });
+    expect(checked.observation.message).toContain('verify only in the sandbox');
   });
 
   it('refuses an IP address as a name with a 422 naming the field', async () => {

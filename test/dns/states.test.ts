@@ -4,8 +4,8 @@
 // On both engines: the transitions are SQL.
 import { describe, expect, it } from 'vitest';
 import { createClient, type DomainStatus, etagOf } from '../../client/src/index.js';
-import { startScheduler } from '../../server/domains/scheduler.js';
-import { createLogger } from '../../server/logger.js';
+import { domainCheckJob } from '../../server/domains/scheduler.js';
+import { NO_SUBSCRIBER } from '../../server/events/outbox.js';
 import { ZONE } from '../support/knot.js';
 import { dnsWorld, show, storeDomain, verified, verify } from './support.js';
 
@@ -103,13 +103,11 @@ describe('domain states through real DNS', () => {
     const name = `scheduled.${ZONE}`;
     const domain = await storeDomain(carol, name);
     await knot.setTxt(`_dss-challenge.${name}`, [[domain.verification.value]]);
-    const scheduler = startScheduler(server.db, world.checks, { queriesPerSecond: 1000 }, createLogger('silent'));
-    try {
-      // The store made it due at once (pendingFirstMs 0); the loop and this call share the claims.
-      await scheduler.runDue();
-    } finally {
-      await scheduler.stop();
-    }
+    const job = domainCheckJob(server.db, world.checks, { queriesPerSecond: 1000 }, NO_SUBSCRIBER);
+    // The store made it due at once (pendingFirstMs 0): one claim takes it, and a second finds nothing due.
+    const claimed = await job.claim(1000, 'test');
+    await Promise.all(claimed.map((domain) => job.run(domain, 'test')));
+    expect(await job.claim(1000, 'test')).toEqual([]);
     const checked = await show(carol, domain.id);
     expect(checked).toMatchObject({ status: 'active', observation: { code: 'found' } });
     const row = await server.db.selectFrom('domains').select('version').where('id', '=', domain.id).executeTakeFirst();

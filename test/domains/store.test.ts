@@ -104,6 +104,29 @@ describe('domains_store refusals', () => {
     expect(fieldsOf(error)).toEqual(['body:name']);
   });
 
+  // `_dss-challenge.<name>` must be a DNS name (253 characters at most), or no lookup of it can be sent.
+  const longName = (length: number) =>
+    `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(length - 196)}.com`;
+  it.each(ENCODINGS)(
+    'refuses a name whose verification record cannot be a DNS name (%s), naming name',
+    async (encoding) => {
+      const name = longName(239);
+      expect(name).toHaveLength(239);
+      const { error, response } = await store(alice, encoding, { name });
+      expect(response.status).toBe(422);
+      expect(error?.type).toBe('/problems/validation');
+      expect(fieldsOf(error)).toEqual(['body:name']);
+      expect(error?.errors?.[0]?.message).toMatch(/at most 238 characters/);
+      expect(await countRows(server, name)).toBe(0);
+    },
+  );
+
+  it('stores a name of 238 characters, whose verification record has 253', async () => {
+    const { data, response } = await store(alice, 'json', { name: longName(238) });
+    expect(response.status).toBe(201);
+    expect(data?.data.verification.name).toHaveLength(253);
+  });
+
   it('answers a store with no body at all with 422 naming name', async () => {
     const { error, response } = await alice.json.POST('/domains', {} as never);
     expect(response.status).toBe(422);

@@ -10,6 +10,7 @@ import { domainRepository } from '../../server/domains/repository.js';
 import { eventLog } from '../../server/events/outbox.js';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
 import { ApiSpec } from '../../server/spec-model.js';
+import { webhookFanOut } from '../../server/webhooks/fan-out.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { checkResponse } from '../support/contract.js';
 import { apiClient, startServer, type TestServer } from '../support/server.js';
@@ -38,7 +39,7 @@ describe('a server whose replies break its spec', () => {
     const domain = await domainRepository(
       server.db,
       DEFAULT_SCHEDULE,
-      eventLog('domain', DEFAULT_WEBHOOK_SETTINGS),
+      eventLog('domain', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)),
     ).create(
       issued.account.id,
       { name: 'seeded.example.com', index_page: null, not_found_page: null },

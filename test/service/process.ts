@@ -51,7 +51,7 @@ export function runScript(
   script: string,
   args: string[],
   env: Record<string, string>,
-  { openFiles }: { openFiles?: number } = {},
+  { openFiles, cwd = ROOT }: { openFiles?: number; cwd?: string } = {},
 ): Running {
   // node with tsx's loader rather than the tsx command, which runs the script in a child of its own:
   // this way a signal (SIGKILL too) reaches the script's process itself.
@@ -66,7 +66,7 @@ export function runScript(
     ? ['bash', '-c', `ulimit -n ${openFiles} && exec "$@"`, 'bash', ...command]
     : command;
   const child = spawn(file as string, argv, {
-    cwd: ROOT,
+    cwd,
     // npm start's docs build would compete with the tests for the CPU; a test that wants it sets DSS_BUILD_DOCS=1.
     // No load balancer waits on a test's SIGTERM: the drain starts at once unless a test sets DRAIN_DELAY_S.
     // Domain checks' DNS lookups stay on this machine (a closed port: a failed lookup at once) unless a test

@@ -12,6 +12,7 @@ import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
 import { defaultDomainChecks } from '../../server/domains/checks.js';
 import { MODULE_NAMES, MODULES, RESOURCE_NAMES, RESOURCES } from '../../server/resources.js';
+import { webhookRedelivery } from '../../server/webhooks/redelivery.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 
@@ -37,7 +38,11 @@ describe('the registry', () => {
     '$name handles exactly its operations of the spec (HEAD is served by GET)',
     ({ name, module }) => {
       // Building the handlers touches no database: the repositories only use it once called.
-      const services = { domainChecks: defaultDomainChecks(), webhooks: DEFAULT_WEBHOOK_SETTINGS };
+      const services = {
+        domainChecks: defaultDomainChecks(),
+        webhooks: DEFAULT_WEBHOOK_SETTINGS,
+        redeliverEvent: webhookRedelivery(DEFAULT_WEBHOOK_SETTINGS),
+      };
       const handled = Object.keys(module.handlers({} as Database, services)).sort();
       const own = specOperations.filter((id) => id.startsWith(`${name}_`) && !id.endsWith('_head')).sort();
       expect(handled).toEqual(own);

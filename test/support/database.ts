@@ -17,8 +17,16 @@ export interface TestDatabase {
 }
 
 export async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
+  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
+  await client.connect().catch((error: Error & { code?: string }) => {
+    // Said as npm test's preflight says it (test/preflight.ts), not as a bare ECONNREFUSED.
+    const { hostname, port } = new URL(ADMIN_URL);
+    throw new Error(
+      `This suite needs PostgreSQL at ${hostname}:${port} (DSS_TEST_POSTGRES_URL): ${error.code ?? error.message}. ` +
+        'Start it (Debian: pg_ctlcluster <version> main start), or set DSS_TEST_POSTGRES_URL.',
+      { cause: error },
+    );
+  });
   try {
     return await run(client);
   } finally {

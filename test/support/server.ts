@@ -9,13 +9,15 @@ import { issueKey } from '../../server/accounts/keys.js';
 import { type AppDeps, createApp, FORMATS } from '../../server/app.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
+import { wakeupsOf } from '../../server/db/wakeups.js';
 import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
 import { DEFAULT_VERIFY_QUOTA, type DomainChecks } from '../../server/domains/checks.js';
 import { txtLookup } from '../../server/domains/txt-lookup.js';
 import { prepareValidation, type RequestValidation } from '../../server/http/request-validation.js';
+import { backgroundJobs } from '../../server/jobs/background.js';
+import { startJobs } from '../../server/jobs/runner.js';
 import { createLogger } from '../../server/logger.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../server/webhooks/settings.js';
-import { startDeliveryWorker } from '../../server/webhooks/worker.js';
 import { checkResponse, routes, spec } from './contract.js';
 import { freshDatabase } from './database.js';
 
@@ -38,6 +40,8 @@ export interface TestServer {
   db: Database;
   /** The DATABASE_URL of this server's database (SQLite file or PostgreSQL), for other processes to share. */
   databaseUrl: string;
+  /** The webhook settings the app and its jobs were given. */
+  webhooks: WebhookSettings;
   /** Issues a key for a new (or existing) account. */
   account(name?: string): Promise<TestAccount>;
   /** A raw request to a path of the origin; the response is checked against the spec like the client's. */
@@ -129,7 +133,20 @@ export async function startServer(
     ...(options.spec ? {} : { validation: sharedValidation() }),
     ...appOptions,
   });
-  const worker = deliver ? startDeliveryWorker(db, webhooks, { logger: createLogger('silent') }) : undefined;
+  // The service's own runner and jobs (server/jobs/); scheduled checks are started by the suites that want them.
+  const worker = deliver
+    ? startJobs(
+        backgroundJobs(db, {
+          webhooks,
+          domainChecks: appOptions.domainChecks ?? offlineDomainChecks(),
+          logger: createLogger('silent'),
+        }),
+        {
+          wakeups: wakeupsOf(db),
+          logger: createLogger('silent'),
+        },
+      )
+    : undefined;
   const server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -142,6 +159,7 @@ export async function startServer(
     origin,
     apiUrl,
     db,
+    webhooks,
     databaseUrl: database.url,
     async account(name = `account-${++accounts}`) {
       const { key } = await issueKey(db, name);

@@ -10,6 +10,7 @@ import {
   type LookupResult,
   type ObservationCode,
   observe,
+  uncheckableName,
 } from '../../server/domains/check-rules.js';
 import { TokenBucket } from '../../server/domains/token-bucket.js';
 
@@ -31,6 +32,7 @@ describe('observe', () => {
     ['a timeout', { error: 'ETIMEOUT' }, 'lookup_failed', /timeout/],
     ['REFUSED', { error: 'EREFUSED' }, 'lookup_failed', /REFUSED/],
     ['an unknown error', { error: 'EWHATEVER' }, 'lookup_failed', /EWHATEVER/],
+    ['a name too long for DNS', { error: 'EBADNAME' }, 'missing', /not a valid DNS name/],
   ];
   it.each(cases)('%s: %s', (_case, result, code, message) => {
     const observation = observe(result, NAME, TOKEN);
@@ -73,6 +75,10 @@ describe('afterCheck', () => {
     ['pending', 7 * 24 * HOUR, 'missing', 'expired', null, false],
     ['pending', 0, 'held_elsewhere', 'pending', MIN, false],
     ['pending', 5 * HOUR, 'lookup_failed', 'pending', 5 * MIN, false],
+    ['pending', 7 * 24 * HOUR - MIN, 'lookup_failed', 'pending', MIN, false],
+    // A claim whose lookups keep failing expires with the others, rather than being retried for ever.
+    ['pending', 7 * 24 * HOUR, 'lookup_failed', 'expired', null, false],
+    ['pending', 30 * 24 * HOUR, 'lookup_failed', 'expired', null, false],
     ['active', HOUR, 'found', 'active', HOUR, true],
     ['active', HOUR, 'missing', 'misconfigured', 5 * MIN, false],
     ['active', HOUR, 'several_values', 'misconfigured', 5 * MIN, false],
@@ -81,7 +87,9 @@ describe('afterCheck', () => {
     ['misconfigured', HOUR, 'missing', 'misconfigured', 5 * MIN, false],
     ['misconfigured', 72 * HOUR - MIN, 'missing', 'misconfigured', MIN, false],
     ['misconfigured', 72 * HOUR, 'wrong_value', 'expired', null, false],
-    ['misconfigured', 72 * HOUR, 'lookup_failed', 'misconfigured', 0, false],
+    // Past the grace, a failed lookup cannot tell whether the record is back: backed off, never due at once.
+    ['misconfigured', 72 * HOUR, 'lookup_failed', 'misconfigured', 5 * MIN, false],
+    ['misconfigured', 100 * HOUR, 'lookup_failed', 'misconfigured', 5 * MIN, false],
     ['expired', HOUR, 'found', 'active', HOUR, true],
     ['expired', HOUR, 'missing', 'expired', null, false],
     ['claimed_elsewhere', HOUR, 'found', 'active', HOUR, true],
@@ -102,6 +110,35 @@ describe('afterCheck', () => {
       expect(afterCheck({ status, since: ago(HOUR) }, 'lookup_failed', NOW, SCHEDULE).status).toBe(status);
     }
   });
+
+  it('never schedules the next check in the past or now, whatever the state, answer and age', () => {
+    const statuses = ['pending', 'active', 'misconfigured', 'expired', 'claimed_elsewhere'] as const;
+    const codes: ObservationCode[] = ['found', 'missing', 'wrong_value', 'several_values', 'lookup_failed'];
+    const ages = [0, 1, MIN, HOUR, 72 * HOUR - 1, 72 * HOUR, 7 * 24 * HOUR - 1, 7 * 24 * HOUR, 365 * 24 * HOUR];
+    const inThePast: string[] = [];
+    for (const status of statuses) {
+      for (const code of [...codes, 'held_elsewhere' as const]) {
+        for (const age of ages) {
+          // Also on a schedule whose first pending wait is 0 (a store due at once, as tests set it).
+          for (const schedule of [SCHEDULE, { ...SCHEDULE, pendingFirstMs: 0 }]) {
+            const { nextCheckAt } = afterCheck({ status, since: ago(age) }, code, NOW, schedule);
+            if (nextCheckAt !== null && nextCheckAt.getTime() <= NOW.getTime()) {
+              inThePast.push(`${status} ${age} ${code} ${schedule.pendingFirstMs}`);
+            }
+          }
+        }
+      }
+    }
+    expect(inThePast).toEqual([]);
+  });
+
+  it('waits at least a second before checking a new pending claim again, when its first wait is 0', () => {
+    const schedule = { ...SCHEDULE, pendingFirstMs: 0 };
+    for (const code of ['missing', 'lookup_failed'] as const) {
+      const { nextCheckAt } = afterCheck({ status: 'pending', since: ago(5) }, code, NOW, schedule);
+      expect((nextCheckAt?.getTime() ?? 0) - NOW.getTime()).toBe(1000);
+    }
+  });
 });
 
 describe('countVerify', () => {
@@ -114,6 +151,27 @@ describe('countVerify', () => {
     ['a window that ended', { startedAt: ago(60_000), count: 3 }, { startedAt: NOW, count: 1 }],
   ])('%s', (_case, window, expected) => {
     expect(countVerify(window, QUOTA, NOW)).toEqual(expected);
+  });
+});
+
+describe('uncheckableName', () => {
+  const labels = (length: number) => {
+    const parts: string[] = [];
+    for (let left = length; left > 0; left -= 64) parts.push('a'.repeat(Math.min(63, left - (left > 63 ? 1 : 0))));
+    return parts.join('.');
+  };
+  it.each([
+    ['238 characters: its challenge name has 253', 238, false],
+    ['239 characters: its challenge name has 254', 239, true],
+    ['253 characters', 253, true],
+  ])('%s', (_case, length, refused) => {
+    const name = `${labels(length - 4)}.com`;
+    expect(name).toHaveLength(length);
+    expect(uncheckableName(name) !== undefined).toBe(refused);
+  });
+
+  it('says the limit and why', () => {
+    expect(uncheckableName(`${labels(246)}.com`)).toMatch(/at most 238 characters .*_dss-challenge\.<name>.* 253/);
   });
 });
 

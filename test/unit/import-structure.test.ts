@@ -98,6 +98,25 @@ describe('the import structure of server/', () => {
     expect(outward).toEqual([]);
   });
 
+  it('keeps the domain and the event log free of HTTP: only their adapters (handlers.ts, index.ts) import it', () => {
+    const upward = [...graph]
+      .filter(([file]) => /^server\/(domains|events)\//.test(file) && !/\/(handlers|index)\.ts$/.test(file))
+      .flatMap(([file, targets]) =>
+        targets.filter((target) => target.startsWith('server/http/')).map((target) => `${file} -> ${target}`),
+      );
+    expect(upward).toEqual([]);
+  });
+
+  it('imports no migration at run time: a migration keeps its own frozen rules', () => {
+    const migrations = ['server/db/domain-states.ts', 'server/db/events-and-webhooks.ts'];
+    const importers = [...graph]
+      .filter(([file]) => file !== 'server/db/migrations.ts')
+      .flatMap(([file, targets]) =>
+        targets.filter((target) => migrations.includes(target)).map((target) => `${file} -> ${target}`),
+      );
+    expect(importers).toEqual([]);
+  });
+
   it('loads only the configuration and the database layer for a backup', () => {
     const loaded = [...reachable(graph, 'server/cli/backup.ts')].filter(
       (file) =>

@@ -195,21 +195,37 @@ describe("the client's verifyWebhook", () => {
 
 describe('domain state changes', () => {
   it('are events of their own, written with the state change (domain.active once its record is found)', async () => {
-    const { applyCheck } = await import('../../server/domains/states.js');
+    const { applyCheck, SCHEDULED_CAUSE } = await import('../../server/domains/states.js');
     const { DEFAULT_SCHEDULE } = await import('../../server/domains/check-rules.js');
+    const { webhookFanOut } = await import('../../server/webhooks/fan-out.js');
+    const events = { cause: SCHEDULED_CAUSE, subscriber: webhookFanOut(server.webhooks) };
     const created = await account.client.POST('/domains', { body: { name: 'state-events.example.com' } });
     const id = created.data?.data.id ?? 0;
     const before = receiver.received.length;
     // The check's outcome as a lookup would give it; the state machine and the event are the service's own.
-    await applyCheck(server.db, id, { code: 'found', message: 'found', values: [] }, DEFAULT_SCHEDULE);
+    await applyCheck(
+      server.db,
+      id,
+      { code: 'found', message: 'found', values: [] },
+      DEFAULT_SCHEDULE,
+      new Date(),
+      events,
+    );
     const all = await receiver.until((r) => r.slice(before).some((x) => JSON.parse(x.body).type === 'domain.active'));
     const active = all.slice(before).find((x) => JSON.parse(x.body).type === 'domain.active');
     const payload = JSON.parse(active?.body ?? '{}');
     expect(payload.data.object).toMatchObject({ id, status: 'active' });
     expect(payloadFindings(payload)).toEqual([]);
     // Found again: no state change, no event.
-    await applyCheck(server.db, id, { code: 'found', message: 'found', values: [] }, DEFAULT_SCHEDULE);
-    const events = await account.client.GET('/events', { params: { query: { type: 'domain.active', per_page: 10 } } });
-    expect(events.data?.data.filter((event) => event.type === 'domain.active')).toHaveLength(1);
+    await applyCheck(
+      server.db,
+      id,
+      { code: 'found', message: 'found', values: [] },
+      DEFAULT_SCHEDULE,
+      new Date(),
+      events,
+    );
+    const logged = await account.client.GET('/events', { params: { query: { type: 'domain.active', per_page: 10 } } });
+    expect(logged.data?.data.filter((event) => event.type === 'domain.active')).toHaveLength(1);
   });
 });

@@ -1,0 +1,33 @@
+// The service's background work, as the runner's list of jobs: webhook deliveries, scheduled domain checks (when
+// the configuration runs them) and retention. main.ts starts them once per serving process.
+import type { Database } from '../db/database.js';
+import { DEFAULT_VERIFY_QUOTA, type DomainChecks } from '../domains/checks.js';
+import { domainCheckJob, type SchedulerSettings } from '../domains/scheduler.js';
+import type { Logger } from '../logger.js';
+import { type DeliveryObserver, deliveryJob } from '../webhooks/deliveries.js';
+import { webhookFanOut } from '../webhooks/fan-out.js';
+import type { WebhookSettings } from '../webhooks/settings.js';
+import { retainedTables, retentionJob } from './retention.js';
+import type { Job } from './runner.js';
+
+export interface BackgroundSettings {
+  webhooks: WebhookSettings;
+  domainChecks: DomainChecks;
+  /** Scheduled checks' pace, or none (DOMAIN_CHECKS=off). */
+  scheduler?: SchedulerSettings;
+  logger: Logger;
+  observer?: DeliveryObserver;
+  /** How often retention looks for rows past their time (the default: RETENTION_EVERY_MS). */
+  retentionEveryMs?: number;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: jobs of different unit types, each run only with its own units.
+export function backgroundJobs(db: Database, settings: BackgroundSettings): Job<any>[] {
+  const { webhooks, domainChecks, scheduler, logger, observer, retentionEveryMs } = settings;
+  const verifyWindowMs = (domainChecks.verifyQuota ?? DEFAULT_VERIFY_QUOTA).windowSeconds * 1000;
+  return [
+    deliveryJob(db, webhooks, { logger, ...(observer ? { observer } : {}) }),
+    ...(scheduler ? [domainCheckJob(db, domainChecks, scheduler, webhookFanOut(webhooks))] : []),
+    retentionJob(db, retainedTables(webhooks.eventRetentionMs, verifyWindowMs), { logger, everyMs: retentionEveryMs }),
+  ];
+}

@@ -1,0 +1,34 @@
+// Redelivery of a logged event: to one endpoint by name (enabled or not: forced), or to every enabled endpoint that
+// takes its type; through the queue and its limit, like any delivery.
+import { inTransaction } from '../db/owned.js';
+import type { EventRedelivery } from '../events/handlers.js';
+import { notFound } from '../http/problem.js';
+import { queueDeliveries, wants } from './fan-out.js';
+import { queueFull } from './handlers.js';
+import type { WebhookSettings } from './settings.js';
+
+export function webhookRedelivery(settings: Pick<WebhookSettings, 'maxQueuePerEndpoint'>): EventRedelivery {
+  return async (db, accountId, event, only) => {
+    const endpoints = await db
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'enabled_events', 'status'])
+      .where('account_id', '=', accountId)
+      .execute();
+    const targets =
+      only === undefined
+        ? endpoints.filter((e) => e.status === 'enabled' && wants(e.enabled_events, event.type))
+        : endpoints.filter((e) => Number(e.id) === only);
+    if (only !== undefined && targets.length === 0) throw notFound('webhook endpoint', only);
+    const queued = await inTransaction(db, (trx) =>
+      queueDeliveries(
+        trx,
+        event.id,
+        targets.map((e) => Number(e.id)),
+        settings,
+        only !== undefined,
+      ),
+    );
+    if (only !== undefined && queued.length === 0) throw queueFull(only, settings.maxQueuePerEndpoint);
+    return queued;
+  };
+}
