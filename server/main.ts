@@ -34,6 +34,7 @@ import { requireTestedNode } from './node-version.js';
 import { connectRedis } from './redis.js';
 import {
   SANDBOX_DATABASE_URL,
+  SANDBOX_SETTINGS,
   sandboxAccounts,
   sandboxLines,
   sandboxMaxAccounts,
@@ -50,7 +51,9 @@ async function main(): Promise<void> {
   requireTestedNode();
   // `npm run sandbox`: the same service on a throw-away database, any well-formed key an account (sandbox.ts).
   const sandbox = process.argv.includes('--sandbox');
-  const config = readConfig(sandbox ? { ...process.env, DATABASE_URL: SANDBOX_DATABASE_URL } : process.env);
+  const config = readConfig(
+    sandbox ? { ...SANDBOX_SETTINGS, ...process.env, DATABASE_URL: SANDBOX_DATABASE_URL } : process.env,
+  );
   const maxAccounts = sandboxMaxAccounts(process.env.SANDBOX_MAX_ACCOUNTS);
   if (sandbox) {
     const problems = [
