@@ -248,9 +248,13 @@ export interface paths {
          * Create a webhook endpoint
          * @description Registers a URL to receive the account's events of the types in `enabled_events` (`*` for all), each signed
          *     by the Standard Webhooks specification. The answer carries the signing secret, `whsec_…`, shown this once.
-         *     The URL must be `https` and must not resolve to a loopback, private, link-local or metadata address
-         *     (`422`, type `/problems/unsafe-webhook-url`, unless the operator allows them); an account has at most
+         *     The URL must be `https`, on a port other than 0, and resolve only to public (global unicast) addresses, IPv4
+         *     written inside IPv6 included (`422`, type `/problems/unsafe-webhook-url`, unless the operator allows them); an account has at most
          *     `WEBHOOK_MAX_ENDPOINTS` endpoints (`409`, type `/problems/too-many-webhook-endpoints`). JSON only.
+         *     A subscription is bounded by what the key may read: beside `webhooks:write`, the key needs the read scope of
+         *     each type in `enabled_events` (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`), else
+         *     `403` (`/problems/insufficient-scope`) naming the missing scopes. The endpoint is the account's, not the key's:
+         *     it keeps receiving after that key is rotated or revoked (delete or disable it to stop it).
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */
@@ -289,6 +293,10 @@ export interface paths {
          * @description Changes the fields sent (`url`, `enabled_events`, `description`, `status`) and keeps the others. A new
          *     `url` is checked as at create. `status: enabled` re-enables a disabled endpoint (events made while it was
          *     disabled were not queued for it: redeliver them from `GET /events`). `PUT` and `PATCH` behave identically.
+         *     A new `url` or `enabled_events` needs, beside `webhooks:write`, the read scope of each type the endpoint will
+         *     receive (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`): else `403`
+         *     (`/problems/insufficient-scope`) naming the missing scopes. The endpoint is the account's: it keeps receiving
+         *     after the key that made or changed it is rotated or revoked.
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */
@@ -314,6 +322,10 @@ export interface paths {
          * @description Changes the fields sent (`url`, `enabled_events`, `description`, `status`) and keeps the others. A new
          *     `url` is checked as at create. `status: enabled` re-enables a disabled endpoint (events made while it was
          *     disabled were not queued for it: redeliver them from `GET /events`). `PUT` and `PATCH` behave identically.
+         *     A new `url` or `enabled_events` needs, beside `webhooks:write`, the read scope of each type the endpoint will
+         *     receive (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`): else `403`
+         *     (`/problems/insufficient-scope`) naming the missing scopes. The endpoint is the account's: it keeps receiving
+         *     after the key that made or changed it is rotated or revoked.
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */
@@ -460,8 +472,10 @@ export interface paths {
          *     disabled. The delivery carries the event's own `webhook-id`, so a receiver that already handled it can skip it.
          *     It counts against the endpoint's queue limit (`WEBHOOK_MAX_QUEUE`): to one endpoint whose queue is full, `409`;
          *     to every endpoint, a full one is left out of `endpoint_ids` (and disabled, `queue_full`).
+         *     The key needs `events:read` beside `webhooks:write`, and the read scope of the event's record (`domains:read`
+         *     for a `domain.*` event, `spaces:read` for a `space.*` one): else `403` naming the scope it lacks.
          *
-         *     **Scope:** `webhooks:write` (a key without it gets `403`).
+         *     **Scope:** `webhooks:write` and `events:read` (a key without it gets `403`).
          */
         post: operations["events_redeliver"];
         delete?: never;
@@ -1374,7 +1388,7 @@ export interface components {
             status: "succeeded" | "failed";
             /**
              * Format: int32
-             * @description The HTTP status the endpoint answered, or null when none came (timeout, connection refused, unsafe target).
+             * @description The HTTP status the endpoint answered, or null when none came (timeout, connection failed, unsafe target).
              */
             response_status: number | null;
             /**
@@ -1384,7 +1398,7 @@ export interface components {
             latency_ms: number;
             /** @description The first 1024 characters of the answer's body, or null. */
             response_body: string | null;
-            /** @description Why no answer counted (timeout, connection refused, unsafe target, …), or null. */
+            /** @description Why no answer counted (timeout; `connection failed: no answer from the target` for any connection that failed, whatever the cause; unsafe target), or null. */
             error: string | null;
             /** @description When the next attempt of this delivery is due, or null when none will follow (it succeeded, gave up, or the endpoint was disabled). */
             next_attempt_at: components["schemas"]["timestamp"] | null;

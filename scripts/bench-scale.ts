@@ -231,7 +231,7 @@ export async function runScale(options: ScaleOptions = {}): Promise<ScaleRow[]> 
   const { issueKey } = await from('server/accounts/keys.ts');
   const { foldText } = await from('server/db/listing.ts');
   // A version without cursors (before they existed) gets n/a in their rows.
-  const encode: Encode | undefined = await from('server/http/cursor.ts').then(
+  const encode: Encode | undefined = await from('server/http/conventions/cursor.ts').then(
     (module) => module.encodeCursor,
     () => undefined,
   );

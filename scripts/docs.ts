@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { DOCS_PAGE } from '../server/http/docs.js';
+import { DOCS_PAGE } from '../server/http/pages/docs.js';
 
 const root = resolve(import.meta.dirname, '..');
 const SPEC = join(root, 'generated', 'openapi.json');
@@ -71,7 +71,7 @@ export function renderDocsPage(spec: Record<string, unknown>, sourceHash: string
     title: escapeHtml(`${info.title} — reference`),
     description: escapeHtml(info.summary ?? info.title),
     spec: scriptJson(spec),
-    // What the service fills in as it serves the page (server/http/docs.ts): the sandbox's key.
+    // What the service fills in as it serves the page (server/http/pages/docs.ts): the sandbox's key.
     config: scriptJson({ sandboxKey: null }),
     scalar: inlineScript(readFileSync(scalarBundle(), 'utf8')),
     start: inlineScript(readFileSync(START, 'utf8')),

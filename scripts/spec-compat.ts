@@ -4,7 +4,7 @@
 // is printed either way, so the reason is on the screen. Both documents are first given their root `security`
 // on every operation that inherits it, as `redocly diff` compares operations' own requirements only.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -62,15 +62,57 @@ export function isScopeDeclaredOnOpenRequirement(change: DiffChange): boolean {
   );
 }
 
+/** A scope added on purpose to close a hole (spec/released/narrowed-for-security.yaml). */
+export interface SecurityNarrowing {
+  operation: string;
+  scopes: string[];
+  why: string;
+}
+
+const NARROWINGS_FILE = join(root, 'spec/released/narrowed-for-security.yaml');
+
+/** The narrowings listed in spec/released/narrowed-for-security.yaml. */
+export function listedNarrowings(file = NARROWINGS_FILE): SecurityNarrowing[] {
+  return existsSync(file) ? ((parse(readFileSync(file, 'utf8')) as SecurityNarrowing[] | null) ?? []) : [];
+}
+
+/**
+ * Whether a change is one listed narrowing: the operation's requirement gained exactly the listed scopes (the
+ * diff's only verdicts are `security-requirement-changed`, and every scope before is still there).
+ */
+export function isListedNarrowing(change: DiffChange, narrowings: SecurityNarrowing[]): boolean {
+  const match = /^#\/paths\/(.+)\/([a-z]+)\/security\/\d+$/.exec(change.path);
+  const before = change.base?.value;
+  const after = change.revision?.value;
+  if (!match || change.kind !== 'modified' || !Array.isArray(before) || !Array.isArray(after)) return false;
+  if (!(change.verdicts ?? []).every((v) => v.ruleId === 'security-requirement-changed')) return false;
+  const operation = `${match[2].toUpperCase()} ${match[1].replaceAll('~1', '/').replaceAll('~0', '~')}`;
+  const added = after.filter((scope) => !before.includes(scope));
+  return narrowings.some(
+    (n) =>
+      n.operation === operation &&
+      before.every((scope) => after.includes(scope)) &&
+      added.length === n.scopes.length &&
+      n.scopes.every((scope) => added.includes(scope)),
+  );
+}
+
 /** The report with the changes the gate rates differently from `redocly diff` (above) counted as minor. */
-export function rated(report: DiffReport): DiffReport & { scopesDeclared: number } {
-  const declared = report.changes.filter((c) => c.impact === 'major' && isScopeDeclaredOnOpenRequirement(c));
+export function rated(
+  report: DiffReport,
+  narrowings: SecurityNarrowing[] = [],
+): DiffReport & { scopesDeclared: number; narrowed: number } {
+  const majors = report.changes.filter((c) => c.impact === 'major');
+  const declared = majors.filter((c) => isScopeDeclaredOnOpenRequirement(c));
+  const narrowed = majors.filter((c) => !declared.includes(c) && isListedNarrowing(c, narrowings));
+  const relaxed = [...declared, ...narrowed];
   const { major, minor, patch } = report.summary;
   return {
     ...report,
-    summary: { major: major - declared.length, minor: minor + declared.length, patch },
-    changes: report.changes.map((c) => (declared.includes(c) ? { ...c, impact: 'minor' } : c)),
+    summary: { major: major - relaxed.length, minor: minor + relaxed.length, patch },
+    changes: report.changes.map((c) => (relaxed.includes(c) ? { ...c, impact: 'minor' } : c)),
     scopesDeclared: declared.length,
+    narrowed: narrowed.length,
   };
 }
 
@@ -102,7 +144,7 @@ export function checkCompatibility(released: string, current: string, log = cons
       env: ENV,
       stdio: 'pipe',
     });
-    const report = rated(JSON.parse(readFileSync(json, 'utf8')) as DiffReport);
+    const report = rated(JSON.parse(readFileSync(json, 'utf8')) as DiffReport, listedNarrowings());
     const stylish = spawnSync(redocly, ['diff', base, revision, '--fail-on', 'none'], { cwd: root, env: ENV });
     const shown = stylish.stdout.toString().trim();
     const problem = verdict(report);
@@ -118,6 +160,9 @@ export function checkCompatibility(released: string, current: string, log = cons
         (report.scopesDeclared > 0
           ? ` (${report.scopesDeclared} of the minor: a scope declared where any key was accepted).`
           : '.') +
+        (report.narrowed > 0
+          ? ` ${report.narrowed} narrowed for security, as spec/released/narrowed-for-security.yaml lists.`
+          : '') +
         ' Passed.',
     );
     return 0;

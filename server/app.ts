@@ -1,41 +1,35 @@
-// Builds the Express app without listening. One request path, in the order of the steps below:
-//   the steps of every request, in one router layer (http/every-request.ts): request id -> its log line and
-//   metrics (written once answered) -> security headers -> input lengths (414/431) -> request target (400)
-//   -> /api/v1, one route of the app per path of the spec (http/api-routes.ts): CORS -> the path's route (no
-//   such path: 404; a method it lacks: 405, from the route itself; a preflight: 204) -> the operation's
-//   steps: API key (401, or 429 for an address with too many of them; its expiry and address ranges) -> rate
-//   limit per key (429) -> Accept (406) -> body, where the operation has one (415/413/400) -> the operation's
-//   scope (403), then validation (422: express-openapi-validator, its security handler first, and our own
-//   checks, in one problem: http/request-validation.ts) -> idempotency key (replay, 409, 422) -> handler
-//   -> repository; a problem raised anywhere -> problem+json.
+// Builds the Express app without listening: the steps of every request (the list given to everyRequest below),
+// then /api/v1 (http/routing/api-routes.ts, where each operation's chain is written in the order it runs), then
+// the service's other pages; a problem raised anywhere becomes problem+json (http/problems/errors.ts).
+// server/ARCHITECTURE.md walks one request through them.
 import express, { type Express } from 'express';
 import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';
 import { serviceSecret } from './db/service-secrets.js';
 import { type DomainChecks, defaultDomainChecks } from './domains/checks.js';
 import type { FieldFormat } from './formats.js';
-import { apiRoutes } from './http/api-routes.js';
-import { type KeyCheck, requireApiKey } from './http/auth.js';
-import { readBody } from './http/body.js';
-import { type CorsOrigins, cors } from './http/cors.js';
-import { cursorFormats, cursorSeal } from './http/cursor.js';
-import { apiIndex, DOCS_PAGE, docsPage, docsSlash } from './http/docs.js';
-import { notFoundOutsideApi, problemHandler } from './http/errors.js';
-import { everyRequest } from './http/every-request.js';
-import { healthz, readyz } from './http/health.js';
-import { boundInputs } from './http/input-limits.js';
-import { type Metrics, metricsEndpoint } from './http/metrics.js';
-import { dispatch } from './http/operations.js';
-import { problemTypePage } from './http/problem-types.js';
-import { type RateLimitSettings, rateLimits, type TrustProxy } from './http/rate-limit.js';
-import { requestId } from './http/request-id.js';
-import { requestLog } from './http/request-log.js';
-import { readRequestTarget } from './http/request-target.js';
-import { prepareValidation, type RequestValidation } from './http/request-validation.js';
-import { routeTable } from './http/routes.js';
-import { refuseByPolicy } from './http/scopes.js';
-import { securityHeaders } from './http/security-headers.js';
-import { specDocument } from './http/spec-documents.js';
+import { type KeyCheck, requireApiKey } from './http/access/auth.js';
+import { type CorsOrigins, cors } from './http/access/cors.js';
+import { type RateLimitSettings, rateLimits, type TrustProxy } from './http/access/rate-limit.js';
+import { refuseByPolicy } from './http/access/scopes.js';
+import { cursorFormats, cursorSeal } from './http/conventions/cursor.js';
+import { apiIndex, DOCS_PAGE, docsPage, docsSlash } from './http/pages/docs.js';
+import { healthz, readyz } from './http/pages/health.js';
+import { specDocument } from './http/pages/spec-documents.js';
+import { everyRequest } from './http/pipeline/every-request.js';
+import { boundInputs } from './http/pipeline/input-limits.js';
+import { type Metrics, metricsEndpoint } from './http/pipeline/metrics.js';
+import { requestId } from './http/pipeline/request-id.js';
+import { requestLog } from './http/pipeline/request-log.js';
+import { readRequestTarget } from './http/pipeline/request-target.js';
+import { securityHeaders } from './http/pipeline/security-headers.js';
+import { notFoundOutsideApi, problemHandler } from './http/problems/errors.js';
+import { problemTypePage } from './http/problems/problem-types.js';
+import { apiRoutes } from './http/routing/api-routes.js';
+import { dispatch } from './http/routing/operations.js';
+import { routeTable } from './http/routing/routes.js';
+import { readBody } from './http/validation/body.js';
+import { prepareValidation, type RequestValidation } from './http/validation/request-validation.js';
 import { idempotentCreates } from './idempotency/runner.js';
 import { createLogger, type Logger } from './logger.js';
 import { formatsOf, handlersOf } from './resource.js';
@@ -126,7 +120,7 @@ export async function createApp({
   app.set('query parser', 'simple');
   app.set('trust proxy', trustProxy);
 
-  // Every request, then /api/v1 (a route per path of the spec: http/api-routes.ts), then the other pages.
+  // Every request, then /api/v1 (a route per path of the spec: http/routing/api-routes.ts), then the other pages.
   app.use(
     everyRequest([
       requestId,
@@ -146,6 +140,7 @@ export async function createApp({
     failedAuthGuard,
     readBody: readBody(),
     validation,
+    cursors,
     handle: dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger), cursors),
   });
   app.get('/healthz', healthz);

@@ -4,10 +4,11 @@ import { type DatabaseLimits, DEFAULT_DATABASE_LIMITS, DEFAULT_DATABASE_URL, par
 import { type CheckSchedule, DEFAULT_SCHEDULE } from './domains/check-rules.js';
 import { DEFAULT_VERIFY_QUOTA } from './domains/checks.js';
 import { DEFAULT_TXT_LOOKUP, serversProblem, type TxtLookupSettings } from './domains/txt-lookup.js';
+import { numberSetting } from './env-numbers.js';
 import { type EventSettings, readEventSettings } from './events/settings.js';
 import { defaultFirstKeyFile } from './first-key.js';
-import { type CorsOrigins, parseCorsOrigins } from './http/cors.js';
-import { parseQuota, parseTrustProxy, type Quota, type TrustProxy } from './http/rate-limit.js';
+import { type CorsOrigins, parseCorsOrigins } from './http/access/cors.js';
+import { parseQuota, parseTrustProxy, type Quota, type TrustProxy } from './http/access/rate-limit.js';
 import type { ConnectionLimits } from './lifecycle.js';
 import { DEFAULT_LOG_BUFFER_BYTES, LOG_LEVELS, type LogLevel } from './logger.js';
 import { parseMaxConnections } from './max-connections.js';
@@ -25,7 +26,7 @@ export interface Config {
   corsOrigins: CorsOrigins;
   /** Connection limits and the drain on SIGTERM/SIGINT (server/lifecycle.ts), in milliseconds. */
   limits: ConnectionLimits;
-  /** Strict-Transport-Security max-age in seconds; 0 sends no HSTS header (server/http/security-headers.ts). */
+  /** Strict-Transport-Security max-age in seconds; 0 sends no HSTS header (server/http/pipeline/security-headers.ts). */
   hstsMaxAgeSeconds: number;
   /** Requests per API key and window; undefined when `off`. */
   rateLimit: Quota | undefined;
@@ -46,7 +47,7 @@ export interface Config {
   metricsPort?: number;
   /** Serves GET /metrics on the service's port to this bearer token; off when undefined. */
   metricsToken?: string;
-  /** The secret list cursors are sealed with; the database's own when undefined (server/http/cursor.ts). */
+  /** The secret list cursors are sealed with; the database's own when undefined (server/http/conventions/cursor.ts). */
   cursorKey?: string;
   /** Webhook delivery: limits, retry schedule, safe targets, fairness (server/webhooks/settings.ts). */
   webhooks: WebhookSettings;
@@ -116,10 +117,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const value = (name: keyof typeof DEFAULTS) => env[name] ?? DEFAULTS[name];
   const problems: string[] = [];
 
-  const port = Number(value('PORT'));
-  if (!/^\d+$/.test(value('PORT')) || port > 65535) {
-    problems.push(`PORT must be an integer from 0 to 65535 (got "${value('PORT')}")`);
-  }
+  const port = numberSetting('PORT', value('PORT'), { max: 65535, integer: true }, problems);
   const host = value('HOST');
   if (host.trim() === '') problems.push('HOST must not be empty');
   const databaseUrl = value('DATABASE_URL');
@@ -130,25 +128,19 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
   }
 
-  const logBufferBytes = Number(value('LOG_BUFFER_BYTES'));
-  if (!/^\d{1,10}$/.test(value('LOG_BUFFER_BYTES')) || logBufferBytes < 65_536 || logBufferBytes > 1_073_741_824) {
-    problems.push(
-      `LOG_BUFFER_BYTES must be a number of bytes from 65536 to 1073741824 (got "${value('LOG_BUFFER_BYTES')}")`,
-    );
-  }
+  const logBufferBytes = numberSetting(
+    'LOG_BUFFER_BYTES',
+    value('LOG_BUFFER_BYTES'),
+    { min: 65_536, max: 1_073_741_824, integer: true, unit: 'bytes' },
+    problems,
+  );
 
   const corsOrigins = parseCorsOrigins(value('CORS_ORIGINS'));
   if (!Array.isArray(corsOrigins) && typeof corsOrigins === 'object') problems.push(corsOrigins.error);
 
   // Seconds, fractions allowed ("0.5"): limits are tuned in tests and by operators alike.
-  const seconds = (name: keyof typeof DEFAULTS, { zero = false, max = 86_400 } = {}) => {
-    const text = value(name);
-    const parsed = Number(text);
-    if (!/^\d+(\.\d+)?$/.test(text) || parsed > max || (!zero && parsed === 0)) {
-      problems.push(`${name} must be a number of seconds ${zero ? 'from 0' : 'above 0'} to ${max} (got "${text}")`);
-    }
-    return parsed;
-  };
+  const seconds = (name: keyof typeof DEFAULTS, { zero = false, max = 86_400 } = {}) =>
+    numberSetting(name, value(name), { max, aboveMin: !zero, unit: 'seconds' }, problems);
   const maxConnections = () => {
     const parsed = parseMaxConnections(value('MAX_CONNECTIONS'));
     if (typeof parsed === 'object') problems.push(parsed.error);
@@ -191,10 +183,9 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const workers = parseWorkers(value('WORKERS'));
   if (typeof workers === 'object') problems.push(workers.error);
 
-  const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined;
-  if (env.METRICS_PORT && (!/^\d+$/.test(env.METRICS_PORT) || Number(env.METRICS_PORT) > 65535)) {
-    problems.push(`METRICS_PORT must be an integer from 0 to 65535 (got "${env.METRICS_PORT}")`);
-  }
+  const metricsPort = env.METRICS_PORT
+    ? numberSetting('METRICS_PORT', env.METRICS_PORT, { max: 65535, integer: true }, problems)
+    : undefined;
   const metricsToken = env.METRICS_TOKEN || undefined;
   if (metricsToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
     problems.push('METRICS_TOKEN must be at least 16 printable characters without spaces');
@@ -254,16 +245,15 @@ function readDomainVerification(
       `DNS_SERVERS must be a comma-separated list of host:port or host (got "${value('DNS_SERVERS')}": ${serversError})`,
     );
   }
-  const tries = Number(value('DNS_TRIES'));
-  if (!/^\d{1,2}$/.test(value('DNS_TRIES')) || tries < 1 || tries > 10) {
-    problems.push(`DNS_TRIES must be an integer from 1 to 10 (got "${value('DNS_TRIES')}")`);
-  }
+  const tries = numberSetting('DNS_TRIES', value('DNS_TRIES'), { min: 1, max: 10, integer: true }, problems);
   const checks = value('DOMAIN_CHECKS');
   if (checks !== 'on' && checks !== 'off') problems.push(`DOMAIN_CHECKS must be on or off (got "${checks}")`);
-  const qps = Number(value('DOMAIN_CHECK_QPS'));
-  if (!/^\d{1,5}$/.test(value('DOMAIN_CHECK_QPS')) || qps < 1 || qps > 10_000) {
-    problems.push(`DOMAIN_CHECK_QPS must be an integer from 1 to 10000 (got "${value('DOMAIN_CHECK_QPS')}")`);
-  }
+  const qps = numberSetting(
+    'DOMAIN_CHECK_QPS',
+    value('DOMAIN_CHECK_QPS'),
+    { min: 1, max: 10_000, integer: true },
+    problems,
+  );
   const year = 365 * 86_400;
   const ms = (name: keyof typeof DEFAULTS) => Math.round(seconds(name, { max: year }) * 1000);
   const schedule: CheckSchedule = {

@@ -1,6 +1,6 @@
 // The API docs page, built in the background once the service listens (npm start, by DSS_BUILD_DOCS=1): when the
 // page is missing or was built from another spec, scripts/docs.ts rebuilds it (seconds, once), and the running
-// service serves it as soon as it is written (http/docs.ts). The build is stopped if the service ends first.
+// service serves it as soon as it is written (http/pages/docs.ts). The build is stopped if the service ends first.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

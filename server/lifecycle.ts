@@ -2,7 +2,7 @@
 // problem+json, and a draining shutdown on SIGTERM/SIGINT that no client notices, behind a load balancer too.
 import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import net, { type Socket } from 'node:net';
-import { answerClientErrors, IDLE_TIMEOUT } from './http/client-errors.js';
+import { answerClientErrors, IDLE_TIMEOUT } from './http/pipeline/client-errors.js';
 import type { Logger } from './logger.js';
 
 export interface ConnectionLimits {
@@ -111,7 +111,7 @@ export class Lifecycle {
         requestTimeout: requestTimeoutMs,
         // How often Node looks for requests over those limits (30 s by default, longer than the limits).
         connectionsCheckingInterval: Math.max(100, Math.min(1000, headersTimeoutMs / 2)),
-        // The app answers a request without Host itself, as problem+json (http/request-target.ts).
+        // The app answers a request without Host itself, as problem+json (http/pipeline/request-target.ts).
         requireHostHeader: false,
       },
       // Tracked before the app sees it, so that a response it answers at once already carries Connection: close

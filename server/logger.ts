@@ -1,6 +1,6 @@
 // Structured logs by pino: one JSON object per line on stdout (level, time, pid, hostname, msg, fields).
 // The rest of the code speaks the small Logger interface below; never give it secrets: callers log ids.
-// The request log's headers come with credentials redacted (http/log-values.ts). stdout is written
+// The request log's headers come with credentials redacted (http/pipeline/log-values.ts). stdout is written
 // asynchronously through a buffer of LOG_BUFFER_BYTES: a log reader that stalls never stalls the service; what
 // does not fit is dropped, counted (log_lines_dropped_total) and reported in a warning every 10 s.
 import { pino } from 'pino';

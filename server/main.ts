@@ -21,11 +21,11 @@ import { buildDocsInBackground, docsBuildRequested } from './docs-build.js';
 import type { DomainChecks } from './domains/checks.js';
 import { txtLookup } from './domains/txt-lookup.js';
 import { firstKeyLines } from './first-key.js';
-import type { KeyCheck } from './http/auth.js';
-import { DOCS_PAGE } from './http/docs.js';
-import { createClusterMetrics, createMetrics, listenForMetrics, type Metrics } from './http/metrics.js';
-import { prepareValidation } from './http/request-validation.js';
-import { routeTable } from './http/routes.js';
+import type { KeyCheck } from './http/access/auth.js';
+import { DOCS_PAGE } from './http/pages/docs.js';
+import { createClusterMetrics, createMetrics, listenForMetrics, type Metrics } from './http/pipeline/metrics.js';
+import { routeTable } from './http/routing/routes.js';
+import { prepareValidation } from './http/validation/request-validation.js';
 import { backgroundJobs } from './jobs/background.js';
 import { startJobs } from './jobs/runner.js';
 import { Lifecycle } from './lifecycle.js';
@@ -34,6 +34,7 @@ import { requireTestedNode } from './node-version.js';
 import { connectRedis } from './redis.js';
 import {
   SANDBOX_DATABASE_URL,
+  SANDBOX_SETTINGS,
   sandboxAccounts,
   sandboxLines,
   sandboxMaxAccounts,
@@ -50,7 +51,9 @@ async function main(): Promise<void> {
   requireTestedNode();
   // `npm run sandbox`: the same service on a throw-away database, any well-formed key an account (sandbox.ts).
   const sandbox = process.argv.includes('--sandbox');
-  const config = readConfig(sandbox ? { ...process.env, DATABASE_URL: SANDBOX_DATABASE_URL } : process.env);
+  const config = readConfig(
+    sandbox ? { ...SANDBOX_SETTINGS, ...process.env, DATABASE_URL: SANDBOX_DATABASE_URL } : process.env,
+  );
   const maxAccounts = sandboxMaxAccounts(process.env.SANDBOX_MAX_ACCOUNTS);
   if (sandbox) {
     const problems = [
@@ -195,7 +198,7 @@ async function serve(
       domainChecks,
       ...(verification.scheduler ? { scheduler: { queriesPerSecond: verification.queriesPerSecond } } : {}),
       logger,
-      ...(extra.metrics ? { observer: webhookMetrics(extra.metrics, db) } : {}),
+      ...(extra.metrics ? { observer: webhookMetrics(extra.metrics.registry, db) } : {}),
     }),
     { wakeups: wakeupsOf(db), logger },
   );

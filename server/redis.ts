@@ -1,6 +1,6 @@
 // The Redis connection that shares rate-limit counters between processes (REDIS_URL). A command never waits
 // for a connection that is down: it fails at once, and so does one Redis does not answer in time, so that a
-// Redis outage costs a request nothing but its limit (see http/rate-limit.ts).
+// Redis outage costs a request nothing but its limit (see http/access/rate-limit.ts).
 import type { createClient } from 'redis';
 import type { Logger } from './logger.js';
 

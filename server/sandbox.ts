@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { READ_SCOPES, SCOPES } from './accounts/key-policy.js';
 import type { Account } from './accounts/keys.js';
 import type { Database } from './db/database.js';
-import type { KeyCheck } from './http/auth.js';
+import type { KeyCheck } from './http/access/auth.js';
 import { RESOURCES } from './resources.js';
 
 /** One connection to one in-memory SQLite database: it lives and dies with the process. */
@@ -143,6 +143,12 @@ export function sandboxAccounts(db: Database, maxAccounts = SANDBOX_MAX_ACCOUNTS
 }
 
 /** The banner's lines for the sandbox, in place of the first key's. */
+/**
+ * Settings the sandbox has unless the environment says otherwise: webhooks may target this machine (a
+ * developer's receiver on http://127.0.0.1, the conformance runner's), as the sandbox is one developer's.
+ */
+export const SANDBOX_SETTINGS = { WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' } as const;
+
 export function sandboxLines(apiUrl: string): string[] {
   return [
     '',
@@ -155,6 +161,8 @@ export function sandboxLines(apiUrl: string): string[] {
     'A key ending in ~read (or ~spaces.read, ~domains.write, ...) is the same account with only those scopes:',
     '',
     `  curl -s -X DELETE -H 'Authorization: Bearer dss_sandbox_alice~read' ${apiUrl}/domains/1   # 403`,
+    '',
+    'Webhooks may target this machine (http://127.0.0.1:<port>/...); WEBHOOK_ALLOW_PRIVATE_TARGETS=0 refuses them.',
     '',
   ];
 }

@@ -1,6 +1,6 @@
 // The one reading of an OpenAPI 3.x document, shared by the server (ApiSpec below, and its route table in
-// server/http/routes.ts), the conformance runner and the tests: operations with dereferenced parameter, body and
-// response schemas, their security, and the resources (collection + item paths) in it. It reads any spec, not
+// server/http/routing/routes.ts), the conformance runner and the tests: operations with dereferenced parameter,
+// body and response schemas, their security, and the resources (collection + item paths) in it. It reads any spec, not
 // only ours: the runner points it at other deployments' documents.
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -232,13 +232,33 @@ function uniqueFieldsOf(create: Operation): string[] {
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** What a local `$ref` ("#/components/schemas/x") points at in the document. */
-function lookup(document: Record<string, unknown>, ref: string): unknown {
-  return ref
+/** The keys of a local `$ref` ("#/components/schemas/x"), decoded (JSON Pointer and URI escapes). */
+const refPath = (ref: string) =>
+  ref
     .slice(2)
     .split('/')
-    .map((part) => decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], document);
+    .map((part) => decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~'));
+
+/** What a local `$ref` points at in the document. */
+function lookup(document: Record<string, unknown>, ref: string): unknown {
+  return refPath(ref).reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], document);
+}
+
+type RefStep = (ref: string, siblings: Record<string, unknown>, walk: (node: unknown) => unknown) => unknown;
+
+/**
+ * The one walk over a document's local `$ref`s: a copy of `node` in which each `{ $ref: "#/…", …siblings }`
+ * object is what `atRef` makes of it (with `walk`, to go on through its siblings).
+ */
+function walkRefs(node: unknown, atRef: RefStep): unknown {
+  const walk = (at: unknown): unknown => {
+    if (Array.isArray(at)) return at.map(walk);
+    if (at === null || typeof at !== 'object') return at;
+    const { $ref, ...siblings } = at as Record<string, unknown>;
+    if (typeof $ref === 'string' && $ref.startsWith('#/')) return atRef($ref, siblings, walk);
+    return Object.fromEntries(Object.entries(at).map(([key, value]) => [key, walk(value)]));
+  };
+  return walk(node);
 }
 
 /**
@@ -246,19 +266,13 @@ function lookup(document: Record<string, unknown>, ref: string): unknown {
  * that does gets an empty schema (anything goes) at the point where the cycle closes.
  */
 function dereferencer(document: Record<string, unknown>): (node: unknown) => unknown {
-  const walk = (node: unknown, seen: string[]): unknown => {
-    if (Array.isArray(node)) return node.map((item) => walk(item, seen));
-    if (node === null || typeof node !== 'object') return node;
-    const record = node as Record<string, unknown>;
-    if (typeof record.$ref === 'string' && record.$ref.startsWith('#/')) {
-      if (seen.includes(record.$ref)) return {};
-      const { $ref, ...siblings } = record;
-      const target = walk(lookup(document, $ref), [...seen, $ref]) as Record<string, unknown>;
-      return Object.keys(siblings).length ? { ...target, ...(walk(siblings, seen) as object) } : target;
-    }
-    return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, walk(value, seen)]));
-  };
-  return (node) => walk(node, []);
+  const inline = (node: unknown, seen: string[]): unknown =>
+    walkRefs(node, (ref, siblings, walk) => {
+      if (seen.includes(ref)) return {};
+      const target = inline(lookup(document, ref), [...seen, ref]) as Record<string, unknown>;
+      return Object.keys(siblings).length ? { ...target, ...(walk(siblings) as object) } : target;
+    });
+  return (node) => inline(node, []);
 }
 
 /** allOf parts merged into one schema (enough for the keyword-per-part style specs use). */
@@ -335,28 +349,20 @@ export class ApiSpec {
     const components = (this.document.components ?? {}) as Record<string, Record<string, unknown>>;
     const kept: Record<string, Record<string, unknown>> = {};
     const seen = new Set<string>();
-    const visit = (node: unknown): void => {
-      if (Array.isArray(node)) {
-        for (const item of node) visit(item);
-        return;
-      }
-      if (node === null || typeof node !== 'object') return;
-      for (const [key, value] of Object.entries(node)) {
-        if (key === '$ref' && typeof value === 'string' && value.startsWith('#/components/') && !seen.has(value)) {
-          seen.add(value);
-          const [, , kind = '', name = ''] = value.split('/');
-          const decoded = name.replace(/~1/g, '/').replace(/~0/g, '~');
-          const target = components[kind]?.[decoded];
+    const visit = (node: unknown): unknown =>
+      walkRefs(node, (ref, siblings, walk) => {
+        const [top, kind = '', name = ''] = refPath(ref);
+        if (top === 'components' && !seen.has(ref)) {
+          seen.add(ref);
+          const target = components[kind]?.[name];
           if (target !== undefined) {
             kept[kind] ??= {};
-            kept[kind][decoded] = target;
+            kept[kind][name] = target;
           }
           visit(target);
-        } else {
-          visit(value);
         }
-      }
-    };
+        return walk(siblings);
+      });
     const item = (this.document.paths as Record<string, unknown>)[template];
     visit(item);
     if (components.securitySchemes) kept.securitySchemes = components.securitySchemes;

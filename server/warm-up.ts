@@ -1,16 +1,17 @@
 // Before the service listens, it sends one request of each kind through a copy of its app on a throw-away
 // in-memory database: express-openapi-validator compiles an operation's schemas when the first request reaches it
 // (its API offers no way to compile them sooner), and V8 compiles each code path on its first run. Without this,
-// the first request of each kind to a fresh process cost 20–135 ms of CPU (a refused store 77 ms) instead of
-// 1–4 ms. The copy is given the validation of the app that will serve, and shares the docs page it prepared
-// (http/docs.ts keeps one per file); nothing else of it outlives the warm-up.
+// the first request of each kind to a fresh process would cost many times its usual CPU. The copy is given the
+// validation of the app that will serve, and shares the docs page it prepared (http/pages/docs.ts keeps one per file);
+// nothing else of it outlives the warm-up. The validator adds its path-parameter callbacks (`app.param`) to the
+// app of the first request it sees: this copy's, so the serving app runs none.
 import type { AddressInfo } from 'node:net';
 import { issueKey } from './accounts/keys.js';
 import { createApp } from './app.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrations.js';
-import type { RequestValidation } from './http/request-validation.js';
-import { routeTable } from './http/routes.js';
+import { routeTable } from './http/routing/routes.js';
+import type { RequestValidation } from './http/validation/request-validation.js';
 import { createLogger } from './logger.js';
 import { ApiSpec } from './spec-model.js';
 

@@ -171,11 +171,11 @@ export const LEG_RULES: LegRule[] = [
   {
     suite: 'test/conformance/own-server.test.ts',
     legs: ['sqlite'],
-    why: "the runner's full run and its CLI; .ci/conformance runs the same 200 cases against PostgreSQL",
+    why: "the runner's full run (200 cases, webhooks end to end with its own receiver and a delivery worker) and its CLI; .ci/conformance runs it against PostgreSQL and the service's defaults",
   },
   {
     suite:
-      'test/conformance/{back-to-back,broken-server,plan,preflight,prism-mock,prism-proxy,rate-limit-fields,scopes}.test.ts',
+      'test/conformance/{as-it-comes,back-to-back,broken-server,plan,preflight,prism-mock,prism-proxy,rate-limit-fields,rotation,scopes}.test.ts',
     legs: ['sqlite'],
     why: "the runner's own logic and checks: the server's side of each is an HTTP suite of every leg",
   },
@@ -192,9 +192,14 @@ export const LEG_RULES: LegRule[] = [
     why: "the client waiting out real Retry-After seconds: the client's fetch differs by Node.js major, not by engine",
   },
   {
-    suite: 'test/client/{errors,etags,helpers,idempotent-creates,list-all,options,timeouts}.test.ts',
+    suite: 'test/client/{errors,etags,helpers,idempotent-creates,list-all,options,timeouts,verify-webhook}.test.ts',
     legs: ['sqlite', 'node24', 'quick'],
     why: "the client's behaviour, whatever engine answers; its fetch differs by Node.js major",
+  },
+  {
+    suite: 'test/client/webhook-helpers.test.ts',
+    legs: ['sqlite', 'node24'],
+    why: 'a delivery worker and a receiver, waited for in real time; the client, whatever engine answers',
   },
 
   // The spec's tooling and the docs.

@@ -5,6 +5,7 @@ import type { paths } from '../../generated/api.js';
 import { startCall, untilAborted } from './call.js';
 import { ApiError } from './errors.js';
 import { formBody } from './form-body.js';
+import { takesJsonOnly } from './json-only.js';
 import { type RateLimitState, readRateLimit } from './rate-limit.js';
 import {
   type CallOptions,
@@ -17,6 +18,7 @@ import {
 import { type Fetch, fetchWithRetries, type RetrySettings } from './retrying-fetch.js';
 import type { Domain } from './types.js';
 import { VERSION } from './version.js';
+import { type EventsApi, eventsApi, type WebhookEndpointsApi, webhookEndpointsApi } from './webhook-apis.js';
 
 export interface ClientOptions {
   /** The API's base URL, including `/api/v1`, e.g. `http://127.0.0.1:3000/api/v1`. */
@@ -32,7 +34,10 @@ export interface ClientOptions {
   userAgent?: string;
   /** Sent with every request; they override the client's defaults of the same name, except Authorization. */
   headers?: Record<string, string>;
-  /** How bodies are sent: `form` (application/x-www-form-urlencoded, the default) or `json`. */
+  /**
+   * How bodies are sent: `form` (application/x-www-form-urlencoded, the default) or `json`. Operations that take
+   * JSON only (webhook endpoints, redelivery) are always sent JSON, through `raw` too.
+   */
   bodyEncoding?: 'form' | 'json';
   /** Retries of 429, 503 and network errors (of a POST only with an Idempotency-Key). Default 2; 0 disables. */
   maxRetries?: number;
@@ -67,6 +72,10 @@ export type ResourceApis = { [P in CollectionPath as P extends `/${infer Name}` 
 
 export interface DomainSpaceClient extends ResourceApis {
   domains: DomainsApi;
+  /** Webhook endpoints: create, listAll, rotateSecret, test, deliveries, … (JSON bodies). */
+  webhookEndpoints: WebhookEndpointsApi;
+  /** The event log, and redelivery. */
+  events: EventsApi;
   /**
    * The typed openapi-fetch client for every path; it answers `{ data, error, response }` instead of throwing
    * an ApiError, but has the same retries and timeout (up to the arrival of the final answer's headers), and
@@ -105,7 +114,7 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
   // Last, so that apiKey wins over an Authorization in headers.
   headers.set('Authorization', `Bearer ${settings.apiKey}`);
 
-  const raw = createFetchClient<paths>({
+  const base = createFetchClient<paths>({
     baseUrl: settings.baseUrl,
     headers,
     bodySerializer: settings.bodyEncoding === 'form' ? formBody : (body: unknown) => JSON.stringify(body),
@@ -119,6 +128,24 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
       }
     },
   });
+
+  // An operation that takes JSON only gets JSON whatever bodyEncoding says (unless the call sets its own
+  // Content-Type): openapi-fetch's documented per-request bodySerializer and headers.
+  const jsonWhereOnlyJson = <M extends 'POST' | 'PUT' | 'PATCH'>(method: M): Client<paths>[M] =>
+    ((path: string, init?: { headers?: HeadersInit; bodySerializer?: unknown }) => {
+      const own = new Headers(init?.headers as HeadersInit | undefined);
+      const json = settings.bodyEncoding === 'form' && takesJsonOnly(path, method) && !own.has('Content-Type');
+      const call = base[method] as unknown as (path: string, init: object) => unknown;
+      if (!json) return call(path, init ?? {});
+      own.set('Content-Type', 'application/json');
+      return call(path, { ...init, headers: own, bodySerializer: (body: unknown) => JSON.stringify(body) });
+    }) as unknown as Client<paths>[M];
+  const raw: Client<paths> = {
+    ...base,
+    POST: jsonWhereOnlyJson('POST'),
+    PUT: jsonWhereOnlyJson('PUT'),
+    PATCH: jsonWhereOnlyJson('PATCH'),
+  };
 
   const send: Send = async (method, path, init, callOptions) => {
     const call = startCall([clientSignal, callOptions?.signal], callTimeout(callOptions, timeoutMs));
@@ -151,6 +178,8 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
   };
   return {
     ...resources,
+    webhookEndpoints: webhookEndpointsApi(send),
+    events: eventsApi(send),
     raw,
     get rateLimit() {
       return rateLimit;

@@ -1,4 +1,4 @@
-// domain-space-client: a typed client for the domain-space-service API (domains and spaces).
+// domain-space-client: a typed client for the domain-space-service API (domains, spaces, webhook endpoints, events).
 export {
   type ClientOptions,
   createClient,
@@ -12,4 +12,5 @@ export type { RateLimitState } from './rate-limit.js';
 export { type CallOptions, type CreateOptions, etagOf, type ResourceApi, type WriteOptions } from './resources.js';
 export type * from './types.js';
 export { VERSION } from './version.js';
+export type { EventsApi, WebhookEndpointsApi } from './webhook-apis.js';
 export { type VerifyOptions, verifyWebhook, WebhookVerificationError } from './webhooks.js';

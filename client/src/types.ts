@@ -36,6 +36,18 @@ export type WebhookEvent = Schemas['event'];
 /** The payload of one event type, e.g. `WebhookEventOf<'space.updated'>`. */
 export type WebhookEventOf<T extends WebhookEvent['type']> = Extract<WebhookEvent, { type: T }>;
 export type WebhookEndpoint = Schemas['webhook-endpoint'];
+/** The body of `webhookEndpoints.create` (JSON only: `enabled_events` is a list). */
+export type WebhookEndpointCreate = Schemas['webhook-endpoint-store'];
+/** The body of `webhookEndpoints.update` and `webhookEndpoints.replace`. */
+export type WebhookEndpointUpdate = Schemas['webhook-endpoint-update'];
+/** An endpoint as create and rotateSecret answer it: the record, and its signing secret, shown this once. */
+export type WebhookEndpointWithSecret = WebhookEndpoint & { secret: string };
 export type WebhookDelivery = Schemas['webhook-delivery'];
+export type WebhookDeliveryPage = Schemas['webhook-delivery-collection'];
+export type WebhookDeliveryParams = NonNullable<operations['webhook-endpoints_deliveries']['parameters']['query']>;
+export type EventPage = Schemas['event-collection'];
+export type EventListParams = NonNullable<operations['events_list']['parameters']['query']>;
+/** What a redelivery queued: `{ event_id, endpoint_ids }`. */
+export type Redelivery = Schemas['redelivery'];
 
 export type { components, operations, paths, webhooks } from '../../generated/api.js';

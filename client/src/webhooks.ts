@@ -1,5 +1,7 @@
 // verifyWebhook: checks a delivery's Standard Webhooks signature (HMAC-SHA256 of "<id>.<timestamp>.<body>" with
-// the `whsec_` secret) and its timestamp, with the Web Crypto API, so it runs in Node.js and elsewhere alike.
+// the `whsec_` secret) and its timestamp, synchronously, as the standardwebhooks package's `verify` does: it
+// returns the event or throws at once, in Node.js, browsers and edge runtimes alike (hmac-sha256.ts).
+import { hmacSha256 } from './hmac-sha256.js';
 import type { WebhookEvent } from './types.js';
 
 /** A delivery whose signature or timestamp does not check out: answer it 4xx and do not act on it. */
@@ -23,7 +25,7 @@ function header(headers: HeaderSource, name: string): string | undefined {
 }
 
 const fromBase64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-const toBase64 = (bytes: ArrayBuffer) => btoa(String.fromCharCode(...new Uint8Array(bytes)));
+const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 
 /** Compares in time that depends on the length only. */
 function sameText(a: string, b: string): boolean {
@@ -35,14 +37,15 @@ function sameText(a: string, b: string): boolean {
 
 /**
  * The event a delivery carries, once its signature (any of them, during a secret rotation) and its timestamp
- * check out; throws WebhookVerificationError otherwise. `body` is the request body exactly as received (text).
+ * check out; throws WebhookVerificationError otherwise, synchronously (no promise to forget to await). `body` is
+ * the request body exactly as received (text).
  */
-export async function verifyWebhook(
+export function verifyWebhook(
   secret: string,
   body: string,
   headers: HeaderSource,
   { toleranceSeconds = 300, now = Date.now() }: VerifyOptions = {},
-): Promise<WebhookEvent> {
+): WebhookEvent {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
@@ -50,14 +53,13 @@ export async function verifyWebhook(
   if (!/^\d{1,15}$/.test(timestamp) || Math.abs(now / 1000 - Number(timestamp)) > toleranceSeconds) {
     throw new WebhookVerificationError('the timestamp is too far from now');
   }
-  const key = await crypto.subtle.importKey(
-    'raw',
-    fromBase64(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign'],
-  );
-  const mac = toBase64(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(`${id}.${timestamp}.${body}`)));
+  let key: Uint8Array;
+  try {
+    key = fromBase64(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret);
+  } catch {
+    throw new TypeError('verifyWebhook: the secret is not a whsec_ secret (base64 after the prefix)');
+  }
+  const mac = toBase64(hmacSha256(key, new TextEncoder().encode(`${id}.${timestamp}.${body}`)));
   const matches = signatures.split(' ').some((signature) => {
     const [version, value] = signature.split(',');
     return version === 'v1' && value !== undefined && sameText(value, mac);

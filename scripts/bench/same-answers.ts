@@ -1,19 +1,9 @@
 // What the typical-stack peers answer: the service's SQL (same-sql.ts) shaped into the service's bodies, with the
 // service's own pure helpers for the envelope and the ETag, so that a peer's answer can be compared to the
 // service's byte for byte (bench.ts checks it before printing any figure). The framework around it is the peer's.
-import { etagOf } from '../../server/http/conditional.js';
-import { paginationOf } from '../../server/http/pagination.js';
-import { type ListParams, sameSql } from './same-sql.js';
-
-type Row = Record<string, unknown>;
-
-const record = (row: Row) => ({
-  id: Number(row.id),
-  name: row.name as string,
-  color: Number(row.color),
-  created_at: row.created_at as string,
-  updated_at: row.updated_at as string,
-});
+import { etagOf } from '../../server/http/conventions/conditional.js';
+import { paginationOf } from '../../server/http/conventions/pagination.js';
+import { type ListParams, spaceRecord as record, sameSql } from './same-sql.js';
 
 export interface Answer {
   status: number;

@@ -5,7 +5,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type SQLite from 'better-sqlite3';
 import { sqliteDriver } from '../../server/db/sqlite-driver.js';
-import { etagOf } from '../../server/http/conditional.js';
+import { etagOf } from '../../server/http/conventions/conditional.js';
+import { ApiSpec, type Schema } from '../../server/spec-model.js';
 
 const KEY = /^Bearer +dss_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 
@@ -18,6 +19,27 @@ export interface ListParams {
 }
 
 type Row = Record<string, unknown>;
+
+/**
+ * A space's fields as the spec's `space` schema lists them, integers read as numbers: a field the spec adds is
+ * answered by the peers as the service answers it (test/spec/bench-peers.test.ts holds them to the service).
+ */
+const SPACE_FIELDS = (() => {
+  const spec = ApiSpec.load();
+  const schemas = (spec.document.components as { schemas: Record<string, Schema> }).schemas;
+  const properties = (spec.resolve(schemas.space) as Schema).properties as Record<string, Schema>;
+  return Object.entries(properties).map(([name, schema]) => ({
+    name,
+    integer: (spec.resolve(schema) as Schema).type === 'integer',
+  }));
+})();
+
+/** A row of `spaces` as the service answers it. */
+export function spaceRecord(row: Row): Row {
+  return Object.fromEntries(
+    SPACE_FIELDS.map(({ name, integer }) => [name, integer ? Number(row[name]) : (row[name] ?? null)]),
+  );
+}
 
 export function sameSql(file: string) {
   const db = new (sqliteDriver())(file);
@@ -52,13 +74,7 @@ export function sameSql(file: string) {
   const logChange = (accountId: number, type: string, row: Row, etag: string) => {
     const publicId = `evt_${randomBytes(12).toString('hex')}`;
     const timestamp = new Date().toISOString();
-    const object = {
-      id: row.id,
-      name: row.name,
-      color: row.color,
-      created_at: row.created_at,
-      updated_at: row.updated_at,
-    };
+    const object = spaceRecord(row);
     const cause = { request_id: null, idempotency_key: null };
     const payload = JSON.stringify({ id: publicId, type, timestamp, data: { object, etag }, cause });
     event.get(publicId, accountId, type, timestamp, payload);

@@ -385,8 +385,9 @@ function fitCasesToBudget(ctx: Context, casesGiven: boolean): void {
   if (!fitted) return;
   ctx.log(
     `sized to the quota: ${fitted.valid.length} of ${ctx.plan.valid.length} valid and ${fitted.invalid.length} of ` +
-      `${ctx.plan.invalid.length} invalid cases (${quota.remaining} requests left of ${quota.limit} per ` +
-      `${quota.windowSeconds ?? '?'} s); a larger quota, or --cases <n> with waits for it, runs more`,
+      `${ctx.plan.invalid.length} invalid cases (${Math.max(left, 0)} requests left of this run's share; the key has ` +
+      `${quota.remaining} of ${quota.limit} per ${quota.windowSeconds ?? '?'} s); a larger quota, or --cases <n> ` +
+      'with waits for it, runs more',
   );
   ctx.plan.valid = fitted.valid;
   ctx.plan.invalid = fitted.invalid;

@@ -9,9 +9,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import type { Operation } from '../../server/spec-model.js';
+import { flatten, type Operation, type Schema } from '../../server/spec-model.js';
 import { call } from './calls.js';
 import type { Context } from './context.js';
+import type { Input } from './inputs.js';
 import { createRecord, ledgerOf } from './records.js';
 import { refusalOf } from './refusals.js';
 import { idOf, is2xx } from './replies.js';
@@ -150,6 +151,52 @@ function operation(ctx: Context, id: string): Operation | undefined {
   return ctx.model.operations.find((op) => op.id === id);
 }
 
+/**
+ * Once the deployment accepted the receiver: every valid webhook URL the plan would send (a generated host,
+ * which resolves nowhere and which a deployment as it comes refuses) becomes a URL under the receiver's, so the
+ * endpoint checks work on records too. Their deliveries come to the receiver under `/<tag>-cases/`, answered and
+ * not judged (their secrets are not kept).
+ */
+export function aimPlanAt(ctx: Context, base: string): number {
+  let aimed = 0;
+  const fieldsOf = (operationId: string) => {
+    const operation = ctx.model.operations.find((op) => op.id === operationId);
+    const schema = operation?.body?.content['application/json'];
+    const properties = (flatten(schema ?? {}).properties ?? {}) as Record<string, Schema>;
+    return Object.keys(properties).filter((name) => flatten(properties[name] as Schema).format === 'webhook-url');
+  };
+  const aim = (operationId: string, input: Input | undefined) => {
+    const value = input?.body?.value as Record<string, unknown> | undefined;
+    if (!value || typeof value !== 'object') return;
+    for (const field of fieldsOf(operationId)) {
+      const sent = value[field];
+      if (typeof sent !== 'string') continue;
+      const path = sent.replace(/^https?:\/\/[^/]*/, '').slice(0, 100);
+      value[field] = `${base}/${ctx.plan.tag}-cases${path.startsWith('/') ? path : `/${path}`}`;
+      aimed++;
+    }
+  };
+  for (const testCase of ctx.plan.valid) {
+    aim(testCase.operation, testCase.input);
+    if (testCase.target?.kind === 'owned' && testCase.target.create) {
+      const resource = ctx.model.resources.find(
+        (r) => r.updates.some((u) => u.id === testCase.operation) || r.remove?.id === testCase.operation,
+      );
+      if (resource) aim(resource.create.id, testCase.target.create);
+    }
+  }
+  for (const [operationId, inputs] of Object.entries(ctx.plan.spare))
+    for (const input of inputs) aim(operationId, input);
+  for (const resource of ctx.model.resources) {
+    for (const input of ctx.plan.targets[resource.name] ?? []) aim(resource.create.id, input);
+  }
+  for (const duplicate of ctx.plan.duplicates) {
+    aim(duplicate.operation, duplicate.first);
+    aim(duplicate.operation, duplicate.second);
+  }
+  return aimed;
+}
+
 export async function checkWebhooks(ctx: Context, receiver: Receiver | string, url: string | undefined) {
   if (typeof receiver === 'string') return skipAll(ctx, receiver);
   if (ctx.stateless) return skipAll(ctx, ctx.stateless);
@@ -187,8 +234,14 @@ export async function checkWebhooks(ctx: Context, receiver: Receiver | string, u
   ledgerOf(ctx, resource.name).created++;
   const secrets = [(created.reply.json as { secret?: string }).secret ?? ''];
   ctx.webhooks.push(`receiver ${base}/${ctx.plan.tag}: endpoint ${id}, subscribed to every event`);
+  const aimed = aimPlanAt(ctx, base);
+  if (aimed)
+    ctx.webhooks.push(
+      `the other endpoint checks send ${aimed} URLs under ${base}/${ctx.plan.tag}-cases/ (the deployment accepts the receiver's)`,
+    );
   const ids = { [resource.idParam]: id };
-  const mine = (d: Delivery) => d.path.startsWith(`/${ctx.plan.tag}`) || !!url;
+  // A tunnel may put its own path in front: a delivery for the run's endpoint ends with the tag.
+  const mine = (d: Delivery) => d.path.replace(/\?.*$/, '').endsWith(`/${ctx.plan.tag}`);
 
   // The test event, whose first attempt the receiver fails: the retry must carry the same webhook-id.
   receiver.failFirst.add('webhook.test');
@@ -212,6 +265,16 @@ export async function checkWebhooks(ctx: Context, receiver: Receiver | string, u
   }
   const tests = () => receiver.deliveries.filter((d) => mine(d) && typeOf(d) === 'webhook.test');
   const retried = await receiver.waitFor(() => tests().length >= 2 && receiver.deliveries.filter(mine).length >= 4);
+  if (!receiver.deliveries.some(mine)) {
+    // Subscribed, but nothing delivered at all: one failure, and no more waiting for the rest.
+    const why = `no delivery came within ${DELIVERY_WAIT_MS / 1000} s of the endpoint's test event and changes`;
+    ctx.results.fail(SUBJECT, 'webhook_same_id', `${why} (is the deployment's delivery worker running?)`, tested);
+    for (const check of ['webhook_signature', 'webhook_payload', 'webhook_rotation'] as const) {
+      ctx.results.skip(SUBJECT, check, `${why}: nothing to judge`);
+    }
+    ctx.webhooks.push(`nothing delivered: ${why}`);
+    return;
+  }
   const [first, retry] = tests();
   if (!first) {
     ctx.results.fail(

@@ -1,10 +1,12 @@
 // What a key may do, beside whose it is: its scopes, its expiry and the client addresses it may be used from.
 // Pure rules, read once when a key's row is read (and then cached with it), so a request pays no database read.
 import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
- * The scopes operations declare (`security: [{ bearerAuth: [<scope>] }]` in the spec). A write scope does not
- * include its read scope (a key that only creates gets no read access): a key that reads and writes lists both.
+ * The scopes operations declare (`security: [{ bearerAuth: [<scope>] }]` in the spec). A write scope includes its
+ * read scope (as Stripe's restricted keys and GitHub's fine-grained tokens): what a write answers is never more
+ * than the key may read.
  */
 export const SCOPES = [
   'domains:read',
@@ -52,10 +54,15 @@ export function parseScopes(text: string): Scope[] | { error: string } {
   return [...new Set(names)].sort() as Scope[];
 }
 
+/** Whether a set of held scopes covers a scope: itself, or for `<resource>:read`, `<resource>:write`. */
+export function holdsScope(held: ReadonlySet<string>, scope: string): boolean {
+  return held.has(scope) || (scope.endsWith(':read') && held.has(`${scope.slice(0, -':read'.length)}:write`));
+}
+
 /** The declared scopes the key lacks (all are needed: scopes of one OpenAPI requirement are joined by AND). */
 export function missingScopes(policy: KeyPolicy | undefined, declared: readonly string[]): string[] {
   const held = policy?.scopes;
-  return held ? declared.filter((scope) => !held.has(scope)) : [];
+  return held ? declared.filter((scope) => !holdsScope(held, scope)) : [];
 }
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -74,29 +81,105 @@ export function parseDuration(text: string, what: string): number | { error: str
   return ms;
 }
 
-/** An absolute time with a time zone (RFC 3339, as `2027-01-31T00:00:00Z`); the problem's sentence otherwise. */
-export function parseInstant(text: string, what: string): number | { error: string } {
-  const shape = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
-  const ms = shape.test(text.trim()) ? Date.parse(text.trim()) : Number.NaN;
-  if (Number.isNaN(ms)) {
+/**
+ * An absolute time with a time zone (RFC 3339, as `2027-01-31T00:00:00Z`), a real one (no 2027-02-30, no hour
+ * 24, no offset past ±23:59), from 1970 on and at most 10 years from now; the problem's sentence otherwise.
+ */
+export function parseInstant(text: string, what: string, now = Date.now()): number | { error: string } {
+  const shape = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|([+-])(\d{2}):(\d{2}))$/i;
+  const parts = shape.exec(text.trim());
+  if (!parts) {
     return { error: `${what} must be a date and time with its zone, as 2027-01-31T00:00:00Z (got "${text}").` };
+  }
+  const [year, month, day, hour, minute, second = 0] = parts.slice(1, 7).map((part) => Number(part ?? 0)) as number[];
+  const [offsetHours, offsetMinutes] = [Number(parts[8] ?? 0), Number(parts[9] ?? 0)];
+  // setUTCFullYear, not Date.UTC: the latter reads the years 0 to 99 as 1900 to 1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year as number, (month as number) - 1, day);
+  const real =
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === (month as number) - 1 &&
+    date.getUTCDate() === day &&
+    (hour as number) <= 23 &&
+    (minute as number) <= 59 &&
+    second <= 59 &&
+    offsetHours <= 23 &&
+    offsetMinutes <= 59;
+  if (!real) return { error: `${what} names a date or time that does not exist (got "${text}").` };
+  const ms = Date.parse(text.trim());
+  if (Number.isNaN(ms) || ms < 0 || ms > now + MAX_DURATION_MS) {
+    return { error: `${what} must be from 1970 on and at most 10 years from now (got "${text}").` };
   }
   return ms;
 }
 
 /**
- * An address or range in CIDR notation (`10.0.0.0/8`, `2001:db8::/32`, or one address), normalised; the
- * problem's sentence otherwise.
+ * An address or range in CIDR notation (`10.0.0.0/8`, `2001:db8::/32`, or one address), normalised: IPv6
+ * compressed in lowercase, an IPv4-mapped range (`::ffff:10.0.0.0/104`) as the IPv4 range it is. Refused, with
+ * the problem's sentence: a range whose meaning changes when written another way: an IPv4-mapped address with a
+ * prefix shorter than 96 (`::ffff:10.0.0.0/8` is `::/8`, every IPv4 client and `::1`), bits set past the prefix
+ * (`10.0.0.1/8`), IPv4 inside IPv6 other than mapped, and zone ids.
  */
 export function parseRange(text: string): string | { error: string } {
   const [address = '', prefix, ...rest] = text.trim().split('/');
   const family = isIP(address);
   const bits = family === 4 ? 32 : 128;
   const length = prefix === undefined ? bits : /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN;
-  if (family === 0 || rest.length > 0 || !(length >= 0 && length <= bits)) {
+  if (family === 0 || rest.length > 0 || !(length >= 0 && length <= bits) || address.includes('%')) {
     return { error: `"${text}" is not an IPv4 or IPv6 address or range, as 10.0.0.0/8 or 2001:db8::/32.` };
   }
-  return `${address.toLowerCase()}/${length}`;
+  if (family === 6 && address.includes('.') && !/^::ffff:[\d.]+$/i.test(address)) {
+    return { error: `"${text}" writes an IPv4 address inside IPv6 other than ::ffff:a.b.c.d; write the IPv4 range.` };
+  }
+  if (!ipaddr.isValid(address)) {
+    return { error: `"${text}" is not an IPv4 or IPv6 address or range, as 10.0.0.0/8 or 2001:db8::/32.` };
+  }
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) {
+      if (length < 96) {
+        return {
+          error:
+            `"${text}" is an IPv4-mapped address with a prefix shorter than 96: it means ${networkOf(v6, length)}/${length}, ` +
+            'not an IPv4 range. Write the IPv4 range itself, as 10.0.0.0/8 (an IPv4-mapped range takes /96 to /128).',
+        };
+      }
+      return parseRange(`${v6.toIPv4Address().toString()}/${length - 96}`);
+    }
+  }
+  const network = networkOf(parsed, length);
+  if (network !== networkOf(parsed, bits)) {
+    return {
+      error: `"${text}" has bits set past its /${length} prefix: write ${network}/${length} for the range, or the address alone.`,
+    };
+  }
+  return `${network}/${length}`;
+}
+
+/** The first address of the range (the address with every bit past the prefix cleared), written normalised. */
+function networkOf(address: ipaddr.IPv4 | ipaddr.IPv6, length: number): string {
+  const bytes = address.toByteArray();
+  const cleared = bytes.map((byte, i) => {
+    const keep = Math.min(8, Math.max(0, length - i * 8));
+    return byte & ((0xff << (8 - keep)) & 0xff);
+  });
+  const network = ipaddr.fromByteArray(cleared);
+  return network.kind() === 'ipv4' ? network.toString() : rfc5952(network as ipaddr.IPv6);
+}
+
+/** An IPv6 address as RFC 5952 writes it: lowercase, the longest run of two or more zero groups as `::`. */
+function rfc5952(address: ipaddr.IPv6): string {
+  const groups = address.parts.map((part) => part.toString(16));
+  let best = { at: -1, length: 1 };
+  for (let at = 0; at < groups.length; ) {
+    let end = at;
+    while (groups[end] === '0') end++;
+    if (end - at > best.length) best = { at, length: end - at };
+    at = end === at ? at + 1 : end;
+  }
+  if (best.at < 0) return groups.join(':');
+  return `${groups.slice(0, best.at).join(':')}::${groups.slice(best.at + best.length).join(':')}`;
 }
 
 /** The ranges (as parseRange wrote them, comma-separated) as a BlockList that matches addresses of both families. */

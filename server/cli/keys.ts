@@ -17,7 +17,7 @@ import {
 import { ConfigError, readConfig } from '../config.js';
 import { type Database, openDatabase, parseDatabaseUrl, redact } from '../db/database.js';
 import { appliedMigrations, migrateToLatest } from '../db/migrations.js';
-import { controlCharacterIn, printable, table } from './terminal-text.js';
+import { nameProblem, printable, table } from './terminal-text.js';
 
 const USAGE = `Usage: npm run keys -- <command>
 
@@ -25,9 +25,11 @@ const USAGE = `Usage: npm run keys -- <command>
          [--allow-ip <range>]...
       Issue a key for the account (created if new); prints it once. Without --scopes the key holds every
       scope, those added later too. Scopes: ${SCOPES.join(', ')}
-      (a write scope does not include its read scope); read stands for every read scope. --expires-in takes 90d, 24h, 30m, 2w; --expires-at
-      a time with its zone (2027-01-31T00:00:00Z). --allow-ip (repeatable) takes an IPv4 or IPv6 address or
-      range (10.0.0.0/8, 2001:db8::/32): the key then works only from there.
+      (a write scope includes its read scope); read stands for every read scope. --expires-in takes 90d, 24h, 30m, 2w; --expires-at
+      a real time with its zone (2027-01-31T00:00:00Z), at most 10 years ahead. --allow-ip (repeatable) takes
+      an IPv4 or IPv6 address or range (10.0.0.0/8, 2001:db8::/32), printed normalised; one whose meaning
+      changes when written another way (::ffff:10.0.0.0/8 is ::/8; 10.0.0.1/8) is refused. Names and labels:
+      at most 100 characters, none invisible, space-like or a line separator.
   list
       List keys: id, account, label, status (active, revoked, expired, rotating, rotated), scopes, expiry,
       address ranges, the key that replaced it, created, last used (exact to within a minute), revoked.
@@ -35,7 +37,7 @@ const USAGE = `Usage: npm run keys -- <command>
       Issue a successor (same account, label, scopes, ranges and lifetime) and keep the old key working for
       the overlap (default 24h; 0s ends it now). Prints the new key once.
   revoke <key-id>
-      Revoke a key (by the id that list shows, or the whole key).
+      Revoke a key (by the id that list shows, or the whole key; only the id is printed back).
   help
       Show this text.
 
@@ -91,11 +93,17 @@ function valid<T>(result: T | { error: string }): T {
   return result as T;
 }
 
-/** Account names and labels are printed by `list`: a control character in one is refused here. */
+/** Account names and labels are printed by `list`: one that would print unlike itself or alike another is refused. */
 function plainText(option: string, value: string): string {
-  const control = controlCharacterIn(value);
-  if (control) throw new UsageError(`${option} must not hold control characters (it has ${control}).`);
+  const problem = nameProblem(value);
+  if (problem) throw new UsageError(`${option} ${problem}.`);
   return value;
+}
+
+/** What a key id argument may be printed as: a whole key is shown by its public id, never with its secret. */
+function shownId(id: string): string {
+  const whole = /^dss_([^_]*)_/.exec(id);
+  return printable(whole ? (whole[1] ?? '') : id);
 }
 
 /** The options of `create`, checked whole before anything is written. */
@@ -161,7 +169,8 @@ async function run(argv: string[]): Promise<void> {
   if (command === undefined) throw new UsageError('Name a command.');
   if (!['create', 'list', 'revoke', 'rotate'].includes(command)) throw new UsageError(`Unknown command "${command}".`);
   // Everything the command was given is checked before the database is opened.
-  const account = values.account?.trim();
+  // Judged as given: trim() would quietly drop a line separator or a no-break space at either end.
+  const account = values.account === undefined ? undefined : plainText('--account', values.account).trim();
   if (command === 'create' && !account) throw new UsageError('create needs --account <name>.');
   const options = command === 'create' ? keyOptions(values) : {};
   const overlapMs = valid(parseDuration(values.overlap ?? '24h', '--overlap'));
@@ -173,7 +182,7 @@ async function run(argv: string[]): Promise<void> {
   const db = await openServiceDatabase(readConfig(process.env).databaseUrl, values['create-database'] === true);
   try {
     if (command === 'create') {
-      const issued = await issueKey(db, plainText('--account', account as string), options);
+      const issued = await issueKey(db, account as string, options);
       console.log(
         `Key ${issued.publicId} for account "${printable(issued.account.name)}". It is shown only this once:\n`,
       );
@@ -236,7 +245,7 @@ async function rotate(db: Database, id: string, overlapMs: number): Promise<void
   if ('rotated' in result) {
     const { rotated, oldKeyExpiresAt } = result;
     console.log(
-      `Key ${rotated.publicId} replaces ${id.startsWith('dss_') ? id.split('_')[1] : id} for account ` +
+      `Key ${rotated.publicId} replaces ${shownId(id)} for account ` +
         `"${printable(rotated.account.name)}"; the old key works until ${oldKeyExpiresAt}. ` +
         'The new key is shown only this once:\n',
     );
@@ -244,10 +253,10 @@ async function rotate(db: Database, id: string, overlapMs: number): Promise<void
     return;
   }
   const said = {
-    unknown: `No key with id ${printable(id)}. npm run keys -- list shows the key ids.`,
-    revoked: `Key ${printable(id)} was revoked at ${result.detail}; a revoked key is not rotated.`,
-    expired: `Key ${printable(id)} expired at ${result.detail}; issue a new key with create.`,
-    rotated: `Key ${printable(id)} was rotated already: key ${result.detail} replaces it.`,
+    unknown: `No key with id ${shownId(id)}. npm run keys -- list shows the key ids.`,
+    revoked: `Key ${shownId(id)} was revoked at ${result.detail}; a revoked key is not rotated.`,
+    expired: `Key ${shownId(id)} expired at ${result.detail}; issue a new key with create.`,
+    rotated: `Key ${shownId(id)} was rotated already: key ${result.detail} replaces it.`,
   };
   console.error(said[result.refused]);
   process.exitCode = 1;
@@ -255,14 +264,14 @@ async function rotate(db: Database, id: string, overlapMs: number): Promise<void
 
 async function revoke(db: Database, id: string): Promise<void> {
   if (await revokeKey(db, id)) {
-    console.log(`Key ${printable(id)} revoked. Requests with it now get 401.`);
+    console.log(`Key ${shownId(id)} revoked. Requests with it now get 401.`);
     return;
   }
   const known = (await listKeys(db)).find((k) => k.publicId === id || id.startsWith(`dss_${k.publicId}_`));
   console.error(
     known?.revokedAt
       ? `Key ${known.publicId} was already revoked at ${known.revokedAt}.`
-      : `No key with id ${printable(id)}. npm run keys -- list shows the key ids.`,
+      : `No key with id ${shownId(id)}. npm run keys -- list shows the key ids.`,
   );
   process.exitCode = 1;
 }

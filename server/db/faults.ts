@@ -1,6 +1,6 @@
 // The database's faults that are no request's doing: a connection lost, a limit reached, a lock held
 // elsewhere, storage full or read-only. Each engine's error is translated here into one error of ours,
-// DatabaseUnavailable, of one kind; the error handler answers it as a 503 with Retry-After (http/errors.ts).
+// DatabaseUnavailable, of one kind; the error handler answers it as a 503 with Retry-After (http/problems/errors.ts).
 
 export type FaultKind =
   | 'database-unavailable'

@@ -86,7 +86,7 @@ function like(pattern: string, column = 'name_key'): Expression<SqlBool> {
  * The ids of the account's rows matching `search` through SQLite's FTS5 trigram table, at most `limit` of them.
  * The CROSS JOIN pins the plan (SQLite never reorders it): the index is read first and each hit's row fetched by
  * its id. Written as `id in (subquery)`, SQLite picks this plan only with statistics (ANALYZE), which a database
- * grown by the API lacks; without them it walked the account's whole index instead (70 ms at 1M against 2 ms).
+ * grown by the API lacks; without them it walked the account's whole index instead (see the search benchmark).
  */
 export function indexedIdsQuery(table: ResourceTable, accountId: number, search: string, limit: number) {
   const [index, rows] = [sql.table(`${table}_search`), sql.table(table)];
@@ -100,7 +100,7 @@ export function indexedIdsQuery(table: ResourceTable, accountId: number, search:
 /**
  * The account's rows among `ids` (SQLite). `+account_id` keeps SQLite off the account's indexes, so that it
  * reads the few rows by id and sorts them, instead of walking the account's name index in order (which it
- * prefers for a name sort when it has no statistics: 14 ms at 1M against 0.9 ms).
+ * prefers for a name sort when it has no statistics, many times slower at a million rows).
  */
 export function amongIdsQuery(db: Database, table: ResourceTable, accountId: number, ids: number[]) {
   return db
@@ -141,8 +141,8 @@ export async function listPage(
     return rowsOf(owned, query, total);
   }
 
-  // A small account's names are read directly: a trigram query costs more than reading a few hundred names
-  // (on SQLite, 270 µs against 40 µs for 200 names), and the index holds every account's names. A search of 1
+  // A small account's names are read directly: a trigram query costs more than reading a few hundred names,
+  // and the index holds every account's names. A search of 1
   // or 2 characters cannot use a trigram index and reads the account's names too.
   const indexed = [...foldText(query.search)].length >= INDEXED_SEARCH_LENGTH;
   const size = indexed ? await counted() : 0;
@@ -170,11 +170,11 @@ export async function listPage(
   }
   // One pass through the index finds the matches, up to FEW_MATCHES of them: their ids give the total, and
   // the page is read among them instead of searching the index a second time. Past FEW_MATCHES the matches are
-  // not all counted (that costs in proportion to them: 90 ms for 125k at 1M): the total is a lower bound.
+  // not all counted (that costs in proportion to them): the total is a lower bound.
   const sqlite = engineOf(db) === 'sqlite';
   // PostgreSQL: `account_id + 0` leaves the trigram index the only one the planner can use for the matches.
-  // Without statistics (before autovacuum's first ANALYZE) it ANDed in the account's whole index instead:
-  // 95 ms for no match at 1M records against 0.8 ms.
+  // Without statistics (before autovacuum's first ANALYZE) it ANDed in the account's whole index instead, whose
+  // cost grows with the account.
   const byTrigrams = db
     .selectFrom(table)
     .where(sql<SqlBool>`account_id + 0 = ${accountId}`)

@@ -153,6 +153,12 @@ const migrations: Record<string, Migration> = {
         .on('domain_verify_windows')
         .column('started_at')
         .execute();
+      // The fair claim of due checks asks when each account's checks last ran (domains/scheduled-check.ts).
+      await db.schema
+        .createIndex('domains_account_checked')
+        .on('domains')
+        .columns(['account_id', 'last_checked_at'])
+        .execute();
       // Retention deletes finished deliveries by age, a batch at a time (webhooks/repository.ts).
       await db.schema
         .createIndex('webhook_deliveries_created_at')

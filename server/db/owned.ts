@@ -291,7 +291,7 @@ export function ownedRecords<T extends ResourceTable, R>(
     },
 
     /**
-     * Applies `changes` (see updateOwned); logs the change only when it changed the record (26a's `changed`).
+     * Applies `changes` (see updateOwned); logs the change only when it changed the record (`changed`).
      * Throws VersionMismatchError when the record is not at one of the `expected` versions.
      */
     async change(

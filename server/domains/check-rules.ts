@@ -175,10 +175,13 @@ export interface CheckOutcome {
 const later = (now: Date, ms: number) => new Date(now.getTime() + ms);
 const earliest = (a: Date, b: Date) => (a.getTime() <= b.getTime() ? a : b);
 
+/** The shortest wait before a domain is checked again, whatever the schedule: never again at once. */
+export const MIN_RECHECK_MS = 1000;
+
 /** A pending domain's next check: the wait doubles with the claim's age (about 1, 2, 4 … minutes), capped. */
 function pendingNext(since: Date, now: Date, schedule: CheckSchedule): Date {
   const age = now.getTime() - since.getTime();
-  const wait = Math.min(Math.max(age, schedule.pendingFirstMs), schedule.pendingMaxMs);
+  const wait = Math.min(Math.max(age, schedule.pendingFirstMs, MIN_RECHECK_MS), schedule.pendingMaxMs);
   return earliest(later(now, wait), later(since, schedule.pendingExpiryMs));
 }
 

@@ -2,11 +2,11 @@
 
 import type { Database } from '../db/database.js';
 import { eventLog } from '../events/outbox.js';
-import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conditional.js';
-import type { Handler, Handlers } from '../http/operations.js';
-import { listQueryOf, paginationOf } from '../http/pagination.js';
-import { HttpProblem, notFound, validationProblem } from '../http/problem.js';
-import { causeOf } from '../http/request-cause.js';
+import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
+import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
+import { HttpProblem, notFound, validationProblem } from '../http/problems/problem.js';
+import type { Handler, Handlers } from '../http/routing/operations.js';
+import { causeOf } from '../http/routing/request-cause.js';
 import { webhookFanOut } from '../webhooks/fan-out.js';
 import type { WebhookSettings } from '../webhooks/settings.js';
 import { challengeName, uncheckableName } from './check-rules.js';
@@ -78,11 +78,9 @@ export function domainHandlers(db: Database, checks: DomainChecks, webhooks: Web
           etag: etagOf(id, domain.version),
         };
       } catch (error) {
-        if (error instanceof NameHeldError)
-          throw new HttpProblem(409, 'domain-held-elsewhere', heldDetail(body.name, name));
+        if (error instanceof NameHeldError) throw new HttpProblem('domain-held-elsewhere', heldDetail(body.name, name));
         if (error instanceof DuplicateDomainError) {
           throw new HttpProblem(
-            409,
             'conflict',
             conflictDetail(body.name, name, url.path, await domains.idByName(account.id, name)),
           );
@@ -107,7 +105,6 @@ export function domainHandlers(db: Database, checks: DomainChecks, webhooks: Web
         case 'rate-limited': {
           const { retryAfterSeconds, quota } = outcome;
           throw new HttpProblem(
-            429,
             'verify-rate-limited',
             `A domain may be verified ${quota.limit} times per ${quota.windowSeconds} seconds; retry in ${retryAfterSeconds} seconds. The service keeps checking it by itself meanwhile.`,
             { headers: { 'Retry-After': String(retryAfterSeconds) } },

@@ -2,8 +2,9 @@
 import { eventLog } from '../events/outbox.js';
 import type { ResourceModule } from '../resource.js';
 import { webhookFanOut } from '../webhooks/fan-out.js';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../webhooks/settings.js';
 import { DEFAULT_SCHEDULE, TEST_ZONE } from './check-rules.js';
+import type { DomainChecks } from './checks.js';
 import { domainFormats } from './fields.js';
 import { type DomainOperation, domainHandlers } from './handlers.js';
 import { domainRepository, type NewDomain } from './repository.js';
@@ -24,7 +25,11 @@ const sandboxDomains = (tag: string): NewDomain[] => [
 /** The sandbox seeds its records itself, outside any request. */
 const SEEDED = { requestId: null, idempotencyKey: null };
 
-export const domains: ResourceModule<'domains', DomainOperation> = {
+export const domains: ResourceModule<
+  'domains',
+  DomainOperation,
+  { domainChecks: DomainChecks; webhooks: WebhookSettings }
+> = {
   name: 'domains',
   formats: domainFormats,
   handlers: (db, services) => domainHandlers(db, services.domainChecks, services.webhooks),

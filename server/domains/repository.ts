@@ -111,7 +111,7 @@ export function toRecord(row: DomainRow): DomainRecord {
 /** `log` records each change in the change's own transaction (the event log). */
 export function domainRepository(
   db: Database,
-  schedule: Pick<CheckSchedule, 'pendingFirstMs'>,
+  schedule: Pick<CheckSchedule, 'pendingFirstMs' | 'pendingExpiryMs'>,
   log: ChangeLog<DomainRecord>,
 ) {
   const owned = ownedRecords(db, 'domains', toRecord, log);
@@ -156,7 +156,10 @@ export function domainRepository(
               status: 'pending',
               verification_token: newVerificationToken(),
               state_since: now.toISOString(),
-              next_check_at: new Date(now.getTime() + schedule.pendingFirstMs).toISOString(),
+              // The first check, and at the latest the claim's expiry (a pending expiry shorter than the first wait).
+              next_check_at: new Date(
+                now.getTime() + Math.min(schedule.pendingFirstMs, schedule.pendingExpiryMs),
+              ).toISOString(),
               created_at: now.toISOString(),
               updated_at: now.toISOString(),
             })

@@ -21,8 +21,9 @@ export interface ClaimedCheck {
 
 /**
  * Claims up to `limit` due checks for `leaseMs`, fairly: the accounts take turns (each account's oldest due
- * check first, then each one's second, …), so that one account's many due checks (claims whose lookups keep
- * failing, say) cannot take every slot while another's wait.
+ * check first, then each one's second, …), and within a turn the account whose checks ran least recently goes
+ * first, so that one account's many due checks (claims whose lookups keep failing, say) cannot take every slot
+ * while another's wait, even when a claim has room for one check only.
  */
 export async function claimDueChecks(
   db: Database,
@@ -36,19 +37,39 @@ export async function claimDueChecks(
     .selectFrom('domains')
     .select([
       'id',
+      'account_id',
       'next_check_at',
       sql<number>`row_number() over (partition by account_id order by next_check_at, id)`.as('turn'),
     ])
     .where('next_check_at', '<=', nowIso);
+  // When each account with due checks was last served: its latest check (index domains_account_checked).
+  const accounts = db
+    .selectFrom('domains as due')
+    .select([
+      'due.account_id',
+      (eb) =>
+        eb
+          .selectFrom('domains as checked')
+          .select((inner) => inner.fn.max('checked.last_checked_at').as('at'))
+          .whereRef('checked.account_id', '=', 'due.account_id')
+          .as('served'),
+    ])
+    .where('due.next_check_at', '<=', nowIso)
+    .groupBy('due.account_id');
   const fairest = db
-    .selectFrom(ranked.as('due'))
-    .select('due.id')
-    .orderBy('due.turn')
-    .orderBy('due.next_check_at')
-    .orderBy('due.id')
+    .selectFrom(ranked.as('ranked'))
+    .innerJoin(accounts.as('accounts'), 'accounts.account_id', 'ranked.account_id')
+    .select('ranked.id')
+    .where('ranked.turn', '<=', limit)
+    .orderBy('ranked.turn')
+    // Never served first (a boolean orders false first on both engines), then the longest unserved.
+    .orderBy(sql`accounts.served is not null`)
+    .orderBy('accounts.served')
+    .orderBy('ranked.next_check_at')
+    .orderBy('ranked.id')
     .limit(limit);
-  // The lock is taken on the rows themselves (PostgreSQL allows no FOR UPDATE beside a window function), and
-  // the due condition is judged again on the row as it is when locked.
+  // The lock is taken on the rows themselves (PostgreSQL allows no FOR UPDATE beside a window function or a
+  // GROUP BY), and the due condition is judged again on the row as it is when locked.
   let claimable = db.selectFrom('domains').select('id').where('id', 'in', fairest).where('next_check_at', '<=', nowIso);
   if (engineOf(db) === 'postgres') claimable = claimable.forUpdate().skipLocked();
   const rows = await db

@@ -62,7 +62,8 @@ export async function transition(
     .where('id', '=', domain.id)
     .returningAll()
     .executeTakeFirstOrThrow();
-  // The state change's event, in the transaction that changes the state (domain.pending, .active, …).
+  // The state change's event, in the transaction that changes the state (domain.active, .misconfigured,
+  // .claimed_elsewhere, .expired: nothing makes a domain pending again, so domain.pending is never sent).
   if (changed) {
     const data = { object: toRecord(row), etag: etagOf(Number(row.id), Number(row.version)) };
     const type = `domain.${row.status as DomainStatus}` as const;

@@ -1,9 +1,10 @@
 // HTTP handlers of the event operations: the event log, read newest first by cursor, and redelivery (the log finds
 // the event; what redelivering means is the subscriber's, given as `redeliver`).
 import type { Database } from '../db/database.js';
-import { nextLink, readIdCursor } from '../http/id-cursor.js';
-import type { Handlers } from '../http/operations.js';
-import { notFound } from '../http/problem.js';
+import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
+import { HttpProblem, notFound } from '../http/problems/problem.js';
+import type { Handlers } from '../http/routing/operations.js';
+import { missingToReceive } from './read-scopes.js';
 import { type EventRow, eventRepository } from './repository.js';
 
 export type EventOperation = 'events_list' | 'events_redeliver';
@@ -35,6 +36,17 @@ export function eventHandlers(db: Database, redeliver: EventRedelivery): Pick<Ha
     async events_redeliver({ account, path, body }) {
       const event = await events.find(account.id, path.id);
       if (!event) throw notFound('event', path.id);
+      // The event carries its record: replaying it needs the read scope of that record (events:read and
+      // webhooks:write are the operation's own, checked before).
+      const missing = missingToReceive(account.policy, [event.type]);
+      if (missing.length > 0) {
+        throw new HttpProblem(
+          'insufficient-scope',
+          `This API key lacks the scope ${missing.join(' and ')}, which redelivering a ${event.type} event needs: ` +
+            'a redelivery carries the record, and a key receives only what it may read.',
+          { headers: { 'X-Accepted-Scopes': missing.join(', ') } },
+        );
+      }
       const queued = await redeliver(db, account.id, event, body.endpoint_id);
       return { status: 202, body: { data: { event_id: event.publicId, endpoint_ids: queued } } };
     },

@@ -2,8 +2,8 @@
 // Idempotency-Key runs at most once per key and account; a repeat with the same payload gets the saved answer.
 import { createHash } from 'node:crypto';
 import type { Database } from '../db/database.js';
-import type { Handlers, Runner, UntypedReply } from '../http/operations.js';
-import { HttpProblem, problemBody } from '../http/problem.js';
+import { HttpProblem, problemBody } from '../http/problems/problem.js';
+import type { Handlers, Runner, UntypedReply } from '../http/routing/operations.js';
 import type { Logger } from '../logger.js';
 import { idempotencyKeys, LostKeyError, type SavedAnswer } from './repository.js';
 
@@ -30,14 +30,12 @@ function canonical(value: unknown): unknown {
 
 const inProgress = () =>
   new HttpProblem(
-    409,
     'idempotency-key-in-use',
     'A request with this Idempotency-Key is still being processed; retry later to get its answer.',
   );
 
 const otherPayload = () =>
   new HttpProblem(
-    422,
     'idempotency-key-reused',
     'This Idempotency-Key was already used with another method, path or body; use a new key for a new request.',
   );

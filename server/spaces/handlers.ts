@@ -1,9 +1,9 @@
 // HTTP handlers of the space operations: map validated input to the repository and records to replies.
-import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conditional.js';
-import type { Handler, Handlers } from '../http/operations.js';
-import { listQueryOf, paginationOf } from '../http/pagination.js';
-import { notFound } from '../http/problem.js';
-import { causeOf } from '../http/request-cause.js';
+import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
+import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
+import { notFound } from '../http/problems/problem.js';
+import type { Handler, Handlers } from '../http/routing/operations.js';
+import { causeOf } from '../http/routing/request-cause.js';
 import type { SpaceChanges, SpaceRepository } from './repository.js';
 
 export type SpaceOperation =
@@ -17,9 +17,8 @@ type SpaceHandlers = Pick<Handlers, SpaceOperation>;
 
 export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
   const update: Handler<'spaces_update'> = async ({ account, path, headers, body, requestId }) => {
-    const changes: SpaceChanges = {};
-    if (body.name !== undefined) changes.name = body.name.trim();
-    if (body.color !== undefined) changes.color = body.color;
+    // The fields sent, as sent (the name trimmed): a field the spec adds passes through.
+    const changes: SpaceChanges = { ...body, ...(body.name !== undefined ? { name: body.name.trim() } : {}) };
     const expected = ifMatchVersions(headers['If-Match'], path.id);
     const space = await unlessChanged('space', path.id, () =>
       spaces.update(account.id, path.id, changes, expected, causeOf(requestId)),
@@ -48,7 +47,7 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
       // Colour 1 when omitted, as the spec's description says (it has no `default` keyword; see space-store.yaml).
       const space = await spaces.create(
         account.id,
-        { name: body.name.trim(), color: body.color ?? 1 },
+        { ...body, name: body.name.trim(), color: body.color ?? 1 },
         causeOf(requestId, headers['Idempotency-Key']),
       );
       const { id } = space.record;

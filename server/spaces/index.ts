@@ -2,7 +2,7 @@
 import { eventLog } from '../events/outbox.js';
 import type { ResourceModule } from '../resource.js';
 import { webhookFanOut } from '../webhooks/fan-out.js';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../webhooks/settings.js';
 import { spaceFormats } from './fields.js';
 import { type SpaceOperation, spaceHandlers } from './handlers.js';
 import { type NewSpace, spaceRepository } from './repository.js';
@@ -17,7 +17,7 @@ const SANDBOX_SPACES: NewSpace[] = [
 /** The sandbox seeds its records itself, outside any request. */
 const SEEDED = { requestId: null, idempotencyKey: null };
 
-export const spaces: ResourceModule<'spaces', SpaceOperation> = {
+export const spaces: ResourceModule<'spaces', SpaceOperation, { webhooks: WebhookSettings }> = {
   name: 'spaces',
   formats: spaceFormats,
   handlers: (db, { webhooks }) => spaceHandlers(spaceRepository(db, eventLog('space', webhookFanOut(webhooks)))),

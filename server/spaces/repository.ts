@@ -1,5 +1,7 @@
-// Persistence of spaces. Takes and returns plain records; knows nothing of HTTP.
+// Persistence of spaces. Takes and returns plain records; knows nothing of HTTP. A space's fields are the
+// contract's (generated/api.ts): a field added to the spec's schemas and to the table's columns passes through.
 import type { Selectable } from 'kysely';
+import type { components } from '../../generated/api.js';
 import { type Database, toIso } from '../db/database.js';
 import { foldText } from '../db/listing.js';
 import {
@@ -10,42 +12,45 @@ import {
   type Updated,
   type Versioned,
 } from '../db/owned.js';
-import { precompiledOnAny } from '../db/precompiled.js';
+import { precompiledShape } from '../db/precompiled.js';
 import type { SpacesTable } from '../db/schema.js';
 
-export interface SpaceRecord {
-  id: number;
-  name: string;
-  color: number;
-  created_at: string;
-  updated_at: string;
-}
+type Schemas = components['schemas'];
+export type SpaceRecord = Schemas['space'];
+/** The fields of a new space, its colour filled in. */
+export type NewSpace = Schemas['space-store'] & { color: number };
+export type SpaceChanges = Schemas['space-update'];
 
-export interface NewSpace {
-  name: string;
-  color: number;
-}
-
-export type SpaceChanges = Partial<NewSpace>;
-
+/** Every column is a field of the record, but the account, the search key and the version. */
 function toRecord(row: Selectable<SpacesTable>): SpaceRecord {
+  const { account_id: _account, name_key: _key, version: _version, id, color, created_at, updated_at, ...rest } = row;
   return {
-    id: Number(row.id),
-    name: row.name,
-    color: Number(row.color),
-    created_at: toIso(row.created_at),
-    updated_at: toIso(row.updated_at),
+    id: Number(id),
+    ...rest,
+    color: Number(color),
+    created_at: toIso(created_at),
+    updated_at: toIso(updated_at),
   };
 }
 
-/** A space's insert, compiled once per engine (server/db/precompiled.ts): every create runs it. */
-const insertSpace = precompiledOnAny(
-  (db, name: string, color: number, accountId: number, nameKey: string, now: string) =>
-    db
+type Value = number | string;
+
+/**
+ * A space's insert, compiled once per engine and set of columns (server/db/precompiled.ts): every create runs
+ * it. A field left out (or null) is not written, so its column's default holds.
+ */
+async function insertSpace(db: Database, values: Record<string, unknown>) {
+  const columns = Object.keys(values)
+    .filter((column) => ['number', 'string'].includes(typeof values[column]))
+    .sort();
+  const insert = precompiledShape(`insert spaces ${columns.join(',')}`, (on, ...args: Value[]) =>
+    on
       .insertInto('spaces')
-      .values({ name, color, account_id: accountId, name_key: nameKey, created_at: now, updated_at: now })
+      .values(Object.fromEntries(columns.map((column, i) => [column, args[i]])) as never)
       .returningAll(),
-);
+  );
+  return insert(db, ...columns.map((column) => values[column] as Value));
+}
 
 /** `log` records each change in the change's own transaction (the event log). */
 export function spaceRepository(db: Database, log: ChangeLog<SpaceRecord>) {
@@ -57,7 +62,16 @@ export function spaceRepository(db: Database, log: ChangeLog<SpaceRecord>) {
       const now = new Date().toISOString();
       const created = await owned.created(
         accountId,
-        async (trx) => (await insertSpace(trx, space.name, space.color, accountId, foldText(space.name), now))[0],
+        async (trx) =>
+          (
+            await insertSpace(trx, {
+              ...space,
+              account_id: accountId,
+              name_key: foldText(space.name),
+              created_at: now,
+              updated_at: now,
+            })
+          )[0],
         cause,
       );
       if (!created) throw new Error('space insert returned no row');

@@ -1,13 +1,15 @@
 // HTTP handlers of the webhook-endpoint operations: map validated input to the repository and records to
 // replies, with the safe-target rule and the per-account limit.
 
+import type { Account } from '../accounts/keys.js';
 import type { Database } from '../db/database.js';
 import { inTransaction } from '../db/owned.js';
 import { recordEvent } from '../events/outbox.js';
-import { nextLink, readIdCursor } from '../http/id-cursor.js';
-import type { Handlers } from '../http/operations.js';
-import { HttpProblem, notFound, validationProblem } from '../http/problem.js';
-import { causeOf } from '../http/request-cause.js';
+import { missingToReceive } from '../events/read-scopes.js';
+import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
+import { HttpProblem, notFound, validationProblem } from '../http/problems/problem.js';
+import type { Handlers } from '../http/routing/operations.js';
+import { causeOf } from '../http/routing/request-cause.js';
 import { queueDeliveries } from './fan-out.js';
 import type { WebhookEndpointRepository } from './repository.js';
 import type { WebhookSettings } from './settings.js';
@@ -30,17 +32,33 @@ async function requireSafeTarget(url: string, settings: WebhookSettings): Promis
   const problem = await targetProblem(url, settings.allowPrivateTargets);
   if (problem === undefined) return;
   const refused = validationProblem([{ location: 'body', field: 'url', message: problem }]);
-  throw new HttpProblem(422, 'unsafe-webhook-url', `The webhook URL is not a safe target: it ${problem}.`, {
+  throw new HttpProblem('unsafe-webhook-url', `The webhook URL is not a safe target: it ${problem}.`, {
     errors: refused.extra.errors,
   });
 }
 
 const endpointNotFound = (id: number) => notFound('webhook endpoint', id);
 
+/**
+ * 403 unless the key may read the records of every type the endpoint will receive (events/read-scopes.ts): a key that
+ * may not read spaces does not get them by webhook either.
+ */
+function requireReadScopes(account: Account, enabledEvents: readonly string[], what: string): void {
+  const missing = missingToReceive(account.policy, enabledEvents);
+  if (missing.length === 0) return;
+  const held = account.policy?.scopes;
+  throw new HttpProblem(
+    'insufficient-scope',
+    `This API key lacks the scope ${missing.join(' and ')}, which ${what} an endpoint receiving ` +
+      `${enabledEvents.join(', ')} needs: an endpoint receives only the records its key may read. ` +
+      `Its scopes: ${held && held.size > 0 ? [...held].sort().join(', ') : 'none'}.`,
+    { headers: { 'X-Accepted-Scopes': missing.join(', ') } },
+  );
+}
+
 /** 409: the endpoint has WEBHOOK_MAX_QUEUE undelivered events, a test or a redelivery to it included. */
 export const queueFull = (id: number, max: number) =>
   new HttpProblem(
-    409,
     'webhook-queue-full',
     `Webhook endpoint ${id} has ${max} undelivered events queued, the most it may have; wait for them to be delivered or given up.`,
   );
@@ -51,6 +69,12 @@ export function webhookEndpointHandlers(
   settings: WebhookSettings,
 ): WebhookEndpointHandlers {
   const update: WebhookEndpointHandlers['webhook-endpoints_update'] = async ({ account, path, body }) => {
+    // Re-pointing an endpoint or changing what it receives is subscribing anew: bounded by the key's reads.
+    if (body.enabled_events !== undefined || body.url !== undefined) {
+      const current = await endpoints.find(account.id, path.id);
+      if (!current) throw endpointNotFound(path.id);
+      requireReadScopes(account, body.enabled_events ?? current.enabled_events, 'changing');
+    }
     if (body.url !== undefined) await requireSafeTarget(body.url, settings);
     const endpoint = await endpoints.update(account.id, path.id, body);
     if (!endpoint) throw endpointNotFound(path.id);
@@ -69,6 +93,7 @@ export function webhookEndpointHandlers(
     },
 
     async 'webhook-endpoints_store'({ account, body, url }) {
+      requireReadScopes(account, body.enabled_events, 'creating');
       await requireSafeTarget(body.url, settings);
       const created = await endpoints.create(
         account.id,
@@ -77,7 +102,6 @@ export function webhookEndpointHandlers(
       );
       if (!created) {
         throw new HttpProblem(
-          409,
           'too-many-webhook-endpoints',
           `This account has ${settings.maxEndpoints} webhook endpoints, the most it may have; delete one to add another.`,
         );

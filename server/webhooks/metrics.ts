@@ -1,17 +1,15 @@
-// The webhook metrics, beside the request metrics (server/http/metrics.ts): deliveries by outcome and their
+// The webhook metrics, beside the request metrics (server/http/pipeline/metrics.ts): deliveries by outcome and their
 // latency, counted by this process's worker, and the queue as the database holds it (its depth and the age of
 // the oldest undelivered event), read when the metrics are collected.
-import { createRequire } from 'node:module';
 import type PromClient from 'prom-client';
 import type { Database } from '../db/database.js';
-import type { Metrics } from '../http/metrics.js';
+import { promClient } from '../prom-client.js';
 import type { DeliveryObserver } from './deliveries.js';
 
-const promClient = () => createRequire(import.meta.url)('prom-client') as typeof PromClient;
-
-export function webhookMetrics(metrics: Metrics, db: Database): DeliveryObserver {
+/** `registry`: the one this process's request metrics live in (http/pipeline/metrics.ts). */
+export function webhookMetrics(registry: PromClient.Registry, db: Database): DeliveryObserver {
   const { Counter, Gauge, Histogram } = promClient();
-  const registers = [metrics.registry];
+  const registers = [registry];
   const attempts = new Counter({
     name: 'webhook_deliveries_total',
     help: 'Webhook delivery attempts by outcome: succeeded, retrying, gave_up, gone (410) or cancelled.',

@@ -2,7 +2,7 @@
 // takes its type; through the queue and its limit, like any delivery.
 import { inTransaction } from '../db/owned.js';
 import type { EventRedelivery } from '../events/handlers.js';
-import { notFound } from '../http/problem.js';
+import { notFound } from '../http/problems/problem.js';
 import { queueDeliveries, wants } from './fan-out.js';
 import { queueFull } from './handlers.js';
 import type { WebhookSettings } from './settings.js';

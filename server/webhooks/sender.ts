@@ -5,7 +5,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { unsafeAddressReason, urlProblem } from './safe-target.js';
+import { ADDRESS_RULE, isSafeAddress, urlProblem } from './safe-target.js';
 
 /** The first characters of an answer's body kept in the delivery log. */
 export const RESPONSE_BODY_KEPT = 1024;
@@ -23,14 +23,15 @@ export interface AttemptResult {
 
 class UnsafeTarget extends Error {}
 
+/** What the delivery log says of any connection that failed before an answer came. */
+export const CONNECTION_FAILED = 'connection failed: no answer from the target';
+
 /** dns.lookup, refusing every address the safe-target rule does not allow. */
 const safeLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
     if (error) return callback(error, '', 4);
-    const unsafe = addresses.map((a) => [a.address, unsafeAddressReason(a.address)] as const).find(([, why]) => why);
-    if (unsafe) {
-      const [address, why] = unsafe;
-      return callback(new UnsafeTarget(`${hostname} resolves to a ${why} address (${address})`), '', 4);
+    if (!addresses.every((a) => isSafeAddress(a.address))) {
+      return callback(new UnsafeTarget(`${hostname} resolves to an address refused: ${ADDRESS_RULE}`), '', 4);
     }
     if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
     const first = addresses[0] as LookupAddress;
@@ -72,9 +73,9 @@ export function sendAttempt(
       request.destroy();
       finish({ error: `timeout: no complete answer within ${timeoutMs} ms` });
     }, timeoutMs);
+    // Any failed connection is one kind (refused, reset, TLS, unreachable alike): the log cannot map ports.
     request.on('error', (error) => {
-      const message = error instanceof UnsafeTarget ? `unsafe target: ${error.message}` : error.message;
-      finish({ error: message.slice(0, 500) });
+      finish({ error: error instanceof UnsafeTarget ? `unsafe target: ${error.message}` : CONNECTION_FAILED });
     });
     request.on('response', (response) => {
       const chunks: Buffer[] = [];

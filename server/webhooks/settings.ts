@@ -1,5 +1,6 @@
 // The webhook settings an operator may change (the configuration table in the operations guide), with their
 // defaults; read from the environment by server/config.ts.
+import { type NumberRule, numberSetting } from '../env-numbers.js';
 import { STANDARD_RETRY_SCHEDULE_S } from './schedule.js';
 
 export interface WebhookSettings {
@@ -47,15 +48,11 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
 /** The settings from the environment; problems are pushed on `problems` (config.ts reports them all at once). */
 export function readWebhookSettings(env: NodeJS.ProcessEnv, problems: string[]): WebhookSettings {
   const d = DEFAULT_WEBHOOK_SETTINGS;
-  const number = (name: string, fallback: number, { min = 0, max = Number.MAX_SAFE_INTEGER, integer = false } = {}) => {
+  const number = (name: string, fallback: number, rule: NumberRule = {}) => {
     const text = env[name];
     if (text === undefined || text === '') return fallback;
-    const value = Number(text);
-    if (!/^\d+(\.\d+)?$/.test(text) || value < min || value > max || (integer && !Number.isInteger(value))) {
-      problems.push(`${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max} (got "${text}")`);
-      return fallback;
-    }
-    return value;
+    const value = numberSetting(name, text, rule, problems);
+    return Number.isNaN(value) ? fallback : value;
   };
   const flag = env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? '';
   if (!['', '0', '1'].includes(flag)) problems.push(`WEBHOOK_ALLOW_PRIVATE_TARGETS must be 0 or 1 (got "${flag}")`);

@@ -1,8 +1,8 @@
 // The safe-target rule applied to a URL a client sends: its form (safe-target.ts), then every address its host
-// resolves to. Used when an endpoint is saved; the delivery worker checks the address it connects to.
+// resolves to, judged by the same function the delivery worker applies to the address it connects to. The
+// refusal states the rule, never what the name resolved to (that would tell any account the operator's DNS).
 import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
-import { unsafeAddressReason, urlProblem } from './safe-target.js';
+import { ADDRESS_RULE, isAddress, isSafeAddress, urlProblem } from './safe-target.js';
 
 const LOOKUP_TIMEOUT_MS = 5_000;
 
@@ -11,7 +11,7 @@ export async function targetProblem(value: string, allowPrivate: boolean): Promi
   const problem = urlProblem(value, allowPrivate);
   if (problem || allowPrivate) return problem;
   const host = new URL(value).hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host)) return undefined;
+  if (isAddress(host)) return undefined;
   let timer: NodeJS.Timeout | undefined;
   try {
     const addresses = await Promise.race([
@@ -20,11 +20,8 @@ export async function targetProblem(value: string, allowPrivate: boolean): Promi
         timer = setTimeout(() => reject(new Error('timeout')), LOOKUP_TIMEOUT_MS);
       }),
     ]);
-    for (const { address } of addresses) {
-      const why = unsafeAddressReason(address);
-      if (why) return `must not resolve to a ${why} address (${host} is ${address})`;
-    }
-    return undefined;
+    if (addresses.every(({ address }) => isSafeAddress(address))) return undefined;
+    return `must name a host whose every address is public: ${ADDRESS_RULE}`;
   } catch {
     return `must name a host that resolves (${host} did not)`;
   } finally {

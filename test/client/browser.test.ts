@@ -7,6 +7,7 @@ import { join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startServer, type TestServer } from '../support/server.js';
 
@@ -143,6 +144,36 @@ describe.skipIf(!available && !process.env.CI)('in Chromium', () => {
       expect(report.afterDelete).toBe(0);
       // The 404 is logged by the browser as a failed resource load; nothing else may go wrong.
       expect(errors.filter((e) => !/404/.test(e))).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('verifies a webhook delivery synchronously in the page, and throws at once on a forged one', async () => {
+    const secret = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`;
+    const id = 'evt_000000000000000000000001';
+    const body = JSON.stringify({ id, type: 'webhook.test', note: 'ü ✓' });
+    const at = new Date();
+    const headers = {
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new Webhook(secret).sign(id, at, body),
+    };
+    const { page, errors } = await openPage(server.origin);
+    try {
+      const report = await page.evaluate(`(async ({ secret, body, headers }) => {
+        const client = await import('/client/client/src/index.js');
+        const verified = client.verifyWebhook(secret, body, headers);
+        let forged = 'accepted';
+        try {
+          client.verifyWebhook(secret, body, { ...headers, 'webhook-signature': 'v1,' + 'A'.repeat(43) + '=' });
+        } catch (error) {
+          forged = error instanceof client.WebhookVerificationError ? 'threw' : String(error);
+        }
+        return { isPromise: verified instanceof Promise, id: verified.id, forged };
+      })(${JSON.stringify({ secret, body, headers })})`);
+      expect(report).toEqual({ isPromise: false, id, forged: 'threw' });
+      expect(errors).toEqual([]);
     } finally {
       await page.close();
     }

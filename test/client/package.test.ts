@@ -212,13 +212,15 @@ describe('a consumer project', () => {
       'created space Required color=4',
       'listed 1 space(s)',
       'caught ApiError 404 (request id: yes)',
+      'raw POST /webhook-endpoints: 201',
+      'forged delivery: threw WebhookVerificationError at once',
     ]);
   }, 60_000);
 });
 
 /** A CommonJS program, as a project without "type": "module" has it. */
 const CJS_CONSUMER = `'use strict';
-const { ApiError, createClient, VERSION } = require('domain-space-client');
+const { ApiError, createClient, VERSION, verifyWebhook } = require('domain-space-client');
 
 console.log(\`require: createClient \${typeof createClient}, ApiError \${typeof ApiError}, VERSION \${VERSION}\`);
 const api = createClient({ baseUrl: process.env.DSS_API_URL, apiKey: process.env.DSS_API_KEY });
@@ -234,6 +236,23 @@ const api = createClient({ baseUrl: process.env.DSS_API_URL, apiKey: process.env
     if (!(error instanceof ApiError)) throw error;
     console.log(\`caught ApiError \${error.status} (request id: \${error.requestId ? 'yes' : 'no'})\`);
   }
+  // The client's defaults send forms; this operation takes JSON only, and gets it.
+  const created = await api.raw.POST('/webhook-endpoints', {
+    body: { url: 'https://hooks.example.com/dss', enabled_events: ['space.created'] },
+  });
+  console.log(\`raw POST /webhook-endpoints: \${created.response.status}\`);
+  const forged = {
+    'webhook-id': 'evt_000000000000000000000001',
+    'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+    'webhook-signature': 'v1,' + 'A'.repeat(43) + '=',
+  };
+  let outcome = 'accepted';
+  try {
+    verifyWebhook(created.data.secret, '{"id":"evt_000000000000000000000001"}', forged);
+  } catch (error) {
+    outcome = \`threw \${error.name} at once\`;
+  }
+  console.log(\`forged delivery: \${outcome}\`);
 })().catch((error) => {
   console.error(error);
   process.exitCode = 1;

@@ -96,7 +96,7 @@ describe.each(RESOURCES)('$resource', ({ resource, create, change }) => {
       const response = await call(method, record.path, { headers: { 'If-Match': 'garbage' }, body: change(2) });
       expect(response.status).toBe(422);
       expect(await response.json()).toMatchObject({
-        type: '/problems/validation',
+        type: '/problems/invalid-if-match',
         errors: [{ location: 'header', field: 'If-Match' }],
       });
       expect((await call('GET', record.path)).headers.get('etag')).toBe(record.etag);

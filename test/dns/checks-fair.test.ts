@@ -6,8 +6,10 @@
 // that a delete and a new store keep.
 import { describe, expect, it } from 'vitest';
 import { wakeupsOf } from '../../server/db/wakeups.js';
+import { domainRepository } from '../../server/domains/repository.js';
 import { claimDueChecks } from '../../server/domains/scheduled-check.js';
 import { domainCheckJob } from '../../server/domains/scheduler.js';
+import { eventLog } from '../../server/events/outbox.js';
 import { startJobs } from '../../server/jobs/runner.js';
 import { createLogger } from '../../server/logger.js';
 import { webhookFanOut } from '../../server/webhooks/fan-out.js';
@@ -78,10 +80,54 @@ describe('claimDueChecks', () => {
       noisyIds.filter((id) => !claimed.some((check) => check.id === id)),
     );
     expect((await claimDueChecks(db, 100, 60_000, now)).length).toBe(0);
+
+    // Room for one check at a time: the account served least recently gets it, however old the other's backlog.
+    await dueAt([...noisyIds, ...quietIds], new Date(now.getTime() - 60_000));
+    await db
+      .updateTable('domains')
+      .set({ next_check_at: new Date(now.getTime() - 1000).toISOString() })
+      .where('id', 'in', quietIds)
+      .execute();
+    const servedAt = (ids: number[], at: number) =>
+      db
+        .updateTable('domains')
+        .set({ last_checked_at: new Date(at).toISOString() })
+        .where('id', 'in', ids)
+        .execute();
+    await servedAt(noisyIds, now.getTime() - 100);
+    await servedAt(quietIds, now.getTime() - 5000);
+    const owners: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const [check] = await claimDueChecks(db, 1, 60_000, now);
+      if (!check) break;
+      owners.push(quietIds.includes(check.id) ? 'quiet' : 'noisy');
+      // Checked: its account was served last.
+      await servedAt([check.id], now.getTime() + i);
+    }
+    expect(owners).toEqual(['quiet', 'noisy', 'quiet', 'noisy']);
     await db
       .deleteFrom('domains')
       .where('id', 'in', [...noisyIds, ...quietIds])
       .execute();
+  });
+});
+
+describe('a new claim', () => {
+  it('is first checked at its expiry when the expiry comes before the first wait', async () => {
+    const account = await server.account('short-expiry');
+    const schedule = { ...world.checks.schedule, pendingFirstMs: 60_000, pendingExpiryMs: 4000 };
+    const repository = domainRepository(db, schedule, eventLog('domain', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)));
+    const { id: accountId } = await db
+      .selectFrom('accounts')
+      .select('id')
+      .where('name', '=', account.name)
+      .executeTakeFirstOrThrow();
+    const { record } = await repository.create(
+      Number(accountId),
+      { name: `short.${BROKEN_ZONE}`, index_page: null, not_found_page: null },
+      { requestId: null, idempotencyKey: null },
+    );
+    expect(Date.parse(record.next_check_at ?? '') - Date.parse(record.created_at)).toBe(4000);
   });
 });
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { docsAreFresh, docsSourceHash, inlineScript, renderDocsPage, scriptJson } from '../../scripts/docs.js';
-import { inlineScriptHashes } from '../../server/http/docs.js';
+import { inlineScriptHashes } from '../../server/http/pages/docs.js';
 import { spec } from '../support/contract.js';
 
 describe('renderDocsPage', () => {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { docsNotBuiltDetail } from '../../server/http/docs.js';
+import { docsNotBuiltDetail } from '../../server/http/pages/docs.js';
 import { startServer, type TestServer } from '../support/server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dss-docs-'));

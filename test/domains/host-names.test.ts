@@ -20,8 +20,10 @@ afterEach(async () => {
 afterAll(() => server.close());
 
 const label = (length: number, char = 'a') => char.repeat(length);
-/** 63 + 1 + 63 + 1 + 63 + 1 + 61 = 253 characters. */
-const LONGEST = `${label(63)}.${label(63, 'b')}.${label(63, 'c')}.${label(61, 'd')}`;
+/** 63 + 1 + 63 + 1 + 63 + 1 + 46 = 238 characters: the longest name whose `_dss-challenge.` name fits DNS's 253. */
+const LONGEST = `${label(63)}.${label(63, 'b')}.${label(63, 'c')}.${label(46, 'd')}`;
+/** 63 + 1 + 63 + 1 + 63 + 1 + 61 = 253 characters: a host name, but its challenge name cannot be one. */
+const LONGEST_HOST = `${label(63)}.${label(63, 'b')}.${label(63, 'c')}.${label(61, 'd')}`;
 
 const accepted: Array<[string, string, string]> = [
   ['a plain name', 'shop.example.com', 'shop.example.com'],
@@ -35,8 +37,8 @@ const accepted: Array<[string, string, string]> = [
   ['a punycode name, as sent', 'xn--bcher-kva.example', 'xn--bcher-kva.example'],
   ['an upper-case punycode name, lowered', 'XN--BCHER-KVA.Example', 'xn--bcher-kva.example'],
   ['a 63-character label', `${label(63)}.example.com`, `${label(63)}.example.com`],
-  ['253 characters in all', LONGEST, LONGEST],
-  ['253 characters and a trailing dot', `${LONGEST}.`, LONGEST],
+  ['238 characters in all', LONGEST, LONGEST],
+  ['238 characters and a trailing dot', `${LONGEST}.`, LONGEST],
   ['two one-letter labels', 'a.b', 'a.b'],
 ];
 
@@ -45,7 +47,9 @@ const rejected: Array<[string, string]> = [
   ['an empty name', ''],
   ['only a dot', '.'],
   ['a 64-character label', `${label(64)}.example.com`],
-  ['254 characters in all', `${LONGEST}e`],
+  ['239 characters in all (its challenge name would pass 253)', `${LONGEST}e`],
+  ['253 characters in all', LONGEST_HOST],
+  ['254 characters in all', `${LONGEST_HOST}e`],
   ['a label starting with a hyphen', '-shop.example.com'],
   ['a label ending with a hyphen', 'shop-.example.com'],
   ['an underscore', 'shop_1.example.com'],

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeKey } from '../../server/accounts/keys.js';
-import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
+import { PROBLEM_TYPE_BASE } from '../../server/http/problems/problem.js';
 import { RESOURCE_NAMES } from '../../server/resources.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 import { operations, pathOf, type SpecOperation, validForm } from '../support/spec-operations.js';

@@ -4,7 +4,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.js';
-import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
+import { PROBLEM_TYPE_BASE } from '../../server/http/problems/problem.js';
 import { Lifecycle } from '../../server/lifecycle.js';
 import { createLogger } from '../../server/logger.js';
 import { expectProblem } from '../support/problems.js';

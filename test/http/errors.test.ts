@@ -1,7 +1,7 @@
 // Errors of the API as problem+json: bodies that cannot be read (400, 413, 415) and one example of every
 // error status, each with type, title, status, detail and the request id.
 import { describe, expect, it } from 'vitest';
-import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
+import { PROBLEM_TYPE_BASE } from '../../server/http/problems/problem.js';
 import { expectProblem, rawRequest } from '../support/problems.js';
 import { operations, pathOf, validForm } from '../support/spec-operations.js';
 import { serverWithRecords } from './fixtures.js';

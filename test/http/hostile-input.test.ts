@@ -2,7 +2,7 @@
 // either engine: numbers past every range, control characters, bad %-escapes in query strings, two
 // Authorization headers, an absolute-form request target, "__proto__" as a form field.
 import { describe, expect, it } from 'vitest';
-import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
+import { PROBLEM_TYPE_BASE } from '../../server/http/problems/problem.js';
 import { expectProblem } from '../support/problems.js';
 import { sendRaw } from '../support/raw-http.js';
 import { operations, pathOf } from '../support/spec-operations.js';

@@ -61,8 +61,28 @@ describe('a body without a Content-Type', () => {
     );
     const problem = await expectProblem(response, 415);
     expect(problem.detail).toBe(
-      'A body without a Content-Type is not supported: send "Content-Type: application/json" with JSON, ' +
-        'or "Content-Type: application/x-www-form-urlencoded" with a form.',
+      'A body without a Content-Type is not supported. This operation takes "Content-Type: ' +
+        'application/x-www-form-urlencoded" or "Content-Type: application/json".',
     );
+  });
+});
+
+describe('an operation that takes JSON only', () => {
+  it.each([
+    [FORM, 'url=https%3A%2F%2Fhooks.example.com%2Fx&enabled_events=*'],
+    [FORM, '{"url": "https://hooks.example.com/x", "enabled_events": ["*"]}'],
+    ['text/plain', 'url'],
+    [undefined, '{"url": "https://hooks.example.com/x"}'],
+  ])('answers %s with a 415 naming what it accepts', async (type, body) => {
+    const response = await rawRequest(
+      server.origin,
+      'POST',
+      '/api/v1/webhook-endpoints',
+      { ...auth(), Accept: 'application/json', ...(type ? { 'Content-Type': type } : {}) },
+      body,
+    );
+    const problem = await expectProblem(response, 415);
+    expect(problem.detail).toContain('"Content-Type: application/json"');
+    expect(problem.detail).not.toMatch(/send a form|"Content-Type: application\/x-www-form-urlencoded"/);
   });
 });

@@ -1,7 +1,7 @@
 // Prometheus metrics (prom-client): on the service's port behind METRICS_TOKEN here; on a port of their own
 // in test/service/startup.test.ts. Counters per operationId and status rise with the requests answered.
 import { afterAll, describe, expect, it } from 'vitest';
-import { createMetrics } from '../../server/http/metrics.js';
+import { createMetrics } from '../../server/http/pipeline/metrics.js';
 import { startServer } from '../support/server.js';
 
 const TOKEN = 'metrics-token-0123456789';

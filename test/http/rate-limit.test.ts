@@ -3,8 +3,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '../../server/config.js';
-import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
-import { parseQuota, parseTrustProxy } from '../../server/http/rate-limit.js';
+import { parseQuota, parseTrustProxy } from '../../server/http/access/rate-limit.js';
+import { PROBLEM_TYPE_BASE } from '../../server/http/problems/problem.js';
 import { policyItem } from '../support/rate-limit.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 

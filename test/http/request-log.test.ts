@@ -1,5 +1,5 @@
-// The request log (http/request-log.ts): one JSON line per request with the request id, method, full URL, status,
-// duration, operation and account; credentials in headers redacted, whatever the key.
+// The request log (http/pipeline/request-log.ts): one JSON line per request with the request id, method, full URL,
+// status, duration, operation and account; credentials in headers redacted, whatever the key.
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../server/logger.js';
 import { sendRaw } from '../support/raw-http.js';

@@ -1,7 +1,7 @@
 // Requests the routing refuses before any handler runs: unknown paths (404), methods a path lacks (405 with
 // Allow), Accept headers that rule out JSON (406) and ids that are not ids.
 import { describe, expect, it } from 'vitest';
-import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
+import { PROBLEM_TYPE_BASE } from '../../server/http/problems/problem.js';
 import { expectProblem, rawRequest } from '../support/problems.js';
 import { methodsOf, operations, pathOf, type SpecOperation, validForm } from '../support/spec-operations.js';
 import { serverWithRecords } from './fixtures.js';

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
-import type { RateLimitSettings } from '../../server/http/rate-limit.js';
+import type { RateLimitSettings } from '../../server/http/access/rate-limit.js';
 import { sandboxAccounts } from '../../server/sandbox.js';
 import { freshDatabase } from '../support/database.js';
 

@@ -1,7 +1,7 @@
 // Two Idempotency-Key headers on one request: Node would join them into one key ("a, b") that no client sent,
 // so the request is refused with a 400 problem, like two Authorization headers, and creates nothing.
 import { describe, expect, it } from 'vitest';
-import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
+import { PROBLEM_TYPE_BASE } from '../../server/http/problems/problem.js';
 import { serverWithRecords } from '../http/fixtures.js';
 import { sendRaw } from '../support/raw-http.js';
 import { operations, pathOf, validForm } from '../support/spec-operations.js';

@@ -118,14 +118,15 @@ describe.each(resources)('$resource walk by cursor', (resource) => {
   });
 
   it.each([
-    { query: 'page=1&after=', fields: ['query:after', 'query:page'] },
-    { query: 'page=2&after=WzFd', fields: ['query:after', 'query:page'] },
-    { query: 'after=not-a-cursor', fields: ['query:after'] },
-    { query: 'after=WyJpZCIsImRlc2MiLDEwXQ', fields: ['query:after'] }, // ["id","desc",10]: no id
-    { query: 'after=a%2Bb', fields: ['query:after'] },
-  ])('rejects $query with 422 naming $fields', async ({ query, fields }) => {
+    { query: 'page=1&after=', kind: 'page-with-cursor', fields: ['query:after', 'query:page'] },
+    { query: 'page=2&after=WzFd', kind: 'page-with-cursor', fields: ['query:after', 'query:page'] },
+    { query: 'after=not-a-cursor', kind: 'invalid-cursor', fields: ['query:after'] },
+    { query: 'after=WyJpZCIsImRlc2MiLDEwXQ', kind: 'invalid-cursor', fields: ['query:after'] }, // no id
+    { query: 'after=a%2Bb', kind: 'validation', fields: ['query:after'] }, // not the cursor's alphabet
+  ])('rejects $query with the 422 $kind naming $fields', async ({ query, kind, fields }) => {
     const { status, body } = await getRaw(server, account, `${resource.path}?${query}`);
     expect(status).toBe(422);
+    expect(body.type).toBe(`/problems/${kind}`);
     expect(fieldsOf(body)).toEqual(fields);
   });
 
@@ -141,6 +142,7 @@ describe.each(resources)('$resource walk by cursor', (resource) => {
         `${resource.path}?${new URLSearchParams({ ...other, after })}`,
       );
       expect(status).toBe(422);
+      expect(body.type).toBe('/problems/cursor-sort-mismatch');
       expect(fieldsOf(body)).toEqual(['query:after']);
       expect(body.errors?.[0]?.message).toContain('sort_by=name&sort=asc');
     }

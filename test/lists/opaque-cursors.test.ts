@@ -116,6 +116,7 @@ describe('list cursors', () => {
         : given;
     const { status, body } = await list(at, `sort_by=name&sort=asc&per_page=10&after=${cursor}`);
     expect(status).toBe(422);
+    expect(body.type).toBe('/problems/invalid-cursor');
     expect(fieldsOf(body)).toEqual(['query:after']);
   });
 });

@@ -80,6 +80,13 @@ describe('create with a policy', SLOW, () => {
     { given: ['--expires-in', '90'], says: '--expires-in must be' },
     { given: ['--expires-at', '2001-01-01'], says: 'with its zone' },
     { given: ['--allow-ip', '10.0.0.0/33'], says: 'not an IPv4 or IPv6 address or range' },
+    { given: ['--allow-ip', '::ffff:10.0.0.0/8'], says: 'it means ::/8' },
+    { given: ['--allow-ip', '10.0.0.1/8'], says: 'write 10.0.0.0/8' },
+    { given: ['--expires-at', '2027-02-30T00:00:00Z'], says: 'does not exist' },
+    { given: ['--expires-at', '9999-12-31T00:00:00Z'], says: 'at most 10 years from now' },
+    { given: ['--expires-at', '0000-01-01T00:00:00Z'], says: 'from 1970 on' },
+    { given: ['--label', 'ci\u2028job'], says: '--label must not hold invisible' },
+    { given: ['--label', 'x'.repeat(101)], says: '--label must be at most 100 characters' },
   ])('refuses $given with a sentence, issuing nothing', async ({ given, says }) => {
     const exit = await keys('create', '--account', 'refused', ...given);
     expect(exit.code).toBe(2);
@@ -96,6 +103,49 @@ describe('create with a policy', SLOW, () => {
     expect(response.status).toBe(401);
     expect((error as { type: string }).type).toBe('/problems/key-expired');
     expect((await listedRow(key.split('_')[1] as string)).STATUS).toBe('expired');
+  });
+});
+
+describe('ranges and names, normalised or refused', SLOW, () => {
+  it('prints an IPv4-mapped range as the IPv4 range it is, and IPv6 compressed', async () => {
+    const { publicId } = await createKey(
+      '--account',
+      'normalised',
+      '--allow-ip',
+      '::ffff:10.0.0.0/104',
+      '--allow-ip',
+      '2001:0DB8:0000:0000:0000:0000:0000:0000/32',
+    );
+    expect((await listedRow(publicId))['ALLOWED IPS']).toBe('10.0.0.0/8,2001:db8::/32');
+  });
+
+  it.each([
+    ['a zero-width space', 'acme\u200b'],
+    ['a line separator', 'acme\u2028'],
+    ['a bidi isolate', 'acme\u2067'],
+    ['no-break space', 'ac\u00a0me'],
+    ['101 characters', 'a'.repeat(101)],
+  ])('refuses an account name with %s, issuing nothing', async (_, name) => {
+    const exit = await keys('create', '--account', name);
+    expect(exit.code).toBe(2);
+    expect(exit.stderr).toContain('--account must');
+    expect(exit.stdout.match(KEY_PATTERN)).toBeNull();
+  });
+});
+
+describe('revoke', SLOW, () => {
+  it('given the whole key, never prints its secret back', async () => {
+    const { key, publicId } = await createKey('--account', 'revoke-whole');
+    const secret = key.split('_')[2] as string;
+    const exit = await keys('revoke', key);
+    expect(exit.code).toBe(0);
+    expect(exit.stdout).toContain(`Key ${publicId} revoked`);
+    const again = await keys('revoke', key);
+    expect(again.code).toBe(1);
+    const unknown = await keys('revoke', `dss_000000000000_${secret}`);
+    expect(unknown.code).toBe(1);
+    const rotated = await keys('rotate', key);
+    for (const said of [exit, again, unknown, rotated]) expect(`${said.stdout}${said.stderr}`).not.toContain(secret);
   });
 });
 

@@ -1,6 +1,6 @@
 // Compile-time checks of the contract, run by `npm run typecheck` (not by vitest): each ts-
 // expect-error line below must fail to compile, so the handler types really do hold handlers to the spec.
-import type { Handler, Handlers } from '../../server/http/operations.js';
+import type { Handler, Handlers } from '../../server/http/routing/operations.js';
 
 declare const handlers: Handlers;
 const record = {

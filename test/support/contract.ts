@@ -6,7 +6,7 @@
 import { replyOf } from '../../scripts/conformance/http.js';
 import { responseFindings } from '../../scripts/conformance/response-checks.js';
 import { schemaErrors } from '../../scripts/conformance/validator.js';
-import { routeTable } from '../../server/http/routes.js';
+import { routeTable } from '../../server/http/routing/routes.js';
 import { ApiSpec } from '../../server/spec-model.js';
 
 export const spec = ApiSpec.load();

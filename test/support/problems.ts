@@ -3,7 +3,7 @@
 import { request as httpRequest } from 'node:http';
 import { expect } from 'vitest';
 import type { components } from '../../generated/api.js';
-import { PROBLEM_TYPE_BASE } from '../../server/http/problem.js';
+import { PROBLEM_TYPE_BASE } from '../../server/http/problems/problem.js';
 import { checkResponse } from './contract.js';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

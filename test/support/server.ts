@@ -13,7 +13,7 @@ import { wakeupsOf } from '../../server/db/wakeups.js';
 import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
 import { DEFAULT_VERIFY_QUOTA, type DomainChecks } from '../../server/domains/checks.js';
 import { txtLookup } from '../../server/domains/txt-lookup.js';
-import { prepareValidation, type RequestValidation } from '../../server/http/request-validation.js';
+import { prepareValidation, type RequestValidation } from '../../server/http/validation/request-validation.js';
 import { backgroundJobs } from '../../server/jobs/background.js';
 import { startJobs } from '../../server/jobs/runner.js';
 import { createLogger } from '../../server/logger.js';

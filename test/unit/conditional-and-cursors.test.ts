@@ -1,8 +1,8 @@
 // Conditional requests (RFC 9110 §13) and list cursors, as tables.
 import { describe, expect, it } from 'vitest';
-import { etagOf, ifMatchVersions, noneMatch } from '../../server/http/conditional.js';
-import { decodeCursor, encodeCursor } from '../../server/http/cursor.js';
-import { HttpProblem } from '../../server/http/problem.js';
+import { etagOf, ifMatchVersions, noneMatch } from '../../server/http/conventions/conditional.js';
+import { decodeCursor, encodeCursor } from '../../server/http/conventions/cursor.js';
+import { HttpProblem } from '../../server/http/problems/problem.js';
 
 describe('If-None-Match', () => {
   const etag = etagOf(7, 3);
@@ -63,7 +63,7 @@ describe('If-Match', () => {
     }
     expect(thrown).toBeInstanceOf(HttpProblem);
     const problem = thrown as HttpProblem;
-    expect(problem.status).toBe(422);
+    expect(problem.kind).toBe('invalid-if-match');
     expect(problem.extra.errors).toEqual([expect.objectContaining({ location: 'header', field: 'If-Match' })]);
   });
 });
@@ -85,7 +85,7 @@ describe('cursors', () => {
     [Buffer.from('["id","desc",-1,1]').toString('base64url'), /not a cursor this service made/],
     [Buffer.from('["id","desc",0,0]').toString('base64url'), /not a cursor this service made/],
     [Buffer.from('["id","asc",0,1]').toString('base64url'), /sort_by=id&sort=asc/],
-  ])('refuses %s with a 422 naming after', (cursor, message) => {
+  ])('refuses %s with a 422 naming after, of the kind naming why', (cursor, message) => {
     let thrown: unknown;
     try {
       decodeCursor(cursor, byId);
@@ -94,7 +94,7 @@ describe('cursors', () => {
     }
     expect(thrown).toBeInstanceOf(HttpProblem);
     const problem = thrown as HttpProblem;
-    expect(problem.status).toBe(422);
+    expect(problem.kind).toBe(String(message).includes('sort_by') ? 'cursor-sort-mismatch' : 'invalid-cursor');
     expect(JSON.stringify(problem.extra)).toMatch(/"after"/);
     expect(JSON.stringify(problem.extra)).toMatch(message);
   });

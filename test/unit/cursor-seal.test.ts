@@ -1,6 +1,6 @@
 // Sealed cursors: what one key seals only that key opens, and any change to a sealed cursor makes it unopenable.
 import { describe, expect, it } from 'vitest';
-import { cursorSeal, NOT_A_CURSOR } from '../../server/http/cursor.js';
+import { cursorSeal, NOT_A_CURSOR } from '../../server/http/conventions/cursor.js';
 
 const seal = cursorSeal(async () => Buffer.from('a secret of at least thirty-two characters'));
 const other = cursorSeal(async () => Buffer.from('another secret of thirty-two characters!'));

@@ -1,8 +1,8 @@
 // Which scripts of the docs page its Content-Security-Policy lets run: each inline script by the SHA-256 of its
-// bytes, read from the page's bytes (http/docs.ts).
+// bytes, read from the page's bytes (http/pages/docs.ts).
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { inlineScriptHashes } from '../../server/http/docs.js';
+import { inlineScriptHashes } from '../../server/http/pages/docs.js';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('base64');
 

@@ -119,13 +119,25 @@ describe('afterCheck', () => {
     for (const status of statuses) {
       for (const code of [...codes, 'held_elsewhere' as const]) {
         for (const age of ages) {
-          const { nextCheckAt } = afterCheck({ status, since: ago(age) }, code, NOW, SCHEDULE);
-          if (nextCheckAt !== null && nextCheckAt.getTime() <= NOW.getTime())
-            inThePast.push(`${status} ${age} ${code}`);
+          // Also on a schedule whose first pending wait is 0 (a store due at once, as tests set it).
+          for (const schedule of [SCHEDULE, { ...SCHEDULE, pendingFirstMs: 0 }]) {
+            const { nextCheckAt } = afterCheck({ status, since: ago(age) }, code, NOW, schedule);
+            if (nextCheckAt !== null && nextCheckAt.getTime() <= NOW.getTime()) {
+              inThePast.push(`${status} ${age} ${code} ${schedule.pendingFirstMs}`);
+            }
+          }
         }
       }
     }
     expect(inThePast).toEqual([]);
+  });
+
+  it('waits at least a second before checking a new pending claim again, when its first wait is 0', () => {
+    const schedule = { ...SCHEDULE, pendingFirstMs: 0 };
+    for (const code of ['missing', 'lookup_failed'] as const) {
+      const { nextCheckAt } = afterCheck({ status: 'pending', since: ago(5) }, code, NOW, schedule);
+      expect((nextCheckAt?.getTime() ?? 0) - NOW.getTime()).toBe(1000);
+    }
   });
 });
 

@@ -4,10 +4,10 @@ import { describe, expect, it } from 'vitest';
 import {
   type Finding,
   fieldMessage,
-  integerRuleMessage,
   messageFor,
   unknownParameterMessage,
-} from '../../server/http/field-messages.js';
+} from '../../server/http/validation/field-messages.js';
+import { integerRuleMessage } from '../../server/http/validation/integers.js';
 
 const formats = {
   'space-name': { validate: () => false, message: 'must be 1–255 characters after trimming' },

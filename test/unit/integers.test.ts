@@ -1,6 +1,6 @@
 // Integers sent as text: one spelling, a range compared as text, never through a lossy number.
 import { describe, expect, it } from 'vitest';
-import { integerParameterProblem, readFormInteger } from '../../server/http/integers.js';
+import { integerParameterProblem, readFormInteger } from '../../server/http/validation/integers.js';
 
 const PAGE = { minimum: 1, maximum: undefined };
 const COLOR = { minimum: 1, maximum: 6 };

@@ -15,7 +15,7 @@ import {
   SCOPES,
 } from '../../server/accounts/key-policy.js';
 import { type KeyListing, keyStatus } from '../../server/accounts/keys.js';
-import { controlCharacterIn, printable } from '../../server/cli/terminal-text.js';
+import { controlCharacterIn, MAX_NAME_LENGTH, nameProblem, printable } from '../../server/cli/terminal-text.js';
 import { ApiSpec } from '../../server/spec-model.js';
 
 describe('parseScopes', () => {
@@ -53,7 +53,8 @@ describe('missingScopes', () => {
     ['a key without scopes holds every scope', undefined, ['domains:write'], []],
     ['a key without scopes holds scopes added later', {}, ['billing:read'], []],
     ['the declared scope', only('domains:read'), ['domains:read'], []],
-    ['write does not include read', only('domains:write'), ['domains:read'], ['domains:read']],
+    ['write includes read', only('domains:write'), ['domains:read'], []],
+    ["write includes no other resource's read", only('domains:write'), ['spaces:read'], ['spaces:read']],
     ['read does not include write', only('domains:read'), ['domains:write'], ['domains:write']],
     ['another resource', only('spaces:write'), ['domains:write'], ['domains:write']],
     ['no scopes at all', only(), ['spaces:read'], ['spaces:read']],
@@ -87,8 +88,37 @@ describe('parseDuration and parseInstant', () => {
     expect(parseInstant(text, '--expires-at')).toBe(ms);
   });
 
-  it.each(['2027-01-31', '2027-01-31T00:00:00', 'tomorrow', '2027-13-01T00:00:00Z'])('refuses the time %j', (text) => {
+  it.each(['2027-01-31', '2027-01-31T00:00:00', 'tomorrow', '2027-1-31T00:00:00Z'])('refuses the time %j', (text) => {
     expect((parseInstant(text, '--expires-at') as { error: string }).error).toMatch(/with its zone/);
+  });
+
+  const now = Date.UTC(2026, 10, 27);
+  it.each([
+    ['2027-02-30T00:00:00Z', /does not exist/],
+    ['2027-02-29T00:00:00Z', /does not exist/],
+    ['2027-04-31T00:00:00Z', /does not exist/],
+    ['2027-13-01T00:00:00Z', /does not exist/],
+    ['2027-00-10T00:00:00Z', /does not exist/],
+    ['2027-01-00T00:00:00Z', /does not exist/],
+    ['2027-01-31T24:00:00Z', /does not exist/],
+    ['2027-01-31T23:60:00Z', /does not exist/],
+    ['2027-01-31T23:59:60Z', /does not exist/],
+    ['2027-01-31T00:00:00+24:00', /does not exist/],
+    ['2027-01-31T00:00:00+01:60', /does not exist/],
+    ['9999-12-31T00:00:00Z', /at most 10 years from now/],
+    ['2036-12-31T00:00:00Z', /at most 10 years from now/],
+    ['0000-01-01T00:00:00Z', /from 1970 on/],
+    ['1969-12-31T23:59:59Z', /from 1970 on/],
+  ])('refuses the impossible or far time %s', (text, problem) => {
+    expect((parseInstant(text, '--expires-at', now) as { error: string }).error).toMatch(problem);
+  });
+
+  it.each([
+    ['2028-02-29T00:00:00Z', Date.UTC(2028, 1, 29)],
+    ['2036-11-26T00:00:00Z', Date.UTC(2036, 10, 26)],
+    ['2001-01-01T00:00:00Z', Date.UTC(2001, 0, 1)],
+  ])('reads the time %s within the bounds', (text, ms) => {
+    expect(parseInstant(text, '--expires-at', now)).toBe(ms);
   });
 
   it.each([
@@ -108,8 +138,31 @@ describe('address ranges', () => {
     ['2001:DB8::/32', '2001:db8::/32'],
     ['::1', '::1/128'],
     ['0.0.0.0/0', '0.0.0.0/0'],
+    ['::ffff:10.0.0.0/104', '10.0.0.0/8'],
+    ['::ffff:7f00:1', '127.0.0.1/32'],
+    ['::FFFF:192.0.2.7/128', '192.0.2.7/32'],
+    ['2001:0db8:0000:0000:0000:0000:0000:0001', '2001:db8::1/128'],
+    ['2001:0:0:1:0:0:0:1', '2001:0:0:1::1/128'],
+    ['2001:db8:0:0:1::/80', '2001:db8:0:0:1::/80'],
+    ['2001:db8:0:0:0:0:1:0/112', '2001:db8::1:0/112'],
+    ['::/0', '::/0'],
   ])('reads %s', (text, range) => {
     expect(parseRange(text)).toBe(range);
+  });
+
+  it.each([
+    ['::ffff:10.0.0.0/8', /IPv4-mapped address with a prefix shorter than 96: it means ::\/8/],
+    ['::ffff:192.168.0.0/16', /it means ::\/16/],
+    ['::ffff:0.0.0.0/95', /shorter than 96/],
+    ['10.0.0.1/8', /bits set past its \/8 prefix: write 10.0.0.0\/8/],
+    ['2001:db8::1/32', /write 2001:db8::\/32/],
+    ['::10.0.0.1', /IPv4 address inside IPv6 other than ::ffff/],
+    ['::ffff:0:10.0.0.1', /IPv4 address inside IPv6/],
+    ['64:ff9b::10.0.0.1', /IPv4 address inside IPv6/],
+    ['fe80::1%eth0', /not an IPv4 or IPv6 address/],
+    ['010.0.0.1', /not an IPv4 or IPv6 address/],
+  ])('refuses %j, whose meaning changes when written another way', (text, problem) => {
+    expect((parseRange(text) as { error: string }).error).toMatch(problem);
   });
 
   it.each(['10.0.0.0/33', '10.0.0/8', '2001:db8::/129', 'example.com', '10.0.0.0/8/8', '10.0.0.0/x', ''])(
@@ -207,7 +260,37 @@ describe('text printed on a terminal', () => {
   });
 
   it.each([
+    ['acme', undefined],
+    ['Zoë & Co', undefined],
+    ['東京 支社', undefined],
+    ['a'.repeat(MAX_NAME_LENGTH), undefined],
+    ['a'.repeat(MAX_NAME_LENGTH + 1), /at most 100 characters \(it has 101\)/],
+    ['acme\u2028', /line-separator characters \(it has \\u2028\)/],
+    ['acme\u2029', /\\u2029/],
+    ['ac\u200bme', /invisible.*\\u200b/],
+    ['ac\u200cme', /\\u200c/],
+    ['ac\u200dme', /\\u200d/],
+    ['ac\u2060me', /\\u2060/],
+    ['\ufeffacme', /\\ufeff/],
+    ['ac\u00adme', /\\xad/],
+    ['acme\u{e0041}', /\\u\{e0041\}/],
+    ['ac\u00a0me', /space-like.*\\xa0/],
+    ['ac\u3000me', /\\u3000/],
+    ['ac\u3164me', /\\u3164/],
+    ['bidi\u2067x', /control characters \(it has \\u2067\)/],
+    ['bidi\u200ex', /control characters/],
+    ['new\nline', /control characters/],
+    ['Zoe\u0308', /composed form/],
+    ['lone\ud800', /\\ud800/],
+  ])('name %j: %s', (text, problem) => {
+    const found = nameProblem(text);
+    if (problem === undefined) expect(found).toBeUndefined();
+    else expect(found).toMatch(problem);
+  });
+
+  it.each([
     ['acme', 'acme'],
+    ['ac\u200bme\u2028', 'ac\\u200bme\\u2028'],
     ['a\u001b[31mred', 'a\\x1b[31mred'],
     ['row\nforged  active', 'row\\x0aforged  active'],
     ['back\\slash', 'back\\\\slash'],

@@ -7,7 +7,7 @@ import {
   LOGGED_VALUE_CHARS,
   loggedHeaders,
   REDACTED,
-} from '../../server/http/log-values.js';
+} from '../../server/http/pipeline/log-values.js';
 
 describe('bounded', () => {
   it.each([

@@ -1,9 +1,9 @@
 // The list envelope's links and meta (by page number and by cursor walk) and the list parameters as the
 // repositories take them, as tables.
 import { describe, expect, it } from 'vitest';
-import { decodeCursor } from '../../server/http/cursor.js';
-import { type ListRequest, listQueryOf, paginationOf } from '../../server/http/pagination.js';
-import { HttpProblem } from '../../server/http/problem.js';
+import { decodeCursor } from '../../server/http/conventions/cursor.js';
+import { type ListRequest, listQueryOf, paginationOf } from '../../server/http/conventions/pagination.js';
+import { HttpProblem } from '../../server/http/problems/problem.js';
 
 const PATH = '/api/v1/spaces';
 const byPage = (page: number, perPage = 10): ListRequest => ({ search: '', sortBy: 'id', sort: 'asc', perPage, page });
@@ -88,7 +88,7 @@ describe('list parameters', () => {
       thrown = error;
     }
     expect(thrown).toBeInstanceOf(HttpProblem);
-    expect((thrown as HttpProblem).status).toBe(422);
+    expect((thrown as HttpProblem).kind).toBe('page-with-cursor');
     const fields = JSON.stringify((thrown as HttpProblem).extra);
     expect(fields).toMatch(/"field":"page"/);
     expect(fields).toMatch(/"field":"after"/);

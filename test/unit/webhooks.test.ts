@@ -2,10 +2,11 @@
 // classification, and the Standard Webhooks signature (checked with the standardwebhooks package).
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { idCursor, readIdCursor } from '../../server/http/id-cursor.js';
-import { unsafeAddressReason, urlProblem } from '../../server/webhooks/safe-target.js';
+import { idCursor, readIdCursor } from '../../server/http/conventions/id-cursor.js';
+import { ADDRESS_RULE, isSafeAddress, urlProblem } from '../../server/webhooks/safe-target.js';
 import { parseRetryAfter, retryDelayMs, STANDARD_RETRY_SCHEDULE_S } from '../../server/webhooks/schedule.js';
 import { newSecret, sign, webhookHeaders } from '../../server/webhooks/signature.js';
+import { SAFE_TARGETS, UNSAFE_TARGETS } from '../support/unsafe-targets.js';
 
 describe('retry schedule', () => {
   it('is the Standard Webhooks schedule after the immediate first attempt', () => {
@@ -63,38 +64,61 @@ describe('Retry-After', () => {
 
 describe('safe targets', () => {
   it.each([
-    ['127.0.0.1', 'loopback'],
-    ['127.255.0.9', 'loopback'],
-    ['10.0.0.1', 'private'],
-    ['172.16.5.4', 'private'],
-    ['172.32.0.1', undefined],
-    ['192.168.1.1', 'private'],
-    ['169.254.169.254', 'link-local (cloud metadata)'],
-    ['100.64.0.1', 'shared (carrier-grade NAT)'],
-    ['0.0.0.0', 'this network'],
-    ['224.0.0.1', 'multicast'],
-    ['8.8.8.8', undefined],
-    ['93.184.216.34', undefined],
-    ['::1', 'loopback'],
-    ['::', 'unspecified'],
-    ['::ffff:10.1.2.3', 'private'],
-    ['::ffff:8.8.8.8', undefined],
-    ['fe80::1', 'link-local'],
-    ['fc00::1', 'private (unique local)'],
-    ['fd00:ec2::254', 'cloud metadata'],
-    ['2606:4700:4700::1111', undefined],
-  ])('%s: %s', (address, want) => {
-    expect(unsafeAddressReason(address)).toBe(want);
+    ['127.0.0.1', false],
+    ['10.0.0.1', false],
+    ['172.32.0.1', true],
+    ['169.254.169.254', false],
+    ['100.64.0.1', false],
+    ['8.8.8.8', true],
+    ['::1', false],
+    ['::', false],
+    ['::ffff:10.1.2.3', false],
+    ['::ffff:7f00:1', false],
+    ['::ffff:8.8.8.8', true],
+    ['::ffff:0:7f00:1', false],
+    ['::7f00:1', false],
+    ['::808:808', false],
+    ['::ffff:0:808:808', false],
+    ['2001:0:808:808:0:0:f7f7:f7f7', true],
+    ['2001:0:808:808:0:0:80ff:fffe', false],
+    ['64:ff9b::7f00:1', false],
+    ['64:ff9b::808:808', true],
+    ['64:ff9b:1::808:808', false],
+    ['2002:7f00:1::', false],
+    ['2002:808:808::', true],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', false],
+    ['fec0::1', false],
+    ['fe80::1', false],
+    ['fd00:ec2::254', false],
+    ['2001:db8::1', false],
+    ['2606:4700:4700::1111', true],
+    ['127.1', false],
+    ['not an address', false],
+  ])('%s: safe %s', (address, want) => {
+    expect(isSafeAddress(address)).toBe(want);
+  });
+
+  it.each(UNSAFE_TARGETS)('refuses %s', (url) => {
+    expect(urlProblem(url, false)).toBeDefined();
+  });
+
+  it('holds at least 34 unsafe spellings', () => {
+    expect(UNSAFE_TARGETS.length).toBeGreaterThanOrEqual(34);
+  });
+
+  it.each(SAFE_TARGETS)('accepts %s', (url) => {
+    expect(urlProblem(url, false)).toBeUndefined();
   });
 
   it.each([
     { url: 'https://hooks.example.com/x', allow: false, want: undefined },
     { url: 'http://hooks.example.com/x', allow: false, want: 'must be an https:// URL' },
     { url: 'http://hooks.example.com/x', allow: true, want: undefined },
-    { url: 'https://127.0.0.1/x', allow: false, want: 'must not point at a loopback address (127.0.0.1)' },
+    { url: 'https://127.0.0.1/x', allow: false, want: `must not point at 127.0.0.1: ${ADDRESS_RULE}` },
     { url: 'https://127.0.0.1/x', allow: true, want: undefined },
-    { url: 'https://[::1]/x', allow: false, want: 'must not point at a loopback address (::1)' },
+    { url: 'https://[::ffff:127.0.0.1]/x', allow: false, want: `must not point at ::ffff:7f00:1: ${ADDRESS_RULE}` },
     { url: 'https://localhost:8443/x', allow: false, want: 'must not be a loopback host' },
+    { url: 'https://hooks.example.com:0/x', allow: true, want: 'must not name port 0' },
     { url: 'https://user:pw@hooks.example.com/', allow: false, want: 'must not carry a user name or password' },
     { url: 'ftp://hooks.example.com/', allow: true, want: 'must be an http:// or https:// URL' },
     { url: 'not a url', allow: false, want: 'must be an absolute URL' },

@@ -170,6 +170,12 @@ describe('the event log', () => {
     expect(receiver.received[before]?.headers['webhook-id']).toBe(target);
   });
 
+  it('refuses a cursor the service did not make as invalid-cursor, naming after', async () => {
+    const { error, response } = await account.client.GET('/events', { params: { query: { after: 'AAAA' } } });
+    expect(response.status).toBe(422);
+    expect(error).toMatchObject({ type: '/problems/invalid-cursor', errors: [{ location: 'query', field: 'after' }] });
+  });
+
   it('answers 404 for an event of another account', async () => {
     const other = await server.account();
     const mine = await account.client.GET('/events', { params: { query: { per_page: 10 } } });
@@ -184,12 +190,11 @@ describe("the client's verifyWebhook", () => {
     const { verifyWebhook, WebhookVerificationError } = await import('../../client/src/index.js');
     const last = receiver.received.at(-1);
     const headers = (last?.headers ?? {}) as Record<string, string>;
-    const event = await verifyWebhook(secret, last?.body ?? '', headers);
+    const event = verifyWebhook(secret, last?.body ?? '', headers);
     expect(event.id).toBe(headers['webhook-id']);
-    await expect(verifyWebhook(`whsec_${'A'.repeat(32)}`, last?.body ?? '', headers)).rejects.toThrow(
-      WebhookVerificationError,
-    );
-    await expect(verifyWebhook(secret, `${last?.body} `, headers)).rejects.toThrow(WebhookVerificationError);
+    // Synchronously: a receiver that forgets `await` inside try/catch still refuses a forged delivery.
+    expect(() => verifyWebhook(`whsec_${'A'.repeat(32)}`, last?.body ?? '', headers)).toThrow(WebhookVerificationError);
+    expect(() => verifyWebhook(secret, `${last?.body} `, headers)).toThrow(WebhookVerificationError);
   });
 });
 

@@ -1,0 +1,66 @@
+// What an authenticated key may do: its expiry (401) and address ranges (403), checked as the key is accepted,
+// and the scope each operation declares in the spec's `security` (403), a step of each operation's chain
+// (api-routes.ts), so that the rule and the docs are one text.
+// Every fact comes with the cached key (server/accounts/keys.ts): no check reads the database.
+import type { Request, RequestHandler, Response } from 'express';
+import { addressAllowed, expired, missingScopes } from '../../accounts/key-policy.js';
+import type { Account } from '../../accounts/keys.js';
+import { HttpProblem } from '../problems/problem.js';
+import { context } from '../routing/request-context.js';
+import type { Route } from '../routing/routes.js';
+import { type KeyAcceptance, unauthorized } from './auth.js';
+
+/** 401 for a key past its expiry (or its rotation's overlap), 403 for one used from outside its ranges. */
+export const refuseByPolicy: KeyAcceptance = (account, req) => {
+  const policy = account.policy;
+  if (expired(policy) && policy?.expiresAt !== undefined) {
+    const when = new Date(policy.expiresAt).toISOString();
+    throw unauthorized(
+      policy.replacedBy
+        ? `The API key was replaced by key ${policy.replacedBy}, and its overlap ended at ${when}. Use the new key.`
+        : `The API key expired at ${when}. Ask for a new one.`,
+      true,
+      'key-expired',
+    );
+  }
+  // req.ip is worked out anew on each read (Express's trust proxy): only for a key that has ranges.
+  if (policy?.allowedIps && !addressAllowed(policy, req.ip)) {
+    throw new HttpProblem(
+      'address-not-allowed',
+      `This API key may not be used from ${req.ip ?? 'an unknown address'}: the address is outside the ranges it was issued for.`,
+    );
+  }
+};
+
+/** The 403 for a key without a scope the operation declares; `X-Accepted-Scopes` names what would do. */
+export function insufficientScope(
+  account: Account,
+  declared: readonly string[],
+  req: Request,
+): HttpProblem | undefined {
+  const missing = missingScopes(account.policy, declared);
+  if (missing.length === 0) return undefined;
+  const held = account.policy?.scopes;
+  const operation = `${req.method} ${context(req.res as Response).route?.template ?? req.path}`;
+  return new HttpProblem(
+    'insufficient-scope',
+    `This API key lacks the scope ${missing.join(' and ')}, which ${operation} needs. ` +
+      `Its scopes: ${held && held.size > 0 ? [...held].sort().join(', ') : 'none'}.`,
+    { headers: { 'X-Accepted-Scopes': declared.join(', ') } },
+  );
+}
+
+/**
+ * The step of an operation's chain that checks the scopes its `security` requirement declares (the route table
+ * reads them from the spec): after the key and the body are read, before any field is judged, so a key that may
+ * not make the call learns that (403) rather than what is wrong with its request (422).
+ */
+export function requireScopes(route: Route): RequestHandler {
+  const declared = route.operation.scopes;
+  return (req, res, next) => {
+    const account = context(res).account;
+    // The key step (auth.ts) ran before; an unauthenticated request here is a fault of the route's chain.
+    if (!account) return next(new Error('request reached the scope check unauthenticated'));
+    next(declared.length > 0 ? insufficientScope(account, declared, req) : undefined);
+  };
+}

@@ -1,0 +1,368 @@
+// Why did a request get a 422? This file. express-openapi-validator checks the routed request against the spec,
+// configured through its documented options; before it, our own steps make the few checks it cannot (each says
+// why); after it, every finding of both becomes one field error in one `validation` problem, built from each
+// finding's path and keyword and from the spec model (field-messages.ts words it), never from the validator's
+// message text. A request whose fields are valid is then checked as a whole, each check refusing with the kind
+// that names its cause (problem-catalog.ts): an If-Match that is no list of ETags, `page` with `after`, a cursor
+// this service did not make or one of a walk in another order.
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import { middleware as openApiValidator } from 'express-openapi-validator';
+import { type FieldFormat, MAX_FORMAT_INPUT } from '../../formats.js';
+import { type ApiSpec, flatten, type Schema } from '../../spec-model.js';
+import { ifMatchProblem } from '../conventions/conditional.js';
+import { type CursorSeal, readCursor } from '../conventions/cursor.js';
+import { idCursorProblem } from '../conventions/id-cursor.js';
+import { pageWithCursorProblem } from '../conventions/pagination.js';
+import { type FieldError, HttpProblem, validationProblem } from '../problems/problem.js';
+import { context } from '../routing/request-context.js';
+import type { Route, RouteParameter, RouteTable } from '../routing/routes.js';
+import { type Finding, fieldMessage, type MessageContext, unknownParameterMessage } from './field-messages.js';
+import { integerParameterProblem, readFormInteger } from './integers.js';
+import { acceptedBodies, FORM, JSON_TYPE } from './media-types.js';
+
+/** The error express-openapi-validator passes on (its README: `err.status`, `err.errors`). */
+interface ValidatorError {
+  status: number;
+  errors: Array<{ path: string; message: string; errorCode?: string }>;
+}
+
+function isValidatorError(error: unknown): error is ValidatorError {
+  const candidate = error as Partial<ValidatorError> | null;
+  return typeof candidate?.status === 'number' && Array.isArray(candidate.errors);
+}
+
+/** Each route's checks against the spec, prepared once for a spec: an app, and the warm-up before it, use them. */
+export interface RequestValidation {
+  /**
+   * Once the body is read and the scope checked: the request against the spec (422); `cursors` opens a list's
+   * cursor, to check it against the walk it is sent with.
+   */
+  stepsOf(route: Route, cursors: CursorSeal): Array<RequestHandler | ErrorRequestHandler>;
+}
+
+/**
+ * The validator of each path of the spec, with our steps around it. A spec naming a format that nobody validates
+ * fails here, at start. The validator compiles an operation's schemas when its first request arrives (its API has
+ * no way to compile them sooner): server/warm-up.ts sends that request before the service listens.
+ */
+export function prepareValidation(
+  spec: ApiSpec,
+  routes: RouteTable,
+  formats: Record<string, FieldFormat>,
+  { validateResponses = false } = {},
+): RequestValidation {
+  refuseUnknownFormats(spec, formats);
+  const validatorFormats = Object.fromEntries(
+    Object.entries(formats).map(([name, format]) => [
+      name,
+      {
+        type: 'string' as const,
+        validate: (value: string) => value.length <= MAX_FORMAT_INPUT && format.validate(value),
+      },
+    ]),
+  );
+  const byPath = new Map(
+    routes.paths.map(({ template }) => [
+      template,
+      openApiValidator({
+        // Only this route's path: the validator then finds a request's operation among one path, not all of them
+        // (Express's router has found it already), and loads only what that path refers to. A copy: the
+        // validator edits the document it is given.
+        apiSpec: spec.pathDocument(template) as never,
+        // Any other spec is checked against the OpenAPI schema before the app serves anything (ApiSpec.bundled).
+        validateApiSpec: !spec.bundled,
+        // Unknown query parameters are ours (unknownQueryParameters): the validator stops at the first one and
+        // says so without the request's other findings.
+        validateRequests: { allowUnknownQueryParameters: true, allErrors: true },
+        validateResponses: validateResponses ? { allErrors: true } : false,
+        // The scope each operation declares is a step of its own before this one (scopes.ts requireScopes).
+        validateSecurity: false,
+        formats: validatorFormats,
+        // No operation takes multipart bodies (body.ts refuses them with 415 before this step): no multer step.
+        fileUploader: false,
+        // References resolved once, as the document is loaded: what the validator compiles from it holds less
+        // heap than from its default (bundle) mode.
+        $refParser: { mode: 'dereference' },
+      }) as RequestHandler[],
+    ]),
+  );
+  return {
+    stepsOf(route, cursors) {
+      const validator = byPath.get(route.template);
+      if (!validator) throw new Error(`no validator for ${route.template}`);
+      return [
+        findBeforeValidating(route),
+        ...validator,
+        acceptValidFields(route, cursors),
+        oneProblemOfAllFindings(route, formats),
+      ];
+    },
+  };
+}
+
+/** Before the validator: the checks it cannot make, kept until it has had its say. */
+function findBeforeValidating(route: Route): RequestHandler {
+  // The route's integer path and query parameters, picked once.
+  const integers = route.parameters.filter((p) => (p.in === 'path' || p.in === 'query') && p.integer);
+  return (req, res, next) => {
+    const ctx = context(res);
+    const sent = { path: ctx.pathParams ?? {}, query: ctx.sentQuery ?? {}, body: req.body as unknown };
+    const findings = unknownQueryParameters(route, sent.query);
+    findings.push(...integerParameters(integers, sent));
+    findings.push(...unstorableText(sent.body));
+    if (route.formIntegerFields.length > 0 && req.is(FORM)) findings.push(...formIntegers(route, req.body));
+    ctx.findings = findings;
+    next();
+  };
+}
+
+/**
+ * The validator found nothing: a request is valid if our checks found nothing either, and the request as a whole
+ * passes requestProblem's checks.
+ */
+function acceptValidFields(route: Route, cursors: CursorSeal): RequestHandler {
+  const checks = requestChecks(route);
+  const listCursor = route.parameters.some((p) => p.name === 'after' && p.schema.format === 'list-cursor');
+  return async (req, res, next) => {
+    const ctx = context(res);
+    const ours = ctx.findings ?? [];
+    if (ours.length > 0) return next(validationProblem(ours));
+    const sent = ctx.sentQuery ?? {};
+    for (const check of checks) {
+      const problem = check(req, sent);
+      if (problem) return next(problem);
+    }
+    const after = req.query.after;
+    if (listCursor && typeof after === 'string' && after !== '') {
+      // Opened here, once (dispatch hands the handler what is inside): a cursor is checked against its walk.
+      ctx.openedCursor = await cursors.open(after);
+      const read = readCursor(ctx.openedCursor, sortingOf(req.query));
+      if (read instanceof HttpProblem) return next(read);
+    }
+    ctx.validated = true;
+    next();
+  };
+}
+
+type RequestCheck = (req: Request, sent: Record<string, string>) => HttpProblem | undefined;
+
+/** The checks of a request as a whole that the route's parameters call for, each with a kind naming its cause. */
+function requestChecks(route: Route): RequestCheck[] {
+  const has = (where: RouteParameter['in'], name: string, format?: string) =>
+    route.parameters.some((p) => p.in === where && p.name === name && (!format || p.schema.format === format));
+  const checks: RequestCheck[] = [];
+  if (has('header', 'If-Match')) checks.push((req) => ifMatchProblem(req.headers['if-match']));
+  if (has('query', 'page') && has('query', 'after')) checks.push((_req, sent) => pageWithCursorProblem(sent));
+  if (has('query', 'after', 'id-cursor')) checks.push((_req, sent) => idCursorProblem(sent.after));
+  return checks;
+}
+
+function sortingOf(query: Request['query']): { sortBy: 'id' | 'name'; sort: 'asc' | 'desc' } {
+  return { sortBy: query.sort_by === 'name' ? 'name' : 'id', sort: query.sort === 'asc' ? 'asc' : 'desc' };
+}
+
+/** The validator's findings, joined with ours into one problem in our words. */
+function oneProblemOfAllFindings(route: Route, formats: Record<string, FieldFormat>): ErrorRequestHandler {
+  return (error, req, res, next) => {
+    if (!isValidatorError(error)) return next(error);
+    if (error.status === 415) {
+      const sent = req.get('content-type');
+      return next(
+        new HttpProblem(
+          'unsupported-media-type',
+          `${sent ? `Content-Type "${sent}" is not accepted here. ` : ''}${acceptedBodies(Object.keys(route.bodies))}`,
+        ),
+      );
+    }
+    if (error.status !== 400) return next(error);
+    const ctx = context(res);
+    const ours = ctx.findings ?? [];
+    const sent = { path: ctx.pathParams ?? {}, query: ctx.sentQuery ?? {}, body: req.body as unknown };
+    const said = new Set(ours.map((e) => `${e.location}:${e.field}`));
+    const theirs = fieldErrorsOf(error, route, formats, sent, req.is(FORM) ? FORM : JSON_TYPE).filter(
+      (e) =>
+        !said.has(`${e.location}:${e.field}`) &&
+        !(e.field === '(path)' && ours.length > 0) &&
+        // The validator reads "search[]=x" as the array "search"; the client sent no "search" to blame.
+        !(e.location === 'query' && !Object.hasOwn(sent.query, e.field)),
+    );
+    next(validationProblem([...ours, ...theirs]));
+  };
+}
+
+/**
+ * Text the databases cannot store as sent, in any body field of any operation (the spec's patterns say nothing of
+ * it; the one text query parameter, search, has a pattern that refuses every control character):
+ * PostgreSQL refuses U+0000 in text (a 500 otherwise), and an unpaired UTF-16 surrogate, which JSON can carry
+ * ("\ud800"), would come back from either engine as a replacement character.
+ */
+export const UNSTORABLE_TEXT_MESSAGE =
+  'must not contain U+0000 (NUL) or an unpaired UTF-16 surrogate: the database cannot store them';
+
+const unstorable = (value: unknown): boolean =>
+  typeof value === 'string'
+    ? value.includes('\u0000') || !value.isWellFormed()
+    : Array.isArray(value)
+      ? value.some(unstorable)
+      : typeof value === 'object' && value !== null && Object.values(value).some(unstorable);
+
+function unstorableText(values: unknown): FieldError[] {
+  if (typeof values !== 'object' || values === null) return [];
+  return Object.entries(values)
+    .filter(([field, value]) => unstorable(value) || unstorable(field))
+    .map(([field]) => ({ location: 'body' as const, field, message: UNSTORABLE_TEXT_MESSAGE }));
+}
+
+/** The validator is told to allow unknown query parameters (prepareValidation says why): named here. */
+function unknownQueryParameters(route: Route, sent: Record<string, unknown>): FieldError[] {
+  const known = route.queryNames;
+  return Object.keys(sent)
+    .filter((name) => !known.includes(name))
+    .map((name) => ({ location: 'query', field: name, message: unknownParameterMessage(known) }));
+}
+
+/**
+ * The validator coerces path and query text to the schema's types, and so reads "1e3" or "01" as an integer and
+ * 400 nines as Infinity: an id or a page number has one spelling, judged here as text.
+ */
+function integerParameters(
+  integers: Route['parameters'],
+  sent: { path: Record<string, string>; query: Record<string, unknown> },
+): FieldError[] {
+  return integers.flatMap((p) => {
+    const value = p.in === 'path' ? sent.path[p.name] : sent.query[p.name];
+    const message = typeof value === 'string' ? integerParameterProblem(value, p.bounds) : undefined;
+    return message ? [{ location: p.in as 'path' | 'query', field: p.name, message }] : [];
+  });
+}
+
+/**
+ * Form values are text, and the validator's coercion of bodies would also accept JSON's {"color": "3"}: the spec's
+ * integer fields of a form become numbers here, in place, before it reads them. An empty one is a field left blank
+ * (what HTML forms and API consoles send), which the spec says counts as not sent.
+ */
+function formIntegers(route: Route, body: Record<string, unknown>): FieldError[] {
+  return route.formIntegerFields.flatMap(({ name, bounds }) => {
+    const value = body[name];
+    if (value === '') delete body[name];
+    if (typeof value !== 'string' || value === '') return [];
+    const read = readFormInteger(value, bounds);
+    if ('value' in read) body[name] = read.value;
+    return 'problem' in read && read.problem ? [{ location: 'body' as const, field: name, message: read.problem }] : [];
+  });
+}
+
+/** Ajv with ajv-formats, as the validator has them: in strict mode, a schema with a format it lacks does not compile. */
+const strictAjv = new Ajv({ strict: true });
+// ajv-formats is CommonJS: its default export arrives as the module object under NodeNext typing.
+(addFormats as unknown as { default: (ajv: Ajv) => void }).default(strictAjv);
+function knownToAjv(format: string): boolean {
+  try {
+    strictAjv.compile({ type: 'string', format });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The validator's Ajv only warns about a format it does not know, when it first compiles a schema with it, and
+ * then accepts any value: a resource module left out of the app would silently drop its field rules. Refused at
+ * start instead.
+ */
+function refuseUnknownFormats(spec: ApiSpec, formats: Record<string, FieldFormat>): void {
+  const unknown = new Map<string, string>();
+  const walk = (node: unknown, at: string): void => {
+    if (Array.isArray(node)) {
+      node.forEach((item, i) => {
+        walk(item, `${at}/${i}`);
+      });
+      return;
+    }
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'format' && typeof value === 'string' && !(value in formats) && !knownToAjv(value)) {
+        unknown.set(value, at);
+      }
+      // Examples and descriptions may hold a property called "format"; only schemas are walked.
+      if (key !== 'example' && key !== 'examples') walk(value, `${at}/${key}`);
+    }
+  };
+  walk(spec.document, '#');
+  if (unknown.size > 0) {
+    const list = [...unknown].map(([format, at]) => `"${format}" (at ${at})`).join(', ');
+    throw new Error(`The spec uses formats that no resource module validates: ${list}.`);
+  }
+}
+
+const LOCATIONS: Record<string, FieldError['location']> = {
+  body: 'body',
+  query: 'query',
+  params: 'path',
+  headers: 'header',
+};
+
+/** The field's schema in the spec model, by where it was sent: what the finding's words are made of. */
+function schemaOf(
+  route: Route,
+  location: FieldError['location'],
+  field: string,
+  mediaType: string,
+): Schema | undefined {
+  if (location === 'body') {
+    const body = route.bodies[mediaType] ?? route.bodies[JSON_TYPE];
+    if (field === '(body)') return body;
+    const property = (body?.properties as Record<string, Schema> | undefined)?.[field];
+    return property && flatten(property);
+  }
+  const where = location === 'header' ? 'header' : location;
+  return route.parameters.find((p) => p.in === where && p.name.toLowerCase() === field.toLowerCase())?.schema;
+}
+
+/** Turns the validator's findings (each a path such as /body/name and a keyword) into one field error per field. */
+function fieldErrorsOf(
+  error: ValidatorError,
+  route: Route,
+  formats: Record<string, FieldFormat>,
+  sent: { path: Record<string, string>; query: Record<string, unknown>; body: unknown },
+  mediaType: string,
+): FieldError[] {
+  const sentValue = (location: FieldError['location'], field: string) => {
+    const values = location === 'path' ? sent.path : location === 'query' ? sent.query : sent.body;
+    return typeof values === 'object' && values !== null ? (values as Record<string, unknown>)[field] : undefined;
+  };
+  const byField = new Map<string, { location: FieldError['location']; field: string; findings: Finding[] }>();
+  for (const item of error.errors) {
+    const [, where = '', ...rest] = item.path.split('/');
+    const location = LOCATIONS[where];
+    let field = location
+      ? rest.map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')).join('.') || `(${where})`
+      : '(path)';
+    // Header names arrive in lowercase; the spec's spelling (Idempotency-Key) is the one a client knows.
+    if (location === 'header') field = route.parameters.find((p) => p.name.toLowerCase() === field)?.name ?? field;
+    // Anything else is about the request line itself (e.g. a malformed percent-escape in the path).
+    const at = location ?? 'path';
+    const keyword = location ? (item.errorCode?.split('.')[0] ?? '') : '';
+    const key = `${at}\u0000${field}`;
+    const entry = byField.get(key) ?? { location: at, field, findings: [] };
+    const schema = location ? schemaOf(route, at, field, mediaType) : undefined;
+    entry.findings.push({ field, keyword, value: sentValue(at, field), ...(schema ? { schema } : {}) });
+    byField.set(key, entry);
+  }
+  const body = route.bodies[JSON_TYPE];
+  const messages: MessageContext = {
+    formats,
+    acceptedFields: Object.keys(body?.properties ?? {}),
+    rejectedFields: (body?.['x-rejected-fields'] ?? {}) as Record<string, string>,
+    integerRule: (field) =>
+      route.parameters.find((p) => p.name === field && p.integer)?.bounds ??
+      route.formIntegerFields.find((f) => f.name === field)?.bounds,
+  };
+  return [...byField.values()].map(({ location, field, findings }) => ({
+    location,
+    field,
+    message: fieldMessage(findings, messages),
+  }));
+}
