@@ -84,9 +84,10 @@ export function isListedNarrowing(change: DiffChange, narrowings: SecurityNarrow
   const match = /^#\/paths\/(.+)\/([a-z]+)\/security\/\d+$/.exec(change.path);
   const before = change.base?.value;
   const after = change.revision?.value;
-  if (!match || change.kind !== 'modified' || !Array.isArray(before) || !Array.isArray(after)) return false;
+  const [, path, method] = match ?? [];
+  if (!path || !method || change.kind !== 'modified' || !Array.isArray(before) || !Array.isArray(after)) return false;
   if (!(change.verdicts ?? []).every((v) => v.ruleId === 'security-requirement-changed')) return false;
-  const operation = `${match[2].toUpperCase()} ${match[1].replaceAll('~1', '/').replaceAll('~0', '~')}`;
+  const operation = `${method.toUpperCase()} ${path.replaceAll('~1', '/').replaceAll('~0', '~')}`;
   const added = after.filter((scope) => !before.includes(scope));
   return narrowings.some(
     (n) =>

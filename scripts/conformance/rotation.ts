@@ -7,8 +7,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Context } from './context.js';
-import type { CheckName } from './results.js';
+import type { CheckName, Results } from './results.js';
 
 interface Family {
   total: number;
@@ -128,7 +127,7 @@ async function readState(file: string): Promise<StateFile> {
  * as skipped, left for the runs after this one.
  */
 export function slice<T>(
-  ctx: Context,
+  ctx: { rotation: Rotation; results: Results },
   check: CheckName,
   items: T[],
   key: (item: T) => string,

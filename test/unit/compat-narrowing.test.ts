@@ -54,7 +54,10 @@ describe('a listed narrowing', () => {
     const report = {
       infoVersions: { base: '1.2.0', revision: '1.2.0' },
       summary: { major: 2, minor: 0, patch: 0 },
-      changes: [cases[0][1], cases[3][1]],
+      changes: [
+        change(REDELIVER, ['webhooks:write'], ['webhooks:write', 'events:read']),
+        change(REDELIVER, ['webhooks:write'], ['webhooks:write', 'spaces:read']),
+      ],
     };
     const result = rated(report, LISTED);
     expect(result.summary).toEqual({ major: 1, minor: 1, patch: 0 });
