@@ -2,7 +2,7 @@
 // account that wants its type, in the transaction that wrote the event (a committed change always has its
 // deliveries, a rolled-back one has none), and wakes the delivery job at commit. Forced deliveries (a test, a
 // redelivery to one endpoint by name) go through the same queue and its limit.
-import type { Database } from '../db/database.js';
+import { type Database, engineOf } from '../db/database.js';
 import { precompiledOnAny } from '../db/precompiled.js';
 import { notifyAtCommit } from '../db/wakeups.js';
 import type { EventSubscriber } from '../events/outbox.js';
@@ -18,14 +18,18 @@ export function wants(enabledEvents: string, type: string): boolean {
   return types.includes('*') || types.includes(type);
 }
 
-// Every change reads its account's endpoints: compiled once (server/db/precompiled.ts).
-const enabledEndpoints = precompiledOnAny((db, accountId: number) =>
-  db
+// Every change reads its account's endpoints: compiled once per engine (server/db/precompiled.ts). On PostgreSQL
+// the rows are read FOR KEY SHARE, so an endpoint being deleted meanwhile is either waited for and skipped or
+// deleted after this change commits (its deliveries with it), never gone under the delivery's foreign key.
+// SQLite runs one writer at a time, so nothing can delete it in between.
+const enabledEndpoints = precompiledOnAny((db, accountId: number) => {
+  const query = db
     .selectFrom('webhook_endpoints')
     .select(['id', 'enabled_events'])
     .where('account_id', '=', accountId)
-    .where('status', '=', 'enabled'),
-);
+    .where('status', '=', 'enabled');
+  return engineOf(db) === 'postgres' ? query.forKeyShare() : query;
+});
 
 /** The event log's subscriber: each event queued for the endpoints that want it. */
 export function webhookFanOut(settings: Pick<WebhookSettings, 'maxQueuePerEndpoint'>): EventSubscriber {
