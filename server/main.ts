@@ -26,7 +26,7 @@ import { DOCS_PAGE } from './http/pages/docs.js';
 import { createClusterMetrics, createMetrics, listenForMetrics, type Metrics } from './http/pipeline/metrics.js';
 import { routeTable } from './http/routing/routes.js';
 import { prepareValidation } from './http/validation/request-validation.js';
-import { backgroundJobs } from './jobs/background.js';
+import { backgroundJobs } from './background.js';
 import { startJobs } from './jobs/runner.js';
 import { Lifecycle } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';

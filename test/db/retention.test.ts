@@ -1,10 +1,10 @@
-// Retention (server/jobs/retention.ts) on the engine under test: what is past its time is deleted in bounded
+// Retention (server/retention.ts) on the engine under test: what is past its time is deleted in bounded
 // batches until a batch comes back short, and nothing younger is touched.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueKey } from '../../server/accounts/keys.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
-import { pruneAll, retainedTables } from '../../server/jobs/retention.js';
+import { pruneAll, retainedTables } from '../../server/retention.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 
 const DAY = 86_400_000;

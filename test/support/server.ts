@@ -14,7 +14,7 @@ import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
 import { DEFAULT_VERIFY_QUOTA, type DomainChecks } from '../../server/domains/checks.js';
 import { txtLookup } from '../../server/domains/txt-lookup.js';
 import { prepareValidation, type RequestValidation } from '../../server/http/validation/request-validation.js';
-import { backgroundJobs } from '../../server/jobs/background.js';
+import { backgroundJobs } from '../../server/background.js';
 import { startJobs } from '../../server/jobs/runner.js';
 import { createLogger } from '../../server/logger.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../server/webhooks/settings.js';

@@ -1,15 +1,15 @@
 // The service's background work, as the runner's list of jobs: webhook deliveries, scheduled domain checks (when
 // the configuration runs them) and retention. main.ts starts them once per serving process.
-import type { Database } from '../db/database.js';
-import { DEFAULT_VERIFY_QUOTA, type DomainChecks } from '../domains/checks.js';
-import { domainCheckJob, type SchedulerSettings } from '../domains/scheduler.js';
-import { DEFAULT_EVENT_SETTINGS, type EventSettings } from '../events/settings.js';
-import type { Logger } from '../logger.js';
-import { type DeliveryObserver, deliveryJob } from '../webhooks/deliveries.js';
-import { webhookFanOut } from '../webhooks/fan-out.js';
-import type { WebhookSettings } from '../webhooks/settings.js';
+import type { Database } from './db/database.js';
+import { DEFAULT_VERIFY_QUOTA, type DomainChecks } from './domains/checks.js';
+import { domainCheckJob, type SchedulerSettings } from './domains/scheduler.js';
+import { DEFAULT_EVENT_SETTINGS, type EventSettings } from './events/settings.js';
+import type { Job } from './jobs/runner.js';
+import type { Logger } from './logger.js';
 import { retainedTables, retentionJob } from './retention.js';
-import type { Job } from './runner.js';
+import { type DeliveryObserver, deliveryJob } from './webhooks/deliveries.js';
+import { webhookFanOut } from './webhooks/fan-out.js';
+import type { WebhookSettings } from './webhooks/settings.js';
 
 export interface BackgroundSettings {
   webhooks: WebhookSettings;
