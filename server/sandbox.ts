@@ -142,13 +142,13 @@ export function sandboxAccounts(db: Database, maxAccounts = SANDBOX_MAX_ACCOUNTS
   return check;
 }
 
-/** The banner's lines for the sandbox, in place of the first key's. */
 /**
  * Settings the sandbox has unless the environment says otherwise: webhooks may target this machine (a
  * developer's receiver on http://127.0.0.1, the conformance runner's), as the sandbox is one developer's.
  */
 export const SANDBOX_SETTINGS = { WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' } as const;
 
+/** The banner's lines for the sandbox, in place of the first key's. */
 export function sandboxLines(apiUrl: string): string[] {
   return [
     '',
