@@ -2,20 +2,29 @@
 // the event; what redelivering means is the subscriber's, given as `redeliver`).
 import type { Database } from '../db/database.js';
 import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
-import { HttpProblem, notFound } from '../http/problems/problem.js';
+import { HttpProblem, notFound, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
 import { missingToReceive } from './read-scopes.js';
 import { type EventRow, eventRepository } from './repository.js';
 
 export type EventOperation = 'events_list' | 'events_redeliver';
 
-/** Queues `event` again for one endpoint or for every one that takes it; the endpoints it was queued for. */
+/**
+ * What a redelivery came to: the endpoints the event was queued for, or why the one endpoint named got nothing
+ * (the account has no such endpoint; its queue is at its limit, `maxQueue`).
+ */
+export type RedeliveryOutcome =
+  | { queued: number[] }
+  | { refused: 'no-such-endpoint'; endpointId: number }
+  | { refused: 'queue-full'; endpointId: number; maxQueue: number };
+
+/** Queues `event` again for one endpoint or for every one that takes it. */
 export type EventRedelivery = (
   db: Database,
   accountId: number,
   event: EventRow,
   endpointId?: number,
-) => Promise<number[]>;
+) => Promise<RedeliveryOutcome>;
 
 export function eventHandlers(db: Database, redeliver: EventRedelivery): Pick<Handlers, EventOperation> {
   const events = eventRepository(db);
@@ -47,8 +56,13 @@ export function eventHandlers(db: Database, redeliver: EventRedelivery): Pick<Ha
           { headers: { 'X-Accepted-Scopes': missing.join(', ') } },
         );
       }
-      const queued = await redeliver(db, account.id, event, body.endpoint_id);
-      return { status: 202, body: { data: { event_id: event.publicId, endpoint_ids: queued } } };
+      const outcome = await redeliver(db, account.id, event, body.endpoint_id);
+      if ('refused' in outcome) {
+        throw outcome.refused === 'queue-full'
+          ? webhookQueueFull(outcome.endpointId, outcome.maxQueue)
+          : notFound('webhook endpoint', outcome.endpointId);
+      }
+      return { status: 202, body: { data: { event_id: event.publicId, endpoint_ids: outcome.queued } } };
     },
   };
 }

@@ -7,7 +7,7 @@ import { inTransaction } from '../db/owned.js';
 import { recordEvent } from '../events/outbox.js';
 import { missingToReceive } from '../events/read-scopes.js';
 import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
-import { HttpProblem, notFound, validationProblem } from '../http/problems/problem.js';
+import { HttpProblem, notFound, validationProblem, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
 import { queueDeliveries } from './fan-out.js';
@@ -57,12 +57,6 @@ function requireReadScopes(account: Account, enabledEvents: readonly string[], w
 }
 
 /** 409: the endpoint has WEBHOOK_MAX_QUEUE undelivered events, a test or a redelivery to it included. */
-export const queueFull = (id: number, max: number) =>
-  new HttpProblem(
-    'webhook-queue-full',
-    `Webhook endpoint ${id} has ${max} undelivered events queued, the most it may have; wait for them to be delivered or given up.`,
-  );
-
 export function webhookEndpointHandlers(
   db: Database,
   endpoints: WebhookEndpointRepository,
@@ -145,7 +139,7 @@ export function webhookEndpointHandlers(
           },
         );
         // Nothing is kept of a test that cannot be queued.
-        if (queued.length === 0) throw queueFull(endpoint.id, settings.maxQueuePerEndpoint);
+        if (queued.length === 0) throw webhookQueueFull(endpoint.id, settings.maxQueuePerEndpoint);
         return recorded;
       });
       return { status: 202, body: { data: JSON.parse(event.payload) } };

@@ -1,10 +1,9 @@
 // Redelivery of a logged event: to one endpoint by name (enabled or not: forced), or to every enabled endpoint that
-// takes its type; through the queue and its limit, like any delivery.
+// takes its type; through the queue and its limit, like any delivery. It answers its outcome; the event log's
+// handler maps a refusal to its problem.
 import { inTransaction } from '../db/owned.js';
 import type { EventRedelivery } from '../events/handlers.js';
-import { notFound } from '../http/problems/problem.js';
 import { queueDeliveries, wants } from './fan-out.js';
-import { queueFull } from './handlers.js';
 import type { WebhookSettings } from './settings.js';
 
 export function webhookRedelivery(settings: Pick<WebhookSettings, 'maxQueuePerEndpoint'>): EventRedelivery {
@@ -18,7 +17,7 @@ export function webhookRedelivery(settings: Pick<WebhookSettings, 'maxQueuePerEn
       only === undefined
         ? endpoints.filter((e) => e.status === 'enabled' && wants(e.enabled_events, event.type))
         : endpoints.filter((e) => Number(e.id) === only);
-    if (only !== undefined && targets.length === 0) throw notFound('webhook endpoint', only);
+    if (only !== undefined && targets.length === 0) return { refused: 'no-such-endpoint', endpointId: only };
     const queued = await inTransaction(db, (trx) =>
       queueDeliveries(
         trx,
@@ -28,7 +27,9 @@ export function webhookRedelivery(settings: Pick<WebhookSettings, 'maxQueuePerEn
         only !== undefined,
       ),
     );
-    if (only !== undefined && queued.length === 0) throw queueFull(only, settings.maxQueuePerEndpoint);
-    return queued;
+    if (only !== undefined && queued.length === 0) {
+      return { refused: 'queue-full', endpointId: only, maxQueue: settings.maxQueuePerEndpoint };
+    }
+    return { queued };
   };
 }

@@ -107,15 +107,6 @@ const migrationModules = new Set(
   [...graph.keys()].filter((file) => /^\/\/ Migration \d{4}\b/.test(readFileSync(join(ROOT, file), 'utf8'))),
 );
 
-/**
- * Edges that break the two rules above on today's code, each to be mended by the change named beside it; the
- * test fails when one is mended and still listed, so this table only shrinks. Add nothing to it.
- */
-const KNOWN_EXCEPTIONS: string[] = [
-  // The redelivery use case answers its outcome; its handler maps a missing event to the 404 (issue 41).
-  'server/webhooks/redelivery.ts -> server/http/problems/problem.ts',
-];
-
 describe('the import structure of server/', () => {
   it('has no import circle', () => {
     expect(importCircles(graph)).toEqual([]);
@@ -166,7 +157,7 @@ describe('the import structure of server/', () => {
       .flatMap(([file, targets]) =>
         targets.filter((target) => target.startsWith('server/http/')).map((target) => `${file} -> ${target}`),
       );
-    expect(edges.filter((edge) => !KNOWN_EXCEPTIONS.includes(edge))).toEqual([]);
+    expect(edges).toEqual([]);
   });
 
   it('never loads a migration module outside the migrations', () => {
@@ -175,17 +166,12 @@ describe('the import structure of server/', () => {
       .flatMap(([file, targets]) =>
         targets.filter((target) => migrationModules.has(target)).map((target) => `${file} -> ${target}`),
       );
-    expect(edges.filter((edge) => !KNOWN_EXCEPTIONS.includes(edge))).toEqual([]);
+    expect(edges).toEqual([]);
   });
 
   it('knows every migration module by its first line', () => {
     const imported = (graph.get(MIGRATIONS) ?? []).filter((target) => !MIGRATION_RUNTIME.includes(target));
     expect(imported.filter((target) => !migrationModules.has(target))).toEqual([]);
-  });
-
-  it('lists no exception that is gone: the table shrinks as the edges are mended', () => {
-    const all = [...graph].flatMap(([file, targets]) => targets.map((target) => `${file} -> ${target}`));
-    expect(KNOWN_EXCEPTIONS.filter((edge) => !all.includes(edge))).toEqual([]);
   });
 
   it.each([

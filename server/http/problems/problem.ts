@@ -55,3 +55,11 @@ export const validationProblem = (errors: FieldError[]): HttpProblem => fieldPro
 export function notFound(resource: string, id: number | string): HttpProblem {
   return new HttpProblem('not-found', `No ${resource} with id ${id} exists in this account.`);
 }
+
+/** A forced delivery (a test, a redelivery to one endpoint) refused: the endpoint's queue is at its limit. */
+export function webhookQueueFull(endpointId: number, max: number): HttpProblem {
+  return new HttpProblem(
+    'webhook-queue-full',
+    `Webhook endpoint ${endpointId} has ${max} undelivered events queued, the most it may have; wait for them to be delivered or given up.`,
+  );
+}
