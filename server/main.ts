@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createApp, FORMATS } from './app.js';
+import { backgroundJobs } from './background.js';
 import { forkWorkers, isWorker } from './cluster.js';
 import { PrimaryCounterStore, serveCounters } from './cluster-counters.js';
 import { type Config, ConfigError, DEFAULTS, readConfig } from './config.js';
@@ -26,7 +27,6 @@ import { DOCS_PAGE } from './http/pages/docs.js';
 import { createClusterMetrics, createMetrics, listenForMetrics, type Metrics } from './http/pipeline/metrics.js';
 import { routeTable } from './http/routing/routes.js';
 import { prepareValidation } from './http/validation/request-validation.js';
-import { backgroundJobs } from './background.js';
 import { startJobs } from './jobs/runner.js';
 import { Lifecycle } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
