@@ -40,9 +40,9 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   disableAfterMs: 5 * 86_400_000,
   secretOverlapMs: 86_400_000,
   pollMs: 1_000,
-  concurrency: 16,
-  endpointConcurrency: 8,
-  accountConcurrency: 8,
+  concurrency: 32,
+  endpointConcurrency: 16,
+  accountConcurrency: 16,
 };
 
 /** The settings from the environment; problems are pushed on `problems` (config.ts reports them all at once). */
