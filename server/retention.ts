@@ -2,7 +2,7 @@
 // delivery log and events past EVENT_RETENTION_DAYS, Idempotency-Keys past their 24 hours, ended verify windows),
 // in bounded batches until a batch comes back short, so it keeps up with any write rate without one long
 // transaction.
-import type { Database } from './db/database.js';
+import type { Database, PruneBatch } from './db/database.js';
 import { pruneVerifyWindows } from './domains/checks.js';
 import { pruneEvents } from './events/repository.js';
 import { KEY_RETENTION_MS, pruneIdempotencyKeys } from './idempotency/repository.js';
@@ -11,7 +11,7 @@ import type { Logger } from './logger.js';
 import { pruneDeliveries } from './webhooks/repository.js';
 
 /** Deletes up to `batchSize` rows made before `before`; how many it deleted. */
-export type Pruner = (db: Database, options: { before: Date; batchSize: number }) => Promise<number>;
+export type Pruner = (db: Database, batch: PruneBatch) => Promise<number>;
 
 export interface Retained {
   name: string;

@@ -19,6 +19,12 @@ import { attachWakeups, LocalWakeups, postgresWakeups, type Wakeups } from './wa
 
 export type Database = Kysely<DB>;
 
+/** What one retention batch deletes (server/retention.ts): rows from before `before`, at most `batchSize` of them. */
+export interface PruneBatch {
+  before: Date;
+  batchSize: number;
+}
+
 export type DatabaseTarget = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
 
 /** How long the database may take, so that a fault is an error in time (a 503), never a hang. */

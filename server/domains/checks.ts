@@ -1,6 +1,6 @@
 // What the domains module needs to check records: the DNS lookup, the schedule, the per-domain verify limit, and
 // whether this is the sandbox (whose test zone verifies at once). Built once from the configuration.
-import type { Database } from '../db/database.js';
+import type { Database, PruneBatch } from '../db/database.js';
 import { engineOf } from '../db/database.js';
 import type { Quota } from '../quota.js';
 import {
@@ -99,10 +99,7 @@ export async function countVerifyOf(
 const EMPTY_WINDOW = { startedAt: null, count: 0 };
 
 /** Deletes up to `batchSize` verify windows that ended before `before`; how many. */
-export async function pruneVerifyWindows(
-  db: Database,
-  { before, batchSize }: { before: Date; batchSize: number },
-): Promise<number> {
+export async function pruneVerifyWindows(db: Database, { before, batchSize }: PruneBatch): Promise<number> {
   const ended = db
     .selectFrom('domain_verify_windows')
     .select(['account_id', 'name'])

@@ -1,11 +1,5 @@
 // Reads of the event log: one account's events, newest first, and one event by its public id; and its retention.
-import type { Database } from '../db/database.js';
-
-/** What a retention batch deletes: rows from before `before`, at most `batchSize` of them. */
-export interface PruneBatch {
-  before: Date;
-  batchSize: number;
-}
+import type { Database, PruneBatch } from '../db/database.js';
 
 /**
  * Deletes up to `batchSize` events made before `before`, oldest first, in one statement (its own short

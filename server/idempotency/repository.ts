@@ -2,7 +2,7 @@
 // concurrent repeat, in this process or another, sees it and gets 409), then completed in the transaction that
 // creates the record, so a record never exists without its saved answer, nor a saved answer without its record.
 import { randomUUID } from 'node:crypto';
-import { type Database, isUniqueViolation, toIso } from '../db/database.js';
+import { type Database, isUniqueViolation, type PruneBatch, toIso } from '../db/database.js';
 
 /** How long a key and its answer are kept. */
 export const KEY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -132,10 +132,7 @@ export type IdempotencyKeys = ReturnType<typeof idempotencyKeys>;
  * Deletes up to `batchSize` keys (with their saved answers) made before `before` (KEY_RETENTION_MS ago, as a
  * rule), oldest first, in one statement through the `idempotency_keys_created_at` index; how many.
  */
-export async function pruneIdempotencyKeys(
-  db: Database,
-  { before, batchSize }: { before: Date; batchSize: number },
-): Promise<number> {
+export async function pruneIdempotencyKeys(db: Database, { before, batchSize }: PruneBatch): Promise<number> {
   const due = db
     .selectFrom('idempotency_keys')
     .select(['account_id', 'key'])

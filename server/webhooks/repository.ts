@@ -2,7 +2,7 @@
 // of HTTP. The secret is only ever returned by create and rotate.
 import type { Selectable } from 'kysely';
 import type { components } from '../../generated/api.js';
-import { type Database, toIso } from '../db/database.js';
+import { type Database, type PruneBatch, toIso } from '../db/database.js';
 import type { WebhookEndpointsTable } from '../db/schema.js';
 import { newSecret } from './signature.js';
 
@@ -204,10 +204,7 @@ export type WebhookEndpointRepository = ReturnType<typeof webhookEndpointReposit
  * `webhook_deliveries_created_at` index. A pending delivery is never pruned here: it is still being retried. Run
  * it before the events' pruning (events/repository.ts), which cascades to whatever deliveries remain. How many.
  */
-export async function pruneDeliveries(
-  db: Database,
-  { before, batchSize }: { before: Date; batchSize: number },
-): Promise<number> {
+export async function pruneDeliveries(db: Database, { before, batchSize }: PruneBatch): Promise<number> {
   const due = db
     .selectFrom('webhook_deliveries')
     .select('id')
