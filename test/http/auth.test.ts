@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeKey } from '../../server/accounts/keys.js';
 import { PROBLEM_TYPE_BASE } from '../../server/http/problems/problem.js';
 import { RESOURCE_NAMES } from '../../server/resources.js';
+import { publicIdOf, secretOf } from '../support/api-keys.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 import { operations, pathOf, type SpecOperation, validForm } from '../support/spec-operations.js';
 import { createRecord, oneOfEach } from './fixtures.js';
@@ -15,8 +16,6 @@ let revoked: TestAccount;
 let recordIds: Record<SpecOperation['resource'], number>;
 
 const FORM = 'application/x-www-form-urlencoded';
-const publicIdOf = (key: string) => key.split('_')[1] as string;
-const secretOf = (key: string) => key.split('_').slice(2).join('_');
 
 beforeAll(async () => {
   server = await startServer();

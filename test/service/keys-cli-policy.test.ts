@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueKey } from '../../server/accounts/keys.js';
 import { controlCharacterIn } from '../../server/cli/terminal-text.js';
+import { publicIdOf, secretOf } from '../support/api-keys.js';
 import { apiClient, startServer, type TestServer } from '../support/server.js';
 import { KEY_PATTERN, runToExit, stopAll } from './process.js';
 
@@ -32,7 +33,7 @@ async function createKey(...args: string[]): Promise<{ key: string; publicId: st
   const exit = await keys('create', ...args);
   const key = exit.stdout.match(KEY_PATTERN)?.[0];
   if (exit.code !== 0 || !key) throw new Error(`no key printed:\n${exit.stdout}\n${exit.stderr}`);
-  return { key, publicId: key.split('_')[1] as string };
+  return { key, publicId: publicIdOf(key) };
 }
 
 /** The row of `list` for a key, by its header's column names. */
@@ -102,7 +103,7 @@ describe('create with a policy', SLOW, () => {
     const { response, error } = await apiClient(server.apiUrl, key).GET('/spaces');
     expect(response.status).toBe(401);
     expect((error as { type: string }).type).toBe('/problems/key-expired');
-    expect((await listedRow(key.split('_')[1] as string)).STATUS).toBe('expired');
+    expect((await listedRow(publicIdOf(key))).STATUS).toBe('expired');
   });
 });
 
@@ -136,7 +137,7 @@ describe('ranges and names, normalised or refused', SLOW, () => {
 describe('revoke', SLOW, () => {
   it('given the whole key, never prints its secret back', async () => {
     const { key, publicId } = await createKey('--account', 'revoke-whole');
-    const secret = key.split('_')[2] as string;
+    const secret = secretOf(key);
     const exit = await keys('revoke', key);
     expect(exit.code).toBe(0);
     expect(exit.stdout).toContain(`Key ${publicId} revoked`);
@@ -160,7 +161,7 @@ describe('rotate', SLOW, () => {
     // Both work; the old one is used after its successor was made.
     expect((await apiClient(server.apiUrl, old.key).GET('/spaces')).response.status).toBe(200);
     expect((await apiClient(server.apiUrl, successor).GET('/spaces')).response.status).toBe(200);
-    const successorId = successor.split('_')[1] as string;
+    const successorId = publicIdOf(successor);
     await expect
       .poll(async () => (await listedRow(old.publicId))['REPLACED BY'], { timeout: 20_000, interval: 200 })
       .toBe(`${successorId} (still in use)`);
