@@ -51,22 +51,24 @@ export async function claimDeliveries(
   const at = now.toISOString();
   const lease = new Date(now.getTime() + leaseMs).toISOString();
   const perEndpoint = Math.max(1, endpointConcurrency);
-  // The k-th due delivery of each endpoint with room for more than k (k < perEndpoint), one index probe per
-  // endpoint and k: an endpoint at its bound costs no probe.
-  const nth = (k: number) => sql`
-    select e.id as endpoint_id, e.account_id, e.endpoint_room, (
-      select x.id from webhook_deliveries x
-      where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${at}
-        and (x.claimed_until is null or x.claimed_until < ${at})
-      order by x.next_attempt_at, x.id limit 1 offset ${k}
-    ) as id
-    from due_endpoints e where e.endpoint_room > ${k}`;
-  const candidates = sql.join(
-    Array.from({ length: perEndpoint }, (_, k) => nth(k)),
-    sql` union all `,
-  );
+  const postgres = engineOf(db) === 'postgres';
+  // Each endpoint's first due deliveries (as many as it may ever have in flight: its room is applied below), in one
+  // index probe; none for an endpoint at its bound. PostgreSQL joins them LATERAL; SQLite, which has no LATERAL,
+  // gathers them into a JSON array per endpoint.
+  const due = sql`
+    select x.id from webhook_deliveries x
+    where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${at}
+      and (x.claimed_until is null or x.claimed_until < ${at})
+    order by x.next_attempt_at, x.id limit ${perEndpoint}`;
+  const candidates = postgres
+    ? sql`
+    select e.id as endpoint_id, e.account_id, e.endpoint_room, p.id
+    from due_endpoints e cross join lateral (${due}) p`
+    : sql`
+    select e.id as endpoint_id, e.account_id, e.endpoint_room, p.value as id
+    from due_endpoints e join json_each((select json_group_array(id) from (${due}))) p`;
   // MATERIALIZED keeps each step what it says: the deliveries in flight read once, through the index of claimed
-  // rows (not a scan of every delivery kept), and the probes above run once each (not again inside each join).
+  // rows (not a scan of every delivery kept), and the probes above run once per endpoint (not inside each join).
   const fair = sql`
     with claimed as materialized (
       select endpoint_id, claimed_by from webhook_deliveries
@@ -87,7 +89,7 @@ export async function claimDeliveries(
         (case when e.failing_since is null then ${perEndpoint} else 1 end) - coalesce(eb.n, 0) as endpoint_room
       from webhook_endpoints e
       left join endpoint_busy eb on eb.endpoint_id = e.id
-      where exists (
+      where (case when e.failing_since is null then ${perEndpoint} else 1 end) > coalesce(eb.n, 0) and exists (
         select 1 from webhook_deliveries x
         where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${at}
       )
@@ -118,7 +120,6 @@ export async function claimDeliveries(
   // PostgreSQL: instances skip each other's rows instead of queueing behind them (FOR UPDATE cannot share a level
   // with the window functions, so it is a level of its own). SQLite: the chosen rows by their ids, not by a scan of
   // every pending row (NOT INDEXED keeps the rowid lookup).
-  const postgres = engineOf(db) === 'postgres';
   let chosen = sql`select id from webhook_deliveries where id in (${fair}) for update skip locked`;
   if (!postgres) {
     // SQLite: the choice is a read (beside the writer, in WAL), so a claim that finds nothing writes nothing; the
