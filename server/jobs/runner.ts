@@ -85,7 +85,13 @@ function jobLoop(job: AnyJob, worker: string, logger: Logger, stopped: () => boo
   };
 
   async function claimWhileRoom(): Promise<void> {
-    do {
+    for (let first = true; first || (again && !stopped()); first = false) {
+      // Looking again (units finished while this claim was under way, or it filled its room): in the event loop's
+      // next check phase, not at once. What that turn's I/O finishes (attempts answered, say) joins this claim,
+      // instead of waiting for the one after it; and on SQLite the claim still commits with the writes the turn
+      // made (the group commit, db/sqlite-dialect.ts, commits in that phase, after this).
+      if (!first) await new Promise((resolve) => setImmediate(resolve));
+      if (stopped()) return;
       again = false;
       const room = job.concurrency - inFlight.size;
       if (room <= 0) return;
@@ -107,7 +113,7 @@ function jobLoop(job: AnyJob, worker: string, logger: Logger, stopped: () => boo
         inFlight.add(running);
       }
       if (units.length === room) again = true;
-    } while (again && !stopped());
+    }
   }
 
   /** A claim that records the outcomes finished so far; they wait for the next one when it fails. */
