@@ -157,25 +157,48 @@ export function deliveryJob(
     pollMs: settings.pollMs,
     async claim(limit, worker, finished = []) {
       if (finished.length === 0) return claimDeliveries(db, { limit, worker, leaseMs }, settings);
-      // One transaction: the attempts finished since the last claim, then the claim, which sees their places free.
-      const { outcomes, claimed } = await db.transaction().execute(async (trx) => ({
-        outcomes: await recordAttempts(trx, settings, worker, finished, { random, logger }),
-        claimed: limit > 0 ? await claimDeliveries(trx, { limit, worker, leaseMs }, settings) : [],
-      }));
-      finished.forEach((attempt, i) => {
-        const outcome = outcomes[i];
-        if (outcome) observer?.attempted(outcome, attempt.result.latencyMs);
-        logger.debug('webhook attempt', {
-          delivery_id: attempt.delivery.id,
-          endpoint_id: attempt.endpointId,
-          attempt: attempt.delivery.attempts + 1,
-          status: attempt.result.status ?? null,
-          latency_ms: attempt.result.latencyMs,
-          outcome: outcome ?? 'lost_claim',
-          ...(attempt.result.error ? { error: attempt.result.error } : {}),
+      const reported = (attempts: readonly FinishedAttempt[], outcomes: Array<DeliveryOutcome | undefined>) =>
+        attempts.forEach((attempt, i) => {
+          const outcome = outcomes[i];
+          if (outcome) observer?.attempted(outcome, attempt.result.latencyMs);
+          logger.debug('webhook attempt', {
+            delivery_id: attempt.delivery.id,
+            endpoint_id: attempt.endpointId,
+            attempt: attempt.delivery.attempts + 1,
+            status: attempt.result.status ?? null,
+            latency_ms: attempt.result.latencyMs,
+            outcome: outcome ?? 'lost_claim',
+            ...(attempt.result.error ? { error: attempt.result.error } : {}),
+          });
         });
-      });
-      return claimed;
+      try {
+        // One transaction: the attempts finished since the last claim, then the claim, which sees their places free.
+        const { outcomes, claimed } = await db.transaction().execute(async (trx) => ({
+          outcomes: await recordAttempts(trx, settings, worker, finished, { random, logger }),
+          claimed: limit > 0 ? await claimDeliveries(trx, { limit, worker, leaseMs }, settings) : [],
+        }));
+        reported(finished, outcomes);
+        return claimed;
+      } catch (error) {
+        // Each attempt on its own, so that one whose record cannot be written does not hold back the others; one
+        // that still fails is left unrecorded, as a failed record always was: its delivery stays claimed until the
+        // lease runs out, then is sent again (at least once). The places are claimed at the next look.
+        logger.warn('webhook attempts recorded one by one', { attempts: finished.length, error: String(error) });
+        for (const attempt of finished) {
+          try {
+            const outcomes = await db
+              .transaction()
+              .execute((trx) => recordAttempts(trx, settings, worker, [attempt], { random, logger }));
+            reported([attempt], outcomes);
+          } catch (recordError) {
+            logger.error('webhook attempt not recorded', {
+              delivery_id: attempt.delivery.id,
+              error: String(recordError),
+            });
+          }
+        }
+        return [];
+      }
     },
     run: (delivery, worker) => attemptDelivery(db, settings, delivery, worker, observer),
   };

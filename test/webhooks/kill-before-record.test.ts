@@ -105,7 +105,7 @@ describe('kill -9 after an attempt, before its record', () => {
     let leaseEnds = '';
     try {
       // The receiver answers 200; the service's attempt to record it (in its next claim) gives up on the lock.
-      await first.run.waitForOutput(/could not claim work|failed to run a unit/, 30_000);
+      await first.run.waitForOutput(/attempt not recorded|failed to run a unit/, 30_000);
       first.run.child.kill('SIGKILL');
       await first.run.exited;
     } finally {
