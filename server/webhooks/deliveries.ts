@@ -122,8 +122,9 @@ export async function claimDeliveries(
   // every pending row (NOT INDEXED keeps the rowid lookup).
   let chosen = sql`select id from webhook_deliveries where id in (${fair}) for update skip locked`;
   if (!postgres) {
-    // SQLite: the choice is a read (beside the writer, in WAL), so a claim that finds nothing writes nothing; the
-    // update below judges each chosen row again.
+    // SQLite: outside a transaction the choice is a read (beside the writer, in WAL), so a claim that finds nothing
+    // writes nothing; the update below judges each chosen row again. Inside one (the claim that records attempts
+    // first) it reads on the writer, and sees those records.
     const ids = await db.selectFrom(sql<{ id: number }>`(${fair})`.as('fair')).select('fair.id').execute();
     if (ids.length === 0) return [];
     chosen = sql.join(ids.map((row) => Number(row.id)));
