@@ -23,8 +23,8 @@ export interface BackgroundSettings {
   retentionEveryMs?: number;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: jobs of different unit types, each run only with its own units.
-export function backgroundJobs(db: Database, settings: BackgroundSettings): Job<any>[] {
+// biome-ignore lint/suspicious/noExplicitAny: jobs of different unit (and outcome) types, each run only with its own.
+export function backgroundJobs(db: Database, settings: BackgroundSettings): Job<any, any>[] {
   const {
     webhooks,
     events = DEFAULT_EVENT_SETTINGS,

@@ -30,6 +30,11 @@ export const LEG_RULES: LegRule[] = [
     legs: ['sqlite'],
     why: 'a child process killed and started again (tens of seconds); the claims it relies on are SQL the delivery suite runs on both engines',
   },
+  {
+    suite: 'test/webhooks/kill-before-record.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: "a child process killed while the test holds the engine's own locks (SQLite's write lock, PostgreSQL's row locks); tens of seconds",
+  },
   // Webhook delivery waits on real retries (hundreds of ms each) against a receiver: both engines, not the quick loop.
   {
     suite: 'test/webhooks/delivery.test.ts',

@@ -1,13 +1,15 @@
 // The one runner of background work (the shape of graphile-worker's `run({ taskList })` and pg-boss's Worker).
 // A job is a module's plain functions: `claim` takes up to `limit` units of due work for this process (a lease
 // in their rows, so another process or instance never runs the same unit), `run` does one unit and records its
-// outcome. The runner owns everything around them: how many units run at once, when to look again (woken at
-// commit through db/wakeups.ts, or a slow poll for work due later: retries, scheduled checks), and one stop().
+// outcome, or returns it for the next claim to record, with every other unit's finished meanwhile, in the claim's
+// own transaction (one write, and one commit to wait for, where there were one per unit and one per claim). The
+// runner owns everything around them: how many units run at once, when to look again (woken at commit through
+// db/wakeups.ts, or a slow poll for work due later: retries, scheduled checks), and one stop().
 import { randomUUID } from 'node:crypto';
 import type { Wakeups } from '../db/wakeups.js';
 import type { Logger } from '../logger.js';
 
-export interface Job<Unit> {
+export interface Job<Unit, Finished = void> {
   name: string;
   /** Units of this job one process runs at once. */
   concurrency: number;
@@ -15,10 +17,17 @@ export interface Job<Unit> {
   wakeOn: readonly string[];
   /** How long to wait before looking again when nothing woke the job: for work that falls due by itself. */
   pollMs: number;
-  /** Takes up to `limit` due units for this process, identified as `worker`; none when nothing is due. */
-  claim(limit: number, worker: string): Promise<Unit[]>;
-  /** Does one claimed unit and records its outcome (guarded by the claim). */
-  run(unit: Unit, worker: string): Promise<void>;
+  /**
+   * Takes up to `limit` due units for this process, identified as `worker`; none when nothing is due. First, in the
+   * same transaction, records `finished`: what `run` returned for units whose outcome it left to be recorded (each
+   * still under its claim until then). `limit` is 0 when only they are to be recorded (at stop).
+   */
+  claim(limit: number, worker: string, finished?: readonly Finished[]): Promise<Unit[]>;
+  /**
+   * Does one claimed unit and records its outcome (guarded by the claim), or returns the outcome for the next
+   * claim to record; the unit's place is free for another once it returns.
+   */
+  run(unit: Unit, worker: string): Promise<Finished | undefined>;
   /** When a claim came back short for a reason of the job's own (a rate limit), how soon to look again. */
   retryInMs?(): number | undefined;
 }
@@ -31,7 +40,7 @@ export interface JobRunner {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a list of jobs of different unit types, each used only with its own.
-type AnyJob = Job<any>;
+type AnyJob = Job<any, any>;
 
 export function startJobs(
   jobs: readonly AnyJob[],
@@ -62,6 +71,8 @@ export function startJobs(
  */
 function jobLoop(job: AnyJob, worker: string, logger: Logger, stopped: () => boolean) {
   const inFlight = new Set<Promise<void>>();
+  /** Outcomes `run` returned, for the next claim to record. */
+  let finished: unknown[] = [];
   let claiming: Promise<void> | undefined;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
@@ -74,14 +85,23 @@ function jobLoop(job: AnyJob, worker: string, logger: Logger, stopped: () => boo
   };
 
   async function claimWhileRoom(): Promise<void> {
-    do {
+    for (let first = true; first || (again && !stopped()); first = false) {
+      // Looking again (units finished while this claim was under way, or it filled its room): in the event loop's
+      // next check phase, not at once. What that turn's I/O finishes (attempts answered, say) joins this claim,
+      // instead of waiting for the one after it; and on SQLite the claim still commits with the writes the turn
+      // made (the group commit, db/sqlite-dialect.ts, commits in that phase, after this).
+      if (!first) await new Promise((resolve) => setImmediate(resolve));
+      if (stopped()) return;
       again = false;
       const room = job.concurrency - inFlight.size;
       if (room <= 0) return;
-      const units = await job.claim(room, worker);
+      const units = await claimRecording(room);
       for (const unit of units) {
         const running: Promise<void> = job
           .run(unit, worker)
+          .then((outcome) => {
+            if (outcome !== undefined) finished.push(outcome);
+          })
           .catch((error: unknown) => {
             // Its claim runs out and the unit is taken again: a fault here is logged, not fatal.
             logger.error('background job failed to run a unit', { job: job.name, error: String(error) });
@@ -93,7 +113,19 @@ function jobLoop(job: AnyJob, worker: string, logger: Logger, stopped: () => boo
         inFlight.add(running);
       }
       if (units.length === room) again = true;
-    } while (again && !stopped());
+    }
+  }
+
+  /** A claim that records the outcomes finished so far; they wait for the next one when it fails. */
+  async function claimRecording(limit: number): Promise<unknown[]> {
+    const recording = finished;
+    finished = [];
+    try {
+      return await job.claim(limit, worker, recording);
+    } catch (error) {
+      finished = [...recording, ...finished];
+      throw error;
+    }
   }
 
   function look(): void {
@@ -122,6 +154,13 @@ function jobLoop(job: AnyJob, worker: string, logger: Logger, stopped: () => boo
       // A claim under way may start units after this: wait for it, then for every unit.
       await claiming;
       await Promise.allSettled([...inFlight]);
+      // What the last units left to record: recorded now, or (the database away) their claims run out and they
+      // are done again by whichever process claims them next.
+      if (finished.length > 0) {
+        await claimRecording(0).catch((error: unknown) => {
+          logger.error('background job could not record its last units', { job: job.name, error: String(error) });
+        });
+      }
     },
   };
 }

@@ -1,5 +1,6 @@
 // The delivery job (server/jobs/runner.ts runs it): claims due deliveries fairly, sends each (sender.ts) and records
-// the attempt and what follows (retry, success, give up, the endpoint policy), guarded by its claim. Everything is
+// the attempt and what follows (retry, success, give up, the endpoint policy), guarded by its claim, in its next
+// claim's transaction with the other attempts finished meanwhile (attempt-records.ts). Everything is
 // in rows, so a restart or a kill -9 loses nothing: a claim whose process died runs out and is taken again, and the
 // lease columns are the ones the previous release's worker uses, so both can run on one database.
 //
@@ -11,16 +12,16 @@
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { engineOf } from '../db/database.js';
+import { precompiledOnAny } from '../db/precompiled.js';
 import type { Job } from '../jobs/runner.js';
 import type { Logger } from '../logger.js';
-import { disableEndpoint, disableReasonAfterFailure } from './endpoint-policy.js';
+import { type DeliveryOutcome, type FinishedAttempt, recordAttempts } from './attempt-records.js';
 import { DELIVERIES_TOPIC } from './fan-out.js';
-import { honoursRetryAfter, parseRetryAfter, retryDelayMs } from './schedule.js';
 import { type AttemptResult, sendAttempt } from './sender.js';
 import type { WebhookSettings } from './settings.js';
 import { webhookHeaders } from './signature.js';
 
-export type DeliveryOutcome = 'succeeded' | 'retrying' | 'gave_up' | 'gone' | 'cancelled';
+export type { DeliveryOutcome } from './attempt-records.js';
 
 export interface DeliveryObserver {
   /** Called once per attempt (or cancellation), with its outcome and latency. */
@@ -50,45 +51,55 @@ export async function claimDeliveries(
   const at = now.toISOString();
   const lease = new Date(now.getTime() + leaseMs).toISOString();
   const perEndpoint = Math.max(1, endpointConcurrency);
-  // The k-th due delivery of each endpoint with any (k < perEndpoint), one index probe per endpoint and k.
-  const nth = (k: number) => sql`
-    select e.id as endpoint_id, e.account_id, e.failing_since, (
-      select x.id from webhook_deliveries x
-      where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${at}
-        and (x.claimed_until is null or x.claimed_until < ${at})
-      order by x.next_attempt_at, x.id limit 1 offset ${k}
-    ) as id
-    from due_endpoints e`;
-  const candidates = sql.join(
-    Array.from({ length: perEndpoint }, (_, k) => nth(k)),
-    sql` union all `,
-  );
+  const postgres = engineOf(db) === 'postgres';
+  // Each endpoint's first due deliveries (as many as it may ever have in flight: its room is applied below), in one
+  // index probe; none for an endpoint at its bound. PostgreSQL joins them LATERAL; SQLite, which has no LATERAL,
+  // gathers them into a JSON array per endpoint.
+  const due = sql`
+    select x.id from webhook_deliveries x
+    where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${at}
+      and (x.claimed_until is null or x.claimed_until < ${at})
+    order by x.next_attempt_at, x.id limit ${perEndpoint}`;
+  const candidates = postgres
+    ? sql`
+    select e.id as endpoint_id, e.account_id, e.endpoint_room, p.id
+    from due_endpoints e cross join lateral (${due}) p`
+    : sql`
+    select e.id as endpoint_id, e.account_id, e.endpoint_room, p.value as id
+    from due_endpoints e join json_each((select json_group_array(id) from (${due}))) p`;
+  // MATERIALIZED keeps each step what it says: the deliveries in flight read once, through the index of claimed
+  // rows (not a scan of every delivery kept), and the probes above run once per endpoint (not inside each join).
   const fair = sql`
-    with due_endpoints as (
-      select e.id, e.account_id, e.failing_since from webhook_endpoints e
-      where exists (
-        select 1 from webhook_deliveries x
-        where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${at}
-      )
+    with claimed as materialized (
+      select endpoint_id, claimed_by from webhook_deliveries
+      where claimed_until > ${at}
     ),
     endpoint_busy as (
-      select endpoint_id, count(*) as n from webhook_deliveries
-      where claimed_until > ${at}
+      select endpoint_id, count(*) as n from claimed
       group by endpoint_id
     ),
     account_busy as (
       select e.account_id, count(*) as n
-      from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-      where d.claimed_until > ${at} and d.claimed_by = ${worker}
+      from claimed c join webhook_endpoints e on e.id = c.endpoint_id
+      where c.claimed_by = ${worker}
       group by e.account_id
     ),
+    due_endpoints as materialized (
+      select e.id, e.account_id,
+        (case when e.failing_since is null then ${perEndpoint} else 1 end) - coalesce(eb.n, 0) as endpoint_room
+      from webhook_endpoints e
+      left join endpoint_busy eb on eb.endpoint_id = e.id
+      where (case when e.failing_since is null then ${perEndpoint} else 1 end) > coalesce(eb.n, 0) and exists (
+        select 1 from webhook_deliveries x
+        where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${at}
+      )
+    ),
+    probed as materialized (${candidates}),
     candidates as (
-      select c.id, c.endpoint_id, c.account_id, d.next_attempt_at,
-        (case when c.failing_since is null then ${perEndpoint} else 1 end) - coalesce(eb.n, 0) as endpoint_room,
+      select c.id, c.endpoint_id, c.account_id, d.next_attempt_at, c.endpoint_room,
         ${Math.max(1, accountConcurrency)} - coalesce(ab.n, 0) as account_room
-      from (${candidates}) c
+      from probed c
       join webhook_deliveries d on d.id = c.id
-      left join endpoint_busy eb on eb.endpoint_id = c.endpoint_id
       left join account_busy ab on ab.account_id = c.account_id
     ),
     ranked as (
@@ -109,11 +120,11 @@ export async function claimDeliveries(
   // PostgreSQL: instances skip each other's rows instead of queueing behind them (FOR UPDATE cannot share a level
   // with the window functions, so it is a level of its own). SQLite: the chosen rows by their ids, not by a scan of
   // every pending row (NOT INDEXED keeps the rowid lookup).
-  const postgres = engineOf(db) === 'postgres';
   let chosen = sql`select id from webhook_deliveries where id in (${fair}) for update skip locked`;
   if (!postgres) {
-    // SQLite: the choice is a read (beside the writer, in WAL), so a claim that finds nothing writes nothing; the
-    // update below judges each chosen row again.
+    // SQLite: outside a transaction the choice is a read (beside the writer, in WAL), so a claim that finds nothing
+    // writes nothing; the update below judges each chosen row again. Inside one (the claim that records attempts
+    // first) it reads on the writer, and sees those records.
     const ids = await db.selectFrom(sql<{ id: number }>`(${fair})`.as('fair')).select('fair.id').execute();
     if (ids.length === 0) return [];
     chosen = sql.join(ids.map((row) => Number(row.id)));
@@ -133,44 +144,96 @@ export async function claimDeliveries(
   }));
 }
 
-/** Text a database column can hold on both engines: no NUL (PostgreSQL refuses it), no lone surrogate. */
-export function storableText(text: string): string {
-  return text.replaceAll('\u0000', '\uFFFD').toWellFormed();
-}
-
-/** The delivery job: fair claims, one attempt per claimed delivery, its record. */
+/** The delivery job: fair claims, one attempt per claimed delivery, recorded by the next claim (attempt-records.ts). */
 export function deliveryJob(
   db: Database,
   settings: WebhookSettings,
   { logger, observer, random = Math.random }: { logger: Logger; observer?: DeliveryObserver; random?: () => number },
-): Job<ClaimedDelivery> {
+): Job<ClaimedDelivery, FinishedAttempt> {
+  const leaseMs = settings.timeoutMs + LEASE_MARGIN_MS;
   return {
     name: 'webhook deliveries',
     concurrency: settings.concurrency,
     wakeOn: [DELIVERIES_TOPIC],
     pollMs: settings.pollMs,
-    claim: (limit, worker) =>
-      claimDeliveries(db, { limit, worker, leaseMs: settings.timeoutMs + LEASE_MARGIN_MS }, settings),
-    run: (delivery, worker) => deliver(db, settings, delivery, worker, { logger, observer, random }),
+    async claim(limit, worker, finished = []) {
+      if (finished.length === 0) return claimDeliveries(db, { limit, worker, leaseMs }, settings);
+      const reported = (attempts: readonly FinishedAttempt[], outcomes: Array<DeliveryOutcome | undefined>) =>
+        attempts.forEach((attempt, i) => {
+          const outcome = outcomes[i];
+          if (outcome) observer?.attempted(outcome, attempt.result.latencyMs);
+          logger.debug('webhook attempt', {
+            delivery_id: attempt.delivery.id,
+            endpoint_id: attempt.endpointId,
+            attempt: attempt.delivery.attempts + 1,
+            status: attempt.result.status ?? null,
+            latency_ms: attempt.result.latencyMs,
+            outcome: outcome ?? 'lost_claim',
+            ...(attempt.result.error ? { error: attempt.result.error } : {}),
+          });
+        });
+      try {
+        // One transaction: the attempts finished since the last claim, then the claim, which sees their places free.
+        const { outcomes, claimed } = await db.transaction().execute(async (trx) => ({
+          outcomes: await recordAttempts(trx, settings, worker, finished, { random, logger }),
+          claimed: limit > 0 ? await claimDeliveries(trx, { limit, worker, leaseMs }, settings) : [],
+        }));
+        reported(finished, outcomes);
+        return claimed;
+      } catch (error) {
+        // Each attempt on its own, so that one whose record cannot be written does not hold back the others; one
+        // that still fails is left unrecorded, as a failed record always was: its delivery stays claimed until the
+        // lease runs out, then is sent again (at least once). The places are claimed at the next look.
+        logger.warn('webhook attempts recorded one by one', { attempts: finished.length, error: String(error) });
+        for (const attempt of finished) {
+          try {
+            const outcomes = await db
+              .transaction()
+              .execute((trx) => recordAttempts(trx, settings, worker, [attempt], { random, logger }));
+            reported([attempt], outcomes);
+          } catch (recordError) {
+            logger.error('webhook attempt not recorded', {
+              delivery_id: attempt.delivery.id,
+              error: String(recordError),
+            });
+          }
+        }
+        return [];
+      }
+    },
+    run: (delivery, worker) => attemptDelivery(db, settings, delivery, worker, observer),
   };
 }
 
-async function deliver(
+// The endpoint and the event of a delivery in one read; compiled once per engine (db/precompiled.ts).
+const endpointAndEvent = precompiledOnAny((db, endpointId: number, eventId: number) =>
+  db
+    .selectFrom('webhook_endpoints')
+    .innerJoin('events', (join) => join.on('events.id', '=', eventId))
+    .select([
+      'webhook_endpoints.id',
+      'webhook_endpoints.url',
+      'webhook_endpoints.status',
+      'webhook_endpoints.secret',
+      'webhook_endpoints.previous_secret',
+      'webhook_endpoints.previous_secret_until',
+      'webhook_endpoints.failing_since',
+      'events.public_id',
+      'events.payload',
+    ])
+    .where('webhook_endpoints.id', '=', endpointId),
+);
+
+/** Sends one attempt of `delivery` and returns it for recording; a delivery to a disabled endpoint is cancelled. */
+async function attemptDelivery(
   db: Database,
   settings: WebhookSettings,
   delivery: ClaimedDelivery,
   worker: string,
-  { logger, observer, random }: { logger: Logger; observer?: DeliveryObserver; random: () => number },
-): Promise<void> {
-  // The endpoint and the event in one read.
-  const endpoint = await db
-    .selectFrom('webhook_endpoints')
-    .innerJoin('events', (join) => join.on('events.id', '=', delivery.event_id))
-    .selectAll('webhook_endpoints')
-    .select(['events.public_id', 'events.payload'])
-    .where('webhook_endpoints.id', '=', delivery.endpoint_id)
-    .executeTakeFirst();
-  if (!endpoint) return; // the endpoint or the event was deleted meanwhile; its deliveries went with it
+  observer: DeliveryObserver | undefined,
+): Promise<FinishedAttempt | undefined> {
+  const [endpoint] = await endpointAndEvent(db, delivery.endpoint_id, delivery.event_id);
+  if (!endpoint) return undefined; // the endpoint or the event was deleted meanwhile; its deliveries went with it
   const event = endpoint;
   if (endpoint.status === 'disabled' && !delivery.forced) {
     await db
@@ -180,13 +243,12 @@ async function deliver(
       .where('claimed_by', '=', worker)
       .execute();
     observer?.attempted('cancelled', 0);
-    return;
+    return undefined;
   }
   const now = Date.now();
   const secrets = [endpoint.secret];
   const overlapEnds = endpoint.previous_secret_until && new Date(endpoint.previous_secret_until).getTime();
   if (endpoint.previous_secret && overlapEnds && overlapEnds > now) secrets.push(endpoint.previous_secret);
-  const attemptedAt = new Date(now).toISOString();
   const size = Buffer.byteLength(event.payload);
   // Too large is final: no retry can make it smaller (the guide: "fail their delivery at once").
   const tooLarge = size > settings.maxPayloadBytes;
@@ -198,113 +260,12 @@ async function deliver(
         webhookHeaders(secrets, event.public_id, Math.floor(now / 1000), event.payload),
         { timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivateTargets },
       );
-  const outcome = await record(db, settings, delivery, worker, {
-    endpointId: endpoint.id,
-    attemptedAt,
+  return {
+    delivery,
+    endpointId: Number(endpoint.id),
+    attemptedAt: new Date(now).toISOString(),
     result,
     failingSince: endpoint.failing_since,
     final: tooLarge,
-    random,
-    logger,
-  });
-  if (outcome) observer?.attempted(outcome, result.latencyMs);
-  logger.debug('webhook attempt', {
-    delivery_id: delivery.id,
-    endpoint_id: endpoint.id,
-    event_id: event.public_id,
-    attempt: delivery.attempts + 1,
-    status: result.status ?? null,
-    latency_ms: result.latencyMs,
-    outcome: outcome ?? 'lost_claim',
-    ...(result.error ? { error: result.error } : {}),
-  });
-}
-
-/**
- * Records the attempt and its consequences if `worker` still holds the claim; the outcome, or undefined. A delivery
- * cancelled while its attempt was under way (its endpoint disabled) stays cancelled, its attempt recorded.
- */
-async function record(
-  db: Database,
-  settings: WebhookSettings,
-  delivery: ClaimedDelivery,
-  worker: string,
-  {
-    endpointId,
-    attemptedAt,
-    result,
-    failingSince,
-    final,
-    random,
-    logger,
-  }: {
-    endpointId: number;
-    attemptedAt: string;
-    result: AttemptResult;
-    failingSince: string | Date | null;
-    final: boolean;
-    random: () => number;
-    logger: Logger;
-  },
-): Promise<DeliveryOutcome | undefined> {
-  const attempt = delivery.attempts + 1;
-  const now = Date.now();
-  const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
-  const gone = result.status === 410;
-  const retryAfter =
-    result.status !== undefined && honoursRetryAfter(result.status)
-      ? parseRetryAfter(result.retryAfter, now)
-      : undefined;
-  const delay = ok || gone || final ? undefined : retryDelayMs(attempt, settings.retryScheduleS, random(), retryAfter);
-  // Never due in the past: a retry is at least a moment after the attempt was recorded.
-  const nextAttemptAt = delay === undefined ? null : new Date(now + Math.max(delay, 1)).toISOString();
-  const outcome: DeliveryOutcome = ok ? 'succeeded' : gone ? 'gone' : nextAttemptAt ? 'retrying' : 'gave_up';
-  const state = outcome === 'succeeded' ? 'succeeded' : outcome === 'retrying' ? 'pending' : 'failed';
-  return db.transaction().execute(async (trx) => {
-    const [row] = await trx
-      .updateTable('webhook_deliveries')
-      .set({
-        state: sql`case when state = 'cancelled' then state else ${state} end`,
-        attempts: attempt,
-        next_attempt_at: nextAttemptAt ?? attemptedAt,
-        claimed_by: null,
-        claimed_until: null,
-      })
-      .where('id', '=', delivery.id)
-      .where('claimed_by', '=', worker)
-      .returning('state')
-      .execute();
-    if (!row) return undefined; // the claim ran out and another process took it
-    await trx
-      .insertInto('webhook_attempts')
-      .values({
-        delivery_id: delivery.id,
-        endpoint_id: endpointId,
-        attempt,
-        attempted_at: attemptedAt,
-        status: ok ? 'succeeded' : 'failed',
-        response_status: result.status ?? null,
-        latency_ms: result.latencyMs,
-        response_body: result.body === undefined ? null : storableText(result.body),
-        error: result.error === undefined ? null : storableText(result.error),
-        next_attempt_at: row.state === 'pending' ? nextAttemptAt : null,
-      })
-      .execute();
-    if (ok) {
-      if (failingSince) {
-        await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', endpointId).execute();
-      }
-      return row.state === 'cancelled' ? 'cancelled' : outcome;
-    }
-    const disable = disableReasonAfterFailure(result.status, failingSince, now, settings.disableAfterMs);
-    if (disable) await disableEndpoint(trx, endpointId, disable, new Date(now), logger);
-    else if (!failingSince) {
-      await trx
-        .updateTable('webhook_endpoints')
-        .set({ failing_since: attemptedAt })
-        .where('id', '=', endpointId)
-        .execute();
-    }
-    return row.state === 'cancelled' ? 'cancelled' : outcome;
-  });
+  };
 }
