@@ -1,5 +1,5 @@
 // A real HTTP receiver for webhook deliveries, on 127.0.0.1 port 0: answers each request with the next scripted
-// answer (a status, headers, a delay before answering, a body sent slowly), 200 once the script is spent, and
+// answer (a status, headers, a delay or a promise before answering, a body sent slowly), 200 once the script is spent, and
 // keeps every request it received.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +9,8 @@ export interface Answer {
   headers?: Record<string, string>;
   /** Wait this long before answering (a timeout, when longer than the attempt's limit). */
   delayMs?: number;
+  /** Answer only once this has settled (then after `delayMs`, if any): the test decides when. */
+  after?: Promise<unknown>;
   /** Send the body in these pieces, this long apart (a slow body). */
   slowBody?: { pieces: number; everyMs: number };
   body?: string;
@@ -66,8 +68,12 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
         at: Date.now(),
         answer: scripted,
       });
-      if (scripted.delayMs) later(scripted.delayMs, () => answer(res, scripted));
-      else answer(res, scripted);
+      const respond = () => {
+        if (scripted.delayMs) later(scripted.delayMs, () => answer(res, scripted));
+        else answer(res, scripted);
+      };
+      if (scripted.after) void scripted.after.finally(respond);
+      else respond();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -5,13 +5,12 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteDriver } from '../../server/db/sqlite-driver.js';
-import { type Running, runScript, SERVICE } from '../service/process.js';
 import { engine, freshDatabase, type TestDatabase } from '../support/database.js';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
+import { childServices, subscribeFirstKey } from './child-service.js';
 
 let database: TestDatabase;
 let receiver: Receiver;
-const runs: Running[] = [];
 
 const env = () => ({
   PORT: '0',
@@ -21,16 +20,12 @@ const env = () => ({
   AUTH_FAILURE_LIMIT: 'off',
   DATABASE_URL: database.url,
   WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
-  WEBHOOK_TIMEOUT_S: '2',
+  // Long enough for the test to take the locks before the receiver answers, however loaded the machine.
+  WEBHOOK_TIMEOUT_S: '10',
   WEBHOOK_POLL_S: '0.05',
 });
 
-async function start(): Promise<{ origin: string; run: Running }> {
-  const run = runScript(SERVICE, [], env());
-  runs.push(run);
-  const [, origin = ''] = await run.waitForOutput(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 120_000);
-  return { origin, run };
-}
+const services = childServices(env);
 
 /** Holds what recording an attempt needs until `release` is called, which answers the delivery's lease. */
 async function holdDeliveryLocks(): Promise<{ release(): Promise<string> }> {
@@ -72,26 +67,21 @@ beforeAll(async () => {
   receiver = await startReceiver();
 });
 afterAll(async () => {
-  for (const run of runs) if (run.child.exitCode === null && run.child.signalCode === null) await run.stop('SIGTERM');
+  await services.stopAll();
   await receiver?.close();
   await database?.drop();
 });
 
 describe('kill -9 after an attempt, before its record', () => {
   it('sends the delivery again with the same webhook-id once its lease has run out', async () => {
-    const first = await start();
-    await first.run.waitForOutput(/dss_[0-9a-f]{12}_/, 30_000).catch(() => undefined);
-    const key = first.run.firstKey() ?? '';
-    const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-    const made = await fetch(`${first.origin}/api/v1/webhook-endpoints`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ url: receiver.url, enabled_events: ['space.created'] }),
+    const first = await services.start();
+    const { headers, endpoint } = await subscribeFirstKey(first, receiver.url);
+    // The first answer waits until the test holds the locks.
+    let answer = () => {};
+    const locked = new Promise<void>((resolve) => {
+      answer = resolve;
     });
-    expect(made.status).toBe(201);
-    const endpoint = ((await made.json()) as { data: { id: number } }).data.id;
-    // The first answer comes a moment after the request: long enough to take the locks in between.
-    receiver.script({ delayMs: 500 });
+    receiver.script({ after: locked });
     const created = await fetch(`${first.origin}/api/v1/spaces`, {
       method: 'POST',
       headers,
@@ -102,6 +92,7 @@ describe('kill -9 after an attempt, before its record', () => {
     // The request arrived, so its claim was committed; now nothing can be recorded.
     await receiver.until((r) => r.length >= 1);
     const locks = await holdDeliveryLocks();
+    answer();
     let leaseEnds = '';
     try {
       // The receiver answers 200; the service's attempt to record it (in its next claim) gives up on the lock.
@@ -111,10 +102,10 @@ describe('kill -9 after an attempt, before its record', () => {
     } finally {
       leaseEnds = await locks.release();
     }
-    expect(receiver.received[0]?.answer).toEqual({ delayMs: 500 });
+    expect(receiver.received[0]?.answer.after).toBe(locked);
     expect(receiver.received).toHaveLength(1);
 
-    const second = await start();
+    const second = await services.start();
     await receiver.until((r) => r.length >= 2, 60_000);
     const [sent, again] = receiver.received;
     // The same delivery, sent again: the same webhook-id and body, and not before the first process's lease ran out.

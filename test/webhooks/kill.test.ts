@@ -2,15 +2,14 @@
 // on the same database, and every event is delivered; only the attempts in flight at the kill may come twice
 // (at least once), every acknowledged one never again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Running, runScript, SERVICE } from '../service/process.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
+import { childServices, subscribeFirstKey } from './child-service.js';
 
 const CONCURRENCY = 4;
 const EVENTS = 20;
 let database: TestDatabase;
 let receiver: Receiver;
-const runs: Running[] = [];
 
 const env = () => ({
   PORT: '0',
@@ -26,35 +25,22 @@ const env = () => ({
   WEBHOOK_CONCURRENCY: String(CONCURRENCY),
 });
 
-async function start(): Promise<{ origin: string; run: Running }> {
-  const run = runScript(SERVICE, [], env());
-  runs.push(run);
-  const [, origin = ''] = await run.waitForOutput(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 120_000);
-  return { origin, run };
-}
+const services = childServices(env);
 
 beforeAll(async () => {
   database = await freshDatabase();
   receiver = await startReceiver();
 });
 afterAll(async () => {
-  for (const run of runs) if (run.child.exitCode === null && run.child.signalCode === null) await run.stop('SIGTERM');
+  await services.stopAll();
   await receiver?.close();
   await database?.drop();
 });
 
 describe('kill -9 during delivery', () => {
   it('loses no event and repeats none that was acknowledged', async () => {
-    const first = await start();
-    await first.run.waitForOutput(/dss_[0-9a-f]{12}_/, 30_000).catch(() => undefined);
-    const key = first.run.firstKey() ?? '';
-    const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-    const made = await fetch(`${first.origin}/api/v1/webhook-endpoints`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ url: receiver.url, enabled_events: ['space.created'] }),
-    });
-    expect(made.status).toBe(201);
+    const first = await services.start();
+    const { headers } = await subscribeFirstKey(first, receiver.url);
     // The first answers hang past the attempt's limit: deliveries are in flight when the process dies.
     receiver.script(...Array.from({ length: CONCURRENCY }, () => ({ delayMs: 3000 })));
     for (let i = 0; i < EVENTS; i++) {
@@ -69,7 +55,7 @@ describe('kill -9 during delivery', () => {
     first.run.child.kill('SIGKILL');
     await first.run.exited;
 
-    const second = await start();
+    const second = await services.start();
     const events = (await (
       await fetch(`${second.origin}/api/v1/events?type=space.created&per_page=100`, { headers })
     ).json()) as { data: Array<{ id: string }> };
