@@ -4,7 +4,7 @@ import type { Database } from './db/database.js';
 import { DEFAULT_VERIFY_QUOTA, type DomainChecks } from './domains/checks.js';
 import { domainCheckJob, type SchedulerSettings } from './domains/scheduler.js';
 import { DEFAULT_EVENT_SETTINGS, type EventSettings } from './events/settings.js';
-import type { Job } from './jobs/runner.js';
+import type { AnyJob } from './jobs/runner.js';
 import type { Logger } from './logger.js';
 import { retainedTables, retentionJob } from './retention.js';
 import { type DeliveryObserver, deliveryJob } from './webhooks/deliveries.js';
@@ -23,8 +23,7 @@ export interface BackgroundSettings {
   retentionEveryMs?: number;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: jobs of different unit (and outcome) types, each run only with its own.
-export function backgroundJobs(db: Database, settings: BackgroundSettings): Job<any, any>[] {
+export function backgroundJobs(db: Database, settings: BackgroundSettings): AnyJob[] {
   const {
     webhooks,
     events = DEFAULT_EVENT_SETTINGS,

@@ -1,8 +1,9 @@
 // Wake-ups at commit: code that leaves new work for the background says so inside its transaction
 // (`notifyAtCommit`), and whoever listens hears it once the transaction has committed, never before (on SQLite a
-// rolled-back one's topic waits for the next commit: a wake-up for nothing, harmless). One statement on both engines, `select pg_notify(channel, topic)`: PostgreSQL's NOTIFY,
-// which the server delivers at commit to every instance's listening connection; on SQLite a function of that
-// name that our writer connection holds until the driver's COMMIT (sqlite-dialect.ts's after-commit hook).
+// rolled-back one's topic waits for the next commit: a wake-up for nothing, harmless). One statement on both
+// engines, `select pg_notify(channel, topic)`: PostgreSQL's NOTIFY, which the server delivers at commit to every
+// instance's listening connection; on SQLite a function of that name that our writer connection holds until the
+// driver's COMMIT (sqlite-dialect.ts's after-commit hook).
 import { type Kysely, sql } from 'kysely';
 import type { Logger } from '../logger.js';
 import type { DB } from './schema.js';
@@ -18,12 +19,12 @@ export async function notifyAtCommit(db: Database, topic: string): Promise<void>
   await sql`select pg_notify(${WAKE_CHANNEL}, ${topic})`.execute(db);
 }
 
+type Heard = (topic: string) => void;
+
 export interface Wakeups {
   /** Calls `heard` with each topic woken at a commit, and with `*` when some may have been missed; returns stop. */
-  listen(heard: (topic: string) => void): () => Promise<void>;
+  listen(heard: Heard): () => Promise<void>;
 }
-
-type Heard = (topic: string) => void;
 
 /** SQLite: the topics written in the open transaction, handed to the listeners when the driver commits. */
 export class LocalWakeups implements Wakeups {
@@ -54,11 +55,7 @@ export class LocalWakeups implements Wakeups {
 /** The longest pause between two tries to connect the listening client again. */
 const MAX_RECONNECT_PAUSE_MS = 30_000;
 
-/**
- * PostgreSQL: one dedicated client per listener that LISTENs on WAKE_CHANNEL (a pooled connection cannot hold a
- * LISTEN), connected again after any error with a growing pause. After a reconnect every topic is woken once,
- * since notifications sent while it was away are lost.
- */
+/** What postgresWakeups needs of a pg `Client`. */
 export interface ListeningClient {
   on(event: 'error' | 'end' | 'notification', listener: (...args: never[]) => void): unknown;
   connect(): Promise<unknown>;
@@ -66,6 +63,11 @@ export interface ListeningClient {
   end(): Promise<void>;
 }
 
+/**
+ * PostgreSQL: one dedicated client per listener that LISTENs on WAKE_CHANNEL (a pooled connection cannot hold a
+ * LISTEN), connected again after any error with a growing pause. After a reconnect every topic is woken once,
+ * since notifications sent while it was away are lost.
+ */
 export function postgresWakeups(connect: () => ListeningClient, logger: Logger): Wakeups {
   return {
     listen(heard) {

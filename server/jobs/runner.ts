@@ -40,7 +40,7 @@ export interface JobRunner {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a list of jobs of different unit types, each used only with its own.
-type AnyJob = Job<any, any>;
+export type AnyJob = Job<any, any>;
 
 export function startJobs(
   jobs: readonly AnyJob[],

@@ -33,7 +33,7 @@ export interface FinishedAttempt {
 }
 
 /** Text a database column can hold on both engines: no NUL (PostgreSQL refuses it), no lone surrogate. */
-export function storableText(text: string): string {
+function storableText(text: string): string {
   return text.replaceAll('\u0000', '\uFFFD').toWellFormed();
 }
 

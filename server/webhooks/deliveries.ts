@@ -21,8 +21,6 @@ import { type AttemptResult, sendAttempt } from './sender.js';
 import type { WebhookSettings } from './settings.js';
 import { webhookHeaders } from './signature.js';
 
-export type { DeliveryOutcome } from './attempt-records.js';
-
 export interface DeliveryObserver {
   /** Called once per attempt (or cancellation), with its outcome and latency. */
   attempted(outcome: DeliveryOutcome, latencyMs: number): void;
