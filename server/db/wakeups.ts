@@ -12,7 +12,7 @@ import type { DB } from './schema.js';
 type Database = Kysely<DB>;
 
 /** The one channel every instance listens on; the payload is the topic (e.g. a job's table). */
-export const WAKE_CHANNEL = 'dss_jobs';
+const WAKE_CHANNEL = 'dss_jobs';
 
 /** Listeners hear `topic` once the transaction `db` is in commits (at once, when it is in none). */
 export async function notifyAtCommit(db: Database, topic: string): Promise<void> {

@@ -35,9 +35,9 @@ export const MAX_RECORDS_READ = 400;
 export const challengeName = (name: string) => `${CHALLENGE_LABEL}.${name}`;
 
 /** The longest DNS name in characters, without the trailing dot (RFC 1035: 255 octets on the wire). */
-export const MAX_DNS_NAME_LENGTH = 253;
+const MAX_DNS_NAME_LENGTH = 253;
 /** The longest domain name whose challenge name is still a DNS name (238). */
-export const MAX_CHECKABLE_NAME_LENGTH = MAX_DNS_NAME_LENGTH - CHALLENGE_LABEL.length - 1;
+const MAX_CHECKABLE_NAME_LENGTH = MAX_DNS_NAME_LENGTH - CHALLENGE_LABEL.length - 1;
 
 /**
  * Why a (stored, ASCII) domain name cannot be checked, or undefined when it can: its challenge name must be a
@@ -176,7 +176,7 @@ const later = (now: Date, ms: number) => new Date(now.getTime() + ms);
 const earliest = (a: Date, b: Date) => (a.getTime() <= b.getTime() ? a : b);
 
 /** The shortest wait before a domain is checked again, whatever the schedule: never again at once. */
-export const MIN_RECHECK_MS = 1000;
+const MIN_RECHECK_MS = 1000;
 
 /** A pending domain's next check: the wait doubles with the claim's age (about 1, 2, 4 … minutes), capped. */
 function pendingNext(since: Date, now: Date, schedule: CheckSchedule): Date {

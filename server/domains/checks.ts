@@ -33,14 +33,14 @@ export function defaultDomainChecks(): DomainChecks {
 }
 
 /** The sandbox's observation for a name of its test zone. */
-export const TEST_ZONE_FOUND: Observation = {
+const TEST_ZONE_FOUND: Observation = {
   code: 'test_zone',
   message: `A name under ${TEST_ZONE}, the sandbox's test zone: verified at once, without DNS.`,
   values: [],
 };
 
 /** The observation for a name of the test zone outside the sandbox: it can never be proven here. */
-export const TEST_ZONE_ELSEWHERE: Observation = {
+const TEST_ZONE_ELSEWHERE: Observation = {
   code: 'missing',
   message: `A name under ${TEST_ZONE}, the sandbox's test zone: such names verify only in the sandbox (npm run sandbox), never here. Store a name whose DNS you control.`,
   values: [],

@@ -26,7 +26,8 @@ export type DomainOperation =
 type DomainHandlers = Pick<Handlers, DomainOperation>;
 
 export function domainHandlers(db: Database, checks: DomainChecks, webhooks: WebhookSettings): DomainHandlers {
-  const domains = domainRepository(db, checks.schedule, eventLog('domain', webhookFanOut(webhooks)));
+  const fanOut = webhookFanOut(webhooks);
+  const domains = domainRepository(db, checks.schedule, eventLog('domain', fanOut));
   const update: Handler<'domains_update'> = async ({ account, path, headers, body, requestId }) => {
     const changes: DomainChanges = {};
     if (body.index_page !== undefined) changes.index_page = normalizePageUrl(body.index_page);
@@ -97,7 +98,7 @@ export function domainHandlers(db: Database, checks: DomainChecks, webhooks: Web
         db,
         checks,
         { accountId: account.id, id: path.id, cause: causeOf(requestId) },
-        webhookFanOut(webhooks),
+        fanOut,
       );
       switch (outcome.kind) {
         case 'not-found':

@@ -8,8 +8,6 @@ import type { DomainChecks } from './checks.js';
 import { type ClaimedCheck, claimDueChecks, runScheduledCheck } from './scheduled-check.js';
 import { TokenBucket } from './token-bucket.js';
 
-export { claimDueChecks } from './scheduled-check.js';
-
 export interface SchedulerSettings {
   /** DNS queries per second this process may send for scheduled checks. */
   queriesPerSecond: number;

@@ -89,7 +89,7 @@ export async function applyCheck(
   id: number,
   result: LookupResult | Observation,
   schedule: CheckSchedule,
-  now = new Date(),
+  now: Date,
   events: CheckEvents,
 ): Promise<DomainRow | undefined> {
   try {

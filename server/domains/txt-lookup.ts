@@ -19,7 +19,7 @@ export const DEFAULT_TXT_LOOKUP: TxtLookupSettings = { servers: [], timeoutMs: 2
  * The first try's timeout to give c-ares so that its tries fit in the lookup's time: c-ares doubles it for each
  * later try (and its adaptive timeouts differ between Node.js majors), so the lookup's own timer is the bound.
  */
-export function firstTryMs({ timeoutMs, tries }: Pick<TxtLookupSettings, 'timeoutMs' | 'tries'>): number {
+function firstTryMs({ timeoutMs, tries }: Pick<TxtLookupSettings, 'timeoutMs' | 'tries'>): number {
   return Math.max(1, Math.floor(timeoutMs / (2 ** tries - 1)));
 }
 

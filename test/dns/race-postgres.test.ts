@@ -3,7 +3,7 @@
 // process: exactly one wins. And due checks claimed by two instances at once are each claimed once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../server/db/database.js';
-import { claimDueChecks } from '../../server/domains/scheduler.js';
+import { claimDueChecks } from '../../server/domains/scheduled-check.js';
 import { runScript, SERVICE } from '../service/process.js';
 import { ZONE } from '../support/knot.js';
 import { apiClient } from '../support/server.js';
