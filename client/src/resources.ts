@@ -126,6 +126,34 @@ export interface ResourceApi<
   delete(id: number, options?: WriteOptions): Promise<void>;
 }
 
+/** The path parameter of an item operation, with the request's headers. */
+export const byId = (id: number, headers: Record<string, string> = {}) => ({ params: { path: { id } }, headers });
+
+/** The `If-Match` header of a write, when the caller gave one. */
+export const ifMatch = (options?: WriteOptions): Record<string, string> =>
+  options?.ifMatch === undefined ? {} : { 'If-Match': options.ifMatch };
+
+/**
+ * Walks a cursor-paged list (`{ data, links: { next } }`) by its `after` parameter. Each page costs the server the
+ * same however deep the walk, and a record created or deleted meanwhile neither repeats nor skips another. It stops
+ * at the end, and also when the answer does not move on (a mock's fixed example): a misbehaving server must not
+ * make it loop forever.
+ */
+export async function* byCursor<Item>(
+  page: (after: string | undefined) => Promise<{ data: Item[]; links: { next: string | null } }>,
+  first: string | undefined,
+): AsyncGenerator<Item, void, undefined> {
+  let after = first;
+  for (;;) {
+    const result = await page(after);
+    yield* result.data;
+    const next =
+      result.links.next === null ? null : new URL(result.links.next, 'http://base').searchParams.get('after');
+    if (result.data.length === 0 || next === null || next === after) return;
+    after = next;
+  }
+}
+
 export function resourceApi<P extends CollectionPath>(
   send: Send,
   collectionPath: P,
@@ -136,10 +164,7 @@ export function resourceApi<P extends CollectionPath>(
   type ListParams = ListParamsOf<P>;
   // CollectionPath admits only paths whose item path the contract has.
   const itemPath = `${collectionPath}/{id}`;
-  const byId = (id: number, headers: Record<string, string> = {}) => ({ params: { path: { id } }, headers });
   const record = (sent: ReturnType<Send>) => recordOf<Item>(sent);
-  const ifMatch = (options?: WriteOptions): Record<string, string> =>
-    options?.ifMatch === undefined ? {} : { 'If-Match': options.ifMatch };
 
   const list = async (params?: ListParams, options?: CallOptions) =>
     (await send('GET', collectionPath, { params: { query: params ?? {} } }, options)).data as Page;
@@ -166,20 +191,8 @@ export function resourceApi<P extends CollectionPath>(
         yield* byPage(query, query.page, options);
         return;
       }
-      // By cursor: each page costs the server the same however deep the walk, and a record created or deleted
-      // meanwhile neither repeats nor skips another.
       const { page: _page, ...rest } = query;
-      let after = query.after ?? '';
-      for (;;) {
-        const result = await list({ ...rest, after } as ListParams, options);
-        yield* result.data;
-        const next =
-          result.links.next === null ? null : new URL(result.links.next, 'http://base').searchParams.get('after');
-        // Stop at the end, and also when the answer does not move on (a mock's fixed example): a misbehaving
-        // server must not make this loop forever.
-        if (result.data.length === 0 || next === null || next === after) return;
-        after = next;
-      }
+      yield* byCursor<Item>((after) => list({ ...rest, after: after ?? '' } as ListParams, options), query.after ?? '');
     },
     get: (id, options) => record(send('GET', itemPath, byId(id), options)),
     async getIfChanged(id, etag, options) {

@@ -2,7 +2,7 @@
 // each throws an ApiError on failure and resolves to the record itself (ETag kept for etagOf()); list walks
 // follow the cursor of `links.next`. Their bodies are sent as JSON, which these operations take only
 // (json-only.ts).
-import { type CallOptions, recordOf, type Send, type WriteOptions } from './resources.js';
+import { byCursor, byId, type CallOptions, ifMatch, recordOf, type Send, type WriteOptions } from './resources.js';
 import type {
   EventListParams,
   EventPage,
@@ -66,27 +66,7 @@ export interface EventsApi {
   redeliver(eventId: string, endpointId?: number, options?: CallOptions): Promise<Redelivery>;
 }
 
-/** Walks a cursor-paged list (`{ data, links: { next } }`) by its `after` parameter, stopping where it stops moving. */
-async function* byCursor<Item>(
-  page: (after: string | undefined) => Promise<{ data: Item[]; links: { next: string | null } }>,
-  first: string | undefined,
-): AsyncGenerator<Item, void, undefined> {
-  let after = first;
-  for (;;) {
-    const result = await page(after);
-    yield* result.data;
-    const next =
-      result.links.next === null ? null : new URL(result.links.next, 'http://base').searchParams.get('after');
-    if (result.data.length === 0 || next === null || next === after) return;
-    after = next;
-  }
-}
-
-const ifMatch = (options?: WriteOptions): Record<string, string> =>
-  options?.ifMatch === undefined ? {} : { 'If-Match': options.ifMatch };
-
 export function webhookEndpointsApi(send: Send): WebhookEndpointsApi {
-  const byId = (id: number, headers: Record<string, string> = {}) => ({ params: { path: { id } }, headers });
   const withSecret = async (sent: ReturnType<Send>): Promise<WebhookEndpointWithSecret> => {
     const { data } = await sent;
     const { data: record, secret } = data as { data: WebhookEndpoint; secret: string };
