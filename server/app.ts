@@ -35,6 +35,7 @@ import { createLogger, type Logger } from './logger.js';
 import { formatsOf, handlersOf } from './resource.js';
 import { MODULES } from './resources.js';
 import { ApiSpec } from './spec-model.js';
+import { webhookFanOut } from './webhooks/fan-out.js';
 import { webhookRedelivery } from './webhooks/redelivery.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/settings.js';
 
@@ -105,7 +106,12 @@ export async function createApp({
 }: AppDeps): Promise<Express> {
   const cursors = cursorSeal(async () => (cursorKey ? Buffer.from(cursorKey, 'utf8') : serviceSecret(db, 'cursor')));
   // Handlers on any connection: the app's, or the transaction of an idempotent create.
-  const services = { domainChecks, webhooks, redeliverEvent: webhookRedelivery(webhooks) };
+  const services = {
+    domainChecks,
+    webhooks,
+    fanOut: webhookFanOut(webhooks),
+    redeliverEvent: webhookRedelivery(webhooks),
+  };
   const handlersOn = (on: Database) => handlersOf(on, services, MODULES);
 
   const app = express();

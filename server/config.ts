@@ -8,10 +8,11 @@ import { numberSetting } from './env-numbers.js';
 import { type EventSettings, readEventSettings } from './events/settings.js';
 import { defaultFirstKeyFile } from './first-key.js';
 import { type CorsOrigins, parseCorsOrigins } from './http/access/cors.js';
-import { parseQuota, parseTrustProxy, type Quota, type TrustProxy } from './http/access/rate-limit.js';
+import { parseQuota, parseTrustProxy, type TrustProxy } from './http/access/rate-limit.js';
 import type { ConnectionLimits } from './lifecycle.js';
 import { DEFAULT_LOG_BUFFER_BYTES, LOG_LEVELS, type LogLevel } from './logger.js';
 import { parseMaxConnections } from './max-connections.js';
+import type { Quota } from './quota.js';
 import { readWebhookSettings, type WebhookSettings } from './webhooks/settings.js';
 
 export interface Config {

@@ -1,14 +1,12 @@
 // HTTP handlers of the domain operations: map validated input to the repository and records to replies.
 
 import type { Database } from '../db/database.js';
-import { eventLog } from '../events/outbox.js';
+import { type EventSubscriber, eventLog } from '../events/outbox.js';
 import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
 import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
 import { HttpProblem, notFound, validationProblem } from '../http/problems/problem.js';
 import type { Handler, Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
-import { webhookFanOut } from '../webhooks/fan-out.js';
-import type { WebhookSettings } from '../webhooks/settings.js';
 import { challengeName, uncheckableName } from './check-rules.js';
 import type { DomainChecks } from './checks.js';
 import { normalizeHostname, normalizePageUrl } from './fields.js';
@@ -25,8 +23,7 @@ export type DomainOperation =
   | 'domains_verify';
 type DomainHandlers = Pick<Handlers, DomainOperation>;
 
-export function domainHandlers(db: Database, checks: DomainChecks, webhooks: WebhookSettings): DomainHandlers {
-  const fanOut = webhookFanOut(webhooks);
+export function domainHandlers(db: Database, checks: DomainChecks, fanOut: EventSubscriber): DomainHandlers {
   const domains = domainRepository(db, checks.schedule, eventLog('domain', fanOut));
   const update: Handler<'domains_update'> = async ({ account, path, headers, body, requestId }) => {
     const changes: DomainChanges = {};

@@ -1,8 +1,8 @@
 // The domains resource, as the registry (server/resources.ts) lists it.
-import { eventLog } from '../events/outbox.js';
+import { type EventSubscriber, eventLog } from '../events/outbox.js';
 import type { ResourceModule } from '../resource.js';
 import { webhookFanOut } from '../webhooks/fan-out.js';
-import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../webhooks/settings.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
 import { DEFAULT_SCHEDULE, TEST_ZONE } from './check-rules.js';
 import type { DomainChecks } from './checks.js';
 import { domainFormats } from './fields.js';
@@ -28,11 +28,11 @@ const SEEDED = { requestId: null, idempotencyKey: null };
 export const domains: ResourceModule<
   'domains',
   DomainOperation,
-  { domainChecks: DomainChecks; webhooks: WebhookSettings }
+  { domainChecks: DomainChecks; fanOut: EventSubscriber }
 > = {
   name: 'domains',
   formats: domainFormats,
-  handlers: (db, services) => domainHandlers(db, services.domainChecks, services.webhooks),
+  handlers: (db, { domainChecks, fanOut }) => domainHandlers(db, domainChecks, fanOut),
   examples: {
     store: (tag) => ({ name: `${tag}.example.com` }),
     update: (tag) => ({ index_page: `https://${tag}.example.com/index.html` }),

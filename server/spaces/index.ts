@@ -1,8 +1,8 @@
 // The spaces resource, as the registry (server/resources.ts) lists it.
-import { eventLog } from '../events/outbox.js';
+import { type EventSubscriber, eventLog } from '../events/outbox.js';
 import type { ResourceModule } from '../resource.js';
 import { webhookFanOut } from '../webhooks/fan-out.js';
-import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../webhooks/settings.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
 import { spaceFormats } from './fields.js';
 import { type SpaceOperation, spaceHandlers } from './handlers.js';
 import { type NewSpace, spaceRepository } from './repository.js';
@@ -17,18 +17,16 @@ const SANDBOX_SPACES: NewSpace[] = [
 /** The sandbox seeds its records itself, outside any request. */
 const SEEDED = { requestId: null, idempotencyKey: null };
 
-export const spaces: ResourceModule<'spaces', SpaceOperation, { webhooks: WebhookSettings }> = {
+export const spaces: ResourceModule<'spaces', SpaceOperation, { fanOut: EventSubscriber }> = {
   name: 'spaces',
   formats: spaceFormats,
-  handlers: (db, { webhooks }) => spaceHandlers(spaceRepository(db, eventLog('space', webhookFanOut(webhooks)))),
+  handlers: (db, { fanOut }) => spaceHandlers(spaceRepository(db, eventLog('space', fanOut))),
   examples: {
     store: (tag) => ({ name: `${tag} space`, color: 3 }),
     update: (tag) => ({ name: `${tag} space`, color: 6 }),
   },
   seed: async (db, accountId) => {
-    for (const space of SANDBOX_SPACES) {
-      const repository = spaceRepository(db, eventLog('space', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)));
-      await repository.create(accountId, space, SEEDED);
-    }
+    const repository = spaceRepository(db, eventLog('space', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)));
+    for (const space of SANDBOX_SPACES) await repository.create(accountId, space, SEEDED);
   },
 };

@@ -12,6 +12,7 @@ import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
 import { defaultDomainChecks } from '../../server/domains/checks.js';
 import { MODULE_NAMES, MODULES, RESOURCE_NAMES, RESOURCES } from '../../server/resources.js';
+import { webhookFanOut } from '../../server/webhooks/fan-out.js';
 import { webhookRedelivery } from '../../server/webhooks/redelivery.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
@@ -41,6 +42,7 @@ describe('the registry', () => {
       const services = {
         domainChecks: defaultDomainChecks(),
         webhooks: DEFAULT_WEBHOOK_SETTINGS,
+        fanOut: webhookFanOut(DEFAULT_WEBHOOK_SETTINGS),
         redeliverEvent: webhookRedelivery(DEFAULT_WEBHOOK_SETTINGS),
       };
       const handled = Object.keys(module.handlers({} as Database, services)).sort();

@@ -15,8 +15,6 @@ import { type RedisClient, sendCommandWithin } from '../../redis.js';
 import { HttpProblem } from '../problems/problem.js';
 import { context } from '../routing/request-context.js';
 
-export type { Quota } from '../../quota.js';
-
 export interface RateLimitSettings {
   /** Per API key; undefined: no limit. */
   perKey?: Quota;

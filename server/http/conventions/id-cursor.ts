@@ -34,9 +34,9 @@ export function idCursorProblem(cursor: string | undefined): HttpProblem | undef
 
 /** The id a cursor stands for (idCursorProblem's problem thrown for one this service did not make). */
 export function readIdCursor(cursor: string | undefined): number | undefined {
-  const refused = idCursorProblem(cursor);
-  if (refused) throw refused;
-  return idOf(cursor);
+  const id = idOf(cursor);
+  if (Number.isNaN(id)) throw idCursorProblem(cursor);
+  return id;
 }
 
 /** `links.next`: the same path and parameters, `after` the last id of a full page; null after the last page. */

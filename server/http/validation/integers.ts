@@ -26,7 +26,7 @@ export function integerRuleOf(schema: Schema): IntegerRule {
   return { minimum: pick('minimum'), maximum: pick('maximum'), ...(allowed.length ? { allowed } : {}) };
 }
 
-export const NOT_PLAIN_INTEGER = 'must be an integer written in plain decimal digits';
+const NOT_PLAIN_INTEGER = 'must be an integer written in plain decimal digits';
 
 /** An integer as text in its one plain spelling: decimal digits, an optional minus, no leading zeros. */
 const PLAIN_INTEGER = /^-?(0|[1-9][0-9]*)$/;

@@ -5,7 +5,7 @@ import { HttpProblem } from '../problems/problem.js';
 import { FORM, JSON_TYPE } from './media-types.js';
 
 /** A form body that is really a JSON object or array: 415 naming the header to send. */
-export function refuseJsonSentAsForm(raw: Buffer, formAccepted = true): void {
+export function refuseJsonSentAsForm(raw: Buffer, formAccepted: boolean): void {
   const text = raw.toString('utf8').trim();
   if (!/^[{[]/.test(text)) return;
   try {

@@ -124,7 +124,7 @@ function findBeforeValidating(route: Route): RequestHandler {
  */
 function acceptValidFields(route: Route, cursors: CursorSeal): RequestHandler {
   const checks = requestChecks(route);
-  const listCursor = route.parameters.some((p) => p.name === 'after' && p.schema.format === 'list-cursor');
+  const listCursor = has(route, 'query', 'after', 'list-cursor');
   return async (req, res, next) => {
     const ctx = context(res);
     const ours = ctx.findings ?? [];
@@ -150,13 +150,18 @@ type RequestCheck = (req: Request, sent: Record<string, string>) => HttpProblem 
 
 /** The checks of a request as a whole that the route's parameters call for, each with a kind naming its cause. */
 function requestChecks(route: Route): RequestCheck[] {
-  const has = (where: RouteParameter['in'], name: string, format?: string) =>
-    route.parameters.some((p) => p.in === where && p.name === name && (!format || p.schema.format === format));
   const checks: RequestCheck[] = [];
-  if (has('header', 'If-Match')) checks.push((req) => ifMatchProblem(req.headers['if-match']));
-  if (has('query', 'page') && has('query', 'after')) checks.push((_req, sent) => pageWithCursorProblem(sent));
-  if (has('query', 'after', 'id-cursor')) checks.push((_req, sent) => idCursorProblem(sent.after));
+  if (has(route, 'header', 'If-Match')) checks.push((req) => ifMatchProblem(req.headers['if-match']));
+  if (has(route, 'query', 'page') && has(route, 'query', 'after')) {
+    checks.push((_req, sent) => pageWithCursorProblem(sent));
+  }
+  if (has(route, 'query', 'after', 'id-cursor')) checks.push((_req, sent) => idCursorProblem(sent.after));
   return checks;
+}
+
+/** Whether the route takes the parameter (of that format, when one is named). */
+function has(route: Route, where: RouteParameter['in'], name: string, format?: string): boolean {
+  return route.parameters.some((p) => p.in === where && p.name === name && (!format || p.schema.format === format));
 }
 
 function sortingOf(query: Request['query']): { sortBy: 'id' | 'name'; sort: 'asc' | 'desc' } {
@@ -198,7 +203,7 @@ function oneProblemOfAllFindings(route: Route, formats: Record<string, FieldForm
  * PostgreSQL refuses U+0000 in text (a 500 otherwise), and an unpaired UTF-16 surrogate, which JSON can carry
  * ("\ud800"), would come back from either engine as a replacement character.
  */
-export const UNSTORABLE_TEXT_MESSAGE =
+const UNSTORABLE_TEXT_MESSAGE =
   'must not contain U+0000 (NUL) or an unpaired UTF-16 surrogate: the database cannot store them';
 
 const unstorable = (value: unknown): boolean =>
