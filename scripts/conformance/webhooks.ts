@@ -13,7 +13,7 @@ import { flatten, type Operation, type Schema } from '../../server/spec-model.js
 import { call } from './calls.js';
 import type { Context } from './context.js';
 import type { Input } from './inputs.js';
-import { createRecord, ledgerOf } from './records.js';
+import { createRecord, forget, ledgerOf } from './records.js';
 import { refusalOf } from './refusals.js';
 import { idOf, is2xx } from './replies.js';
 import { checkResponse } from './response-checks.js';
@@ -34,6 +34,8 @@ export interface Delivery {
   path: string;
   headers: Record<string, string>;
   body: string;
+  /** The payload's `type`, when it has one. */
+  type: string | undefined;
   /** What the receiver answered. */
   status: number;
   at: number;
@@ -76,13 +78,14 @@ export class Receiver {
     const headers = Object.fromEntries(
       Object.entries(raw).flatMap(([name, value]) => (typeof value === 'string' ? [[name, value]] : [])),
     );
-    let type: unknown;
+    let type: string | undefined;
     try {
-      type = (JSON.parse(body) as { type?: unknown }).type;
+      const parsed = (JSON.parse(body) as { type?: unknown }).type;
+      if (typeof parsed === 'string') type = parsed;
     } catch {}
-    const fail = typeof type === 'string' && this.failFirst.delete(type);
+    const fail = type !== undefined && this.failFirst.delete(type);
     const status = fail ? 500 : 204;
-    this.deliveries.push({ path, headers, body, status, at: Date.now() });
+    this.deliveries.push({ path, headers, body, type, status, at: Date.now() });
     res.writeHead(status).end();
     for (const wake of this.waiters.splice(0)) wake();
   }
@@ -111,14 +114,6 @@ export class Receiver {
 }
 
 const SUBJECT = '(webhooks)';
-const typeOf = (delivery: Delivery): string | undefined => {
-  try {
-    const type = (JSON.parse(delivery.body) as { type?: unknown }).type;
-    return typeof type === 'string' ? type : undefined;
-  } catch {
-    return undefined;
-  }
-};
 const isLoopback = (host: string) => ['127.0.0.1', 'localhost', '::1', '[::1]'].includes(host);
 
 /** Where the receiver listens and the URL the deployment is given; or why there is none. */
@@ -160,8 +155,7 @@ function operation(ctx: Context, id: string): Operation | undefined {
 export function aimPlanAt(ctx: Context, base: string): number {
   let aimed = 0;
   const fieldsOf = (operationId: string) => {
-    const operation = ctx.model.operations.find((op) => op.id === operationId);
-    const schema = operation?.body?.content['application/json'];
+    const schema = operation(ctx, operationId)?.body?.content['application/json'];
     const properties = (flatten(schema ?? {}).properties ?? {}) as Record<string, Schema>;
     return Object.keys(properties).filter((name) => flatten(properties[name] as Schema).format === 'webhook-url');
   };
@@ -259,11 +253,10 @@ export async function checkWebhooks(ctx: Context, receiver: Receiver | string, u
       const changedIds = { [changed.idParam]: made.id };
       checkResponse(ctx.results, update, await call(ctx, update, { ids: changedIds, ...(input ? { input } : {}) }));
       const removed = await call(ctx, changed.remove as Operation, { ids: changedIds });
-      if (is2xx(removed.reply.status))
-        ctx.created = ctx.created.filter((c) => c.resource !== changed || c.id !== made.id);
+      if (is2xx(removed.reply.status)) forget(ctx, changed, made.id);
     }
   }
-  const tests = () => receiver.deliveries.filter((d) => mine(d) && typeOf(d) === 'webhook.test');
+  const tests = () => receiver.deliveries.filter((d) => mine(d) && d.type === 'webhook.test');
   const retried = await receiver.waitFor(() => tests().length >= 2 && receiver.deliveries.filter(mine).length >= 4);
   if (!receiver.deliveries.some(mine)) {
     // Subscribed, but nothing delivered at all: one failure, and no more waiting for the rest.
@@ -340,10 +333,8 @@ export async function checkWebhooks(ctx: Context, receiver: Receiver | string, u
     } else {
       const before = receiver.deliveries.length;
       checkResponse(ctx.results, test, await call(ctx, test, { ids }));
-      const came = await receiver.waitFor((all) =>
-        all.slice(before).some((d) => mine(d) && typeOf(d) === 'webhook.test'),
-      );
-      const after = receiver.deliveries.slice(before).find((d) => mine(d) && typeOf(d) === 'webhook.test');
+      const came = await receiver.waitFor((all) => all.slice(before).some((d) => mine(d) && d.type === 'webhook.test'));
+      const after = receiver.deliveries.slice(before).find((d) => mine(d) && d.type === 'webhook.test');
       const signatures = (after?.headers['webhook-signature'] ?? '').split(' ').filter(Boolean);
       const problem =
         !came || !after
@@ -368,7 +359,7 @@ export async function checkWebhooks(ctx: Context, receiver: Receiver | string, u
   const all = receiver.deliveries.filter(mine);
   const types = new Map<string, number>();
   for (const delivery of all) {
-    const type = typeOf(delivery) ?? '(no type)';
+    const type = delivery.type ?? '(no type)';
     types.set(type, (types.get(type) ?? 0) + 1);
     const signed = secrets.some((secret) => verifies(delivery, secret));
     ctx.results.judge(
