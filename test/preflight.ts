@@ -3,16 +3,15 @@
 // probe is bounded (2 s). Programs the suites install themselves as root from Debian's packages (HAProxy, Knot)
 // are only noted. DSS_TEST_PREFLIGHT=warn prints the same and lets the suites run anyway.
 // Usage: tsx test/preflight.ts [sqlite|postgres|node24] (default: the leg from the environment, test/legs.ts).
-import { execFileSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { currentLeg, type Leg } from './legs.js';
+import { ADMIN_URL } from './support/database.js';
+import { inHistory, previousRelease, type Release } from './support/previous-release.js';
 
-const ROOT = join(import.meta.dirname, '..');
 const TIMEOUT_MS = 2_000;
-const POSTGRES_URL = process.env.DSS_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.DSS_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const root = process.getuid?.() === 0;
 const apt = existsSync('/usr/bin/apt-get');
@@ -34,8 +33,8 @@ const NEEDS: Record<string, Need> = {
   postgres: {
     legs: ['sqlite', 'postgres'],
     async lacking() {
-      const name = `PostgreSQL at ${where(POSTGRES_URL)}${process.env.DSS_TEST_POSTGRES_URL ? ' (DSS_TEST_POSTGRES_URL)' : ''}`;
-      const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: TIMEOUT_MS });
+      const name = `PostgreSQL at ${where(ADMIN_URL)}${process.env.DSS_TEST_POSTGRES_URL ? ' (DSS_TEST_POSTGRES_URL)' : ''}`;
+      const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: TIMEOUT_MS });
       client.on('error', () => {});
       try {
         await client.connect();
@@ -106,13 +105,14 @@ const NEEDS: Record<string, Need> = {
   'previous release': {
     legs: ['sqlite', 'postgres'],
     lacking() {
-      const commit = /^commit=(\S+)$/m.exec(readFileSync(join(ROOT, '.ci/previous-release'), 'utf8'))?.[1] ?? '';
+      let release: Release;
       try {
-        execFileSync('git', ['cat-file', '-e', `${commit}^{commit}`], { cwd: ROOT, stdio: 'ignore' });
-        return undefined;
-      } catch {
-        return `the previous release's commit ${commit.slice(0, 7)} (.ci/previous-release) in git history (the upgrade tests install it): git fetch --unshallow, or clone without --depth`;
+        release = previousRelease();
+      } catch (error) {
+        return (error as Error).message;
       }
+      if (inHistory(release)) return undefined;
+      return `the previous release's commit ${release.commit.slice(0, 7)} (.ci/previous-release) in git history (the upgrade tests install it): git fetch --unshallow, or clone without --depth`;
     },
   },
 };

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 
 export const engine = process.env.DSS_TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite';
-const ADMIN_URL = process.env.DSS_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const ADMIN_URL = process.env.DSS_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 let created = 0;
 

@@ -26,6 +26,16 @@ export function previousRelease(): Release {
 
 const git = (args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: 'pipe' });
 
+/** Whether the release's commit is in this clone's history (a shallow clone may lack it). */
+export function inHistory(release: Release): boolean {
+  try {
+    git(['cat-file', '-e', `${release.commit}^{commit}`]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** What `npm ci` installs from a package-lock.json: every package, leaving out the project's own version. */
 function installedPackages(root: string): string {
   const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
@@ -47,9 +57,7 @@ export interface Installed {
  * other packages than the checkout's (a minute or more: it may compile the SQLite driver).
  */
 export function installRelease(release: Release, { exactPackages = false } = {}): Installed {
-  try {
-    git(['cat-file', '-e', `${release.commit}^{commit}`]);
-  } catch {
+  if (!inHistory(release)) {
     throw new Error(
       `The previous release's commit ${release.commit} (.ci/previous-release) is not in this clone's history: ` +
         'clone with the full history (a shallow clone: git fetch --unshallow).',
