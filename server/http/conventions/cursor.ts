@@ -12,7 +12,7 @@ export interface WalkPoint {
   position: ListPosition;
 }
 
-type Sorting = Pick<ListQuery, 'sortBy' | 'sort'>;
+export type Sorting = Pick<ListQuery, 'sortBy' | 'sort'>;
 
 /** The spec's `list-cursor` format: what a cursor can look like; whether it is one of ours, decodeCursor says. */
 export const cursorFormats: Record<string, FieldFormat> = {

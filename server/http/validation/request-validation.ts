@@ -12,7 +12,7 @@ import { middleware as openApiValidator } from 'express-openapi-validator';
 import { type FieldFormat, MAX_FORMAT_INPUT } from '../../formats.js';
 import { type ApiSpec, flatten, type Schema } from '../../spec-model.js';
 import { ifMatchProblem } from '../conventions/conditional.js';
-import { type CursorSeal, readCursor } from '../conventions/cursor.js';
+import { type CursorSeal, readCursor, type Sorting } from '../conventions/cursor.js';
 import { idCursorProblem } from '../conventions/id-cursor.js';
 import { pageWithCursorProblem } from '../conventions/pagination.js';
 import { type FieldError, HttpProblem, validationProblem } from '../problems/problem.js';
@@ -164,7 +164,8 @@ function has(route: Route, where: RouteParameter['in'], name: string, format?: s
   return route.parameters.some((p) => p.in === where && p.name === name && (!format || p.schema.format === format));
 }
 
-function sortingOf(query: Request['query']): { sortBy: 'id' | 'name'; sort: 'asc' | 'desc' } {
+/** The order of the walk the query asks for (the validator has filled in the spec's defaults). */
+function sortingOf(query: Request['query']): Sorting {
   return { sortBy: query.sort_by === 'name' ? 'name' : 'id', sort: query.sort === 'asc' ? 'asc' : 'desc' };
 }
 
