@@ -12,6 +12,7 @@ import { pruneEvents } from '../../server/events/repository.js';
 import { pruneIdempotencyKeys } from '../../server/idempotency/repository.js';
 import { pruneDeliveries } from '../../server/webhooks/repository.js';
 import { freshDatabase } from '../../test/support/database.js';
+import { seedPastRetention } from './seed-past-retention.js';
 
 const EVENTS = Number(process.env.EVENTS ?? 100_000);
 const BATCH = Number(process.env.BATCH ?? 1000);
@@ -20,81 +21,11 @@ const DAY = 86_400_000;
 async function seed(db: Database): Promise<void> {
   await migrateToLatest(db);
   const { account } = await issueKey(db, 'retention');
-  const old = new Date(Date.now() - 40 * DAY).toISOString();
-  const endpoint = await db
-    .insertInto('webhook_endpoints')
-    .values({
-      account_id: account.id,
-      url: 'https://receiver.example/hook',
-      enabled_events: '["*"]',
-      status: 'enabled',
-      secret: 'whsec_bench',
-      created_at: old,
-      updated_at: old,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const payload = JSON.stringify({ data: 'x'.repeat(400) });
-  for (let start = 0; start < EVENTS; start += 500) {
-    const count = Math.min(500, EVENTS - start);
-    await db.transaction().execute(async (trx) => {
-      const events = await trx
-        .insertInto('events')
-        .values(
-          Array.from({ length: count }, (_, i) => ({
-            public_id: `evt_${(start + i).toString(16).padStart(24, '0')}`,
-            account_id: account.id,
-            type: 'space.created' as const,
-            created_at: old,
-            payload,
-          })),
-        )
-        .returning('id')
-        .execute();
-      const deliveries = await trx
-        .insertInto('webhook_deliveries')
-        .values(
-          events.map((event) => ({
-            endpoint_id: Number(endpoint.id),
-            event_id: Number(event.id),
-            state: 'succeeded' as const,
-            attempts: 1,
-            next_attempt_at: old,
-            created_at: old,
-          })),
-        )
-        .returning('id')
-        .execute();
-      await trx
-        .insertInto('webhook_attempts')
-        .values(
-          deliveries.map((delivery) => ({
-            delivery_id: Number(delivery.id),
-            endpoint_id: Number(endpoint.id),
-            attempt: 1,
-            attempted_at: old,
-            status: 'succeeded' as const,
-            response_status: 200,
-            latency_ms: 12,
-          })),
-        )
-        .execute();
-      await trx
-        .insertInto('idempotency_keys')
-        .values(
-          Array.from({ length: count }, (_, i) => ({
-            account_id: account.id,
-            key: `key-${start + i}`,
-            fingerprint: 'f',
-            status: 201,
-            headers: '{}',
-            body: payload,
-            created_at: old,
-          })),
-        )
-        .execute();
-    });
-  }
+  await seedPastRetention(db, account.id, {
+    events: EVENTS,
+    payload: JSON.stringify({ data: 'x'.repeat(400) }),
+    idempotencyKeys: true,
+  });
 }
 
 /** Runs `batch` until it returns less than BATCH; rows, seconds, and the longest batch in ms. */

@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { issueKey } from '../../server/accounts/keys.js';
 import { openDatabase } from '../../server/db/database.js';
 import { freePort, spawnChild, stopAllChildren, stopChild, waitForHttp } from './children.js';
+import { seedPastRetention } from './seed-past-retention.js';
 
 const { values } = parseArgs({
   options: {
@@ -202,68 +203,7 @@ async function pruning(): Promise<void> {
     try {
       await migrateToLatest(db);
       const { account } = await issueKey(db, 'pruned');
-      const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
-      const [endpoint] = await db
-        .insertInto('webhook_endpoints')
-        .values({
-          account_id: account.id,
-          url: 'http://127.0.0.1:9/',
-          enabled_events: '["*"]',
-          description: null,
-          status: 'enabled',
-          secret: 'whsec_x',
-          created_at: old,
-          updated_at: old,
-        })
-        .returning('id')
-        .execute();
-      for (let from = 0; from < count; from += 500) {
-        const n = Math.min(500, count - from);
-        const events = await db
-          .insertInto('events')
-          .values(
-            Array.from({ length: n }, (_, i) => ({
-              public_id: `evt_${String(from + i).padStart(24, '0')}`,
-              account_id: account.id,
-              type: 'space.created',
-              created_at: old,
-              payload: '{}',
-            })),
-          )
-          .returning('id')
-          .execute();
-        const deliveries = await db
-          .insertInto('webhook_deliveries')
-          .values(
-            events.map((e) => ({
-              endpoint_id: Number(endpoint?.id),
-              event_id: Number(e.id),
-              state: 'succeeded' as const,
-              next_attempt_at: old,
-              created_at: old,
-              attempts: 1,
-            })),
-          )
-          .returning('id')
-          .execute();
-        await db
-          .insertInto('webhook_attempts')
-          .values(
-            deliveries.map((d) => ({
-              delivery_id: Number(d.id),
-              endpoint_id: Number(endpoint?.id),
-              attempt: 1,
-              attempted_at: old,
-              status: 'succeeded' as const,
-              response_status: 200,
-              latency_ms: 1,
-              response_body: 'ok',
-              error: null,
-              next_attempt_at: null,
-            })),
-          )
-          .execute();
-      }
+      await seedPastRetention(db, account.id, { events: count, payload: '{}' });
     } finally {
       await db.destroy();
     }
