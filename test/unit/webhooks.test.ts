@@ -2,7 +2,7 @@
 // classification, and the Standard Webhooks signature (checked with the standardwebhooks package).
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { idCursor, readIdCursor } from '../../server/http/conventions/id-cursor.js';
+import { idCursor, idCursorProblem, readIdCursor } from '../../server/http/conventions/id-cursor.js';
 import { ADDRESS_RULE, isSafeAddress, urlProblem } from '../../server/webhooks/safe-target.js';
 import { parseRetryAfter, retryDelayMs, STANDARD_RETRY_SCHEDULE_S } from '../../server/webhooks/schedule.js';
 import { newSecret, sign, webhookHeaders } from '../../server/webhooks/signature.js';
@@ -158,13 +158,36 @@ describe('signatures', () => {
 });
 
 describe('id cursors', () => {
+  const events = '/api/v1/events';
+  const typed = { type: 'space.created' };
   it.each([1, 42, 9_007_199_254_740_991])('%i reads back', (id) => {
-    expect(readIdCursor(idCursor(id))).toBe(id);
+    const cursor = idCursor(id, events, typed);
+    expect(idCursorProblem(cursor, events, typed)).toBeUndefined();
+    expect(readIdCursor(cursor)).toBe(id);
   });
   it.each(['', undefined])('%s starts the list', (cursor) => {
+    expect(idCursorProblem(cursor, events, {})).toBeUndefined();
     expect(readIdCursor(cursor)).toBeUndefined();
   });
-  it.each(['abc', 'MA', 'LTE', `${idCursor(5)}A`])('%s is refused with a 422 naming after', (cursor) => {
+  it('holds across page sizes: per_page may change between pages', () => {
+    expect(idCursorProblem(idCursor(7, events, { per_page: '10' }), events, { per_page: '50' })).toBeUndefined();
+  });
+  it.each([
+    ['base64url of a number, as cursors were before they were sealed', 'MTIzNA'],
+    ['a number', '1234'],
+    ['a cursor with a character more', `${idCursor(5, events, {})}A`],
+    ['a zero id', idCursor(5, events, {}).replace('5', '0')],
+  ])('%s is refused with a 422 naming after', (_name, cursor) => {
+    expect(idCursorProblem(cursor, events, {})).toMatchObject({ kind: 'invalid-cursor' });
     expect(() => readIdCursor(cursor)).toThrow(/after/);
+  });
+  it.each([
+    ['another filter', events, { type: 'domain.created' }],
+    ['no filter', events, {}],
+    ['another list', '/api/v1/webhook-endpoints/1/deliveries', typed],
+  ])('made for %s is refused', (_name, path, sent) => {
+    const problem = idCursorProblem(idCursor(5, events, typed), path, sent);
+    expect(problem).toMatchObject({ kind: 'invalid-cursor' });
+    expect(JSON.stringify(problem)).toMatch(/other filters/);
   });
 });

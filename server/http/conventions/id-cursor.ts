@@ -1,45 +1,90 @@
-// The cursor of the lists read newest first by id alone (events, delivery attempts): the last id of a page,
-// opaque to clients, and the link to the next page with the parameters the client sent.
+// The cursor of the lists read newest first by id alone (events, delivery attempts): the last id of a page and a
+// digest of the list it walks (its path and filters), sealed at the edge like every cursor (cursor.ts), and the
+// link to the next page with the parameters the client sent.
+import { createHash } from 'node:crypto';
 import type { FieldFormat } from '../../formats.js';
 import { fieldProblem, type HttpProblem } from '../problems/problem.js';
 
-/** The spec's `id-cursor` format: what such a cursor can look like; whether it is one of ours, readIdCursor says. */
+/** The spec's `id-cursor` format: what such a cursor can look like; whether it is one of ours, idCursorProblem says. */
 export const idCursorFormats: Record<string, FieldFormat> = {
   'id-cursor': {
-    validate: (value) => /^[A-Za-z0-9_-]{0,64}$/.test(value),
+    validate: (value) => /^[A-Za-z0-9_-]{0,128}$/.test(value),
     message: 'must be a cursor from links.next (letters, digits, - and _), or empty to start',
   },
 };
 
-export function idCursor(id: number): string {
-  return Buffer.from(String(id)).toString('base64url');
+/** The parameters that page a walk rather than choose what it walks: they may change between its pages. */
+const PAGING = new Set(['after', 'per_page']);
+
+/**
+ * What a walk walks, in a few characters: the list's path and its filters (every parameter sent but the cursor
+ * and the page size), so that a cursor followed with other filters or on another list is refused, not misread.
+ */
+function walkOf(path: string, sent: Record<string, string>): string {
+  const filters = Object.entries(sent)
+    .filter(([name]) => !PAGING.has(name))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256')
+    .update(JSON.stringify([path, filters]))
+    .digest()
+    .subarray(0, 6)
+    .toString('base64url');
 }
 
-/** The id a cursor stands for; undefined for none, NaN for one this service did not make. */
+/** The cursor (before sealing) after the record `id` of the walk of `path` with `sent`'s filters. */
+export function idCursor(id: number, path: string, sent: Record<string, string>): string {
+  return `${walkOf(path, sent)}${id}`;
+}
+
+/** A cursor as opened: the walk's digest (8 characters), then the id. */
+const CURSOR = /^([A-Za-z0-9_-]{8})([1-9]\d{0,15})$/;
+
+/** The id a cursor (as opened) stands for; undefined for none, NaN for one this service did not make. */
 function idOf(cursor: string | undefined): number | undefined {
   if (cursor === undefined || cursor === '') return undefined;
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  return /^[1-9]\d{0,15}$/.test(text) && idCursor(Number(text)) === cursor ? Number(text) : Number.NaN;
+  const id = CURSOR.exec(cursor)?.[2];
+  return id !== undefined && Number.isSafeInteger(Number(id)) ? Number(id) : Number.NaN;
 }
 
-/** A cursor this service did not make: `invalid-cursor` naming `after` (the validation step checks it). */
-export function idCursorProblem(cursor: string | undefined): HttpProblem | undefined {
-  if (!Number.isNaN(idOf(cursor))) return undefined;
-  return fieldProblem(
+const problemOf = (message: string) =>
+  fieldProblem(
     'invalid-cursor',
-    [{ location: 'query', field: 'after', message: 'is not a cursor of this list: take it from links.next' }],
-    'The cursor in after is not one this service made.',
+    [{ location: 'query', field: 'after', message }],
+    'The cursor in after is not one this service made for this list.',
   );
+
+/**
+ * Why the opened cursor cannot continue the walk of `path` with `sent`'s filters: not made here (or changed), or
+ * made for another list or other filters. Undefined when it can (or when none was sent). The validation step
+ * asks, before any handler.
+ */
+export function idCursorProblem(
+  cursor: string | undefined,
+  path: string,
+  sent: Record<string, string>,
+): HttpProblem | undefined {
+  const id = idOf(cursor);
+  if (id === undefined) return undefined;
+  if (Number.isNaN(id)) return problemOf('is not a cursor of this list: take it from links.next');
+  if (CURSOR.exec(cursor as string)?.[1] !== walkOf(path, sent)) {
+    return problemOf(
+      'belongs to a walk of another list or with other filters: send the parameters of the links.next it came from',
+    );
+  }
+  return undefined;
 }
 
-/** The id a cursor stands for (idCursorProblem's problem thrown for one this service did not make). */
+/** The id an opened cursor stands for (one the validation step let through); undefined for none. */
 export function readIdCursor(cursor: string | undefined): number | undefined {
   const id = idOf(cursor);
-  if (Number.isNaN(id)) throw idCursorProblem(cursor);
+  if (Number.isNaN(id)) throw problemOf('is not a cursor of this list: take it from links.next');
   return id;
 }
 
-/** `links.next`: the same path and parameters, `after` the last id of a full page; null after the last page. */
+/**
+ * `links.next`: the same path and parameters, `after` the cursor after the last record of a full page (sealed by
+ * dispatch); null after the last page.
+ */
 export function nextLink(
   path: string,
   sent: Record<string, string>,
@@ -48,6 +93,6 @@ export function nextLink(
 ): string | null {
   const last = page.at(-1);
   if (page.length < perPage || last === undefined) return null;
-  const query = new URLSearchParams({ ...sent, after: idCursor(last.id) });
+  const query = new URLSearchParams({ ...sent, after: idCursor(last.id, path, sent) });
   return `${path}?${query}`;
 }

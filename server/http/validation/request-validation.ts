@@ -125,6 +125,7 @@ function findBeforeValidating(route: Route): RequestHandler {
 function acceptValidFields(route: Route, cursors: CursorSeal): RequestHandler {
   const checks = requestChecks(route);
   const listCursor = has(route, 'query', 'after', 'list-cursor');
+  const idCursor = has(route, 'query', 'after', 'id-cursor');
   return async (req, res, next) => {
     const ctx = context(res);
     const ours = ctx.findings ?? [];
@@ -135,11 +136,13 @@ function acceptValidFields(route: Route, cursors: CursorSeal): RequestHandler {
       if (problem) return next(problem);
     }
     const after = req.query.after;
-    if (listCursor && typeof after === 'string' && after !== '') {
+    if ((listCursor || idCursor) && typeof after === 'string' && after !== '') {
       // Opened here, once (dispatch hands the handler what is inside): a cursor is checked against its walk.
       ctx.openedCursor = await cursors.open(after);
-      const read = readCursor(ctx.openedCursor, sortingOf(req.query));
-      if (read instanceof HttpProblem) return next(read);
+      const problem = listCursor
+        ? readCursor(ctx.openedCursor, sortingOf(req.query))
+        : idCursorProblem(ctx.openedCursor, `${req.baseUrl}${req.path}`, sent);
+      if (problem instanceof HttpProblem) return next(problem);
     }
     ctx.validated = true;
     next();
@@ -155,7 +158,6 @@ function requestChecks(route: Route): RequestCheck[] {
   if (has(route, 'query', 'page') && has(route, 'query', 'after')) {
     checks.push((_req, sent) => pageWithCursorProblem(sent));
   }
-  if (has(route, 'query', 'after', 'id-cursor')) checks.push((_req, sent) => idCursorProblem(sent.after));
   return checks;
 }
 
