@@ -167,6 +167,11 @@ export const LEG_RULES: LegRule[] = [
     why: 'a sandbox account or a listener of its own per test: every leg, not the inner loop',
   },
   {
+    suite: 'test/lists/every-list.test.ts',
+    legs: ['sqlite', 'postgres', 'node24'],
+    why: 'every list of the spec walked past a page, the delivery log filled by the delivery job through a real receiver: every leg, not the inner loop',
+  },
+  {
     suite: 'test/lists/opaque-cursors.test.ts',
     legs: ['sqlite', 'postgres', 'node24'],
     why: 'a second instance of the database and a restart: every leg, not the inner loop',
