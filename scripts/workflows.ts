@@ -1,6 +1,6 @@
 // npm run workflows -- --base-url <url of /api/v1> --api-key <key>: the Arazzo workflows of spec/workflows/ run
 // by `redocly respect` against any deployment. The files name the spec `npm start` serves
-// (http://127.0.0.1:3000/openapi.yaml); this runs copies that name the deployment's own /openapi.yaml instead,
+// (http://127.0.0.1:3000/openapi.yaml) and the links they follow at that origin; this runs copies that name the deployment's origin instead,
 // and prints the respect command it runs. Exit code: respect's (0 when every workflow passed).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +9,8 @@ import { join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 const WORKFLOWS = join(root, 'spec', 'workflows');
-const SERVED = 'http://127.0.0.1:3000/openapi.yaml';
+/** The origin of `npm start`, which the files name: their spec (its /openapi.yaml) and the links they follow. */
+const SERVED_ORIGIN = 'http://127.0.0.1:3000';
 const USAGE =
   'Usage: npm run workflows -- --base-url <url of /api/v1> [--api-key <key> | env DSS_API_KEY] [respect options]';
 
@@ -32,7 +33,7 @@ function main(): number {
       .filter((name) => name.endsWith('.arazzo.yaml'))
       .map((name) => {
         const copy = join(dir, name);
-        writeFileSync(copy, readFileSync(join(WORKFLOWS, name), 'utf8').replaceAll(SERVED, `${origin}/openapi.yaml`));
+        writeFileSync(copy, readFileSync(join(WORKFLOWS, name), 'utf8').replaceAll(SERVED_ORIGIN, origin));
         return copy;
       });
     const respect = ['respect', ...files, '-i', `token=${apiKey}`, ...args];

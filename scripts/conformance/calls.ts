@@ -23,6 +23,8 @@ export interface RequestSpec {
   account?: Account | null;
   credential?: string | null;
   method?: string;
+  /** A whole URL to send instead of the operation's path and the input's query (a `links.next`). */
+  url?: string;
   /** Take a 429 as the answer instead of waiting out its Retry-After and sending the request again. */
   noRateLimitRetry?: boolean;
 }
@@ -51,6 +53,7 @@ function wireBody(input: Input | undefined, wire: WireFault | undefined): WireBo
 }
 
 export function urlOf(ctx: Context, operation: Operation, spec: RequestSpec): string {
+  if (spec.url !== undefined) return spec.url;
   const path = operation.path.replace(/\{([^}]+)\}/g, (_match, name: string) =>
     spec.rawId !== undefined ? spec.rawId : encodeURIComponent(spec.ids?.[name] ?? '1'),
   );

@@ -41,10 +41,14 @@ export interface Plan {
   /** Per resource name, create inputs of the records that owned show/update/patch cases work on. */
   targets: Record<string, Input[]>;
   duplicates: Duplicate[];
+  /** Per resource name, create inputs of distinct records that fill a list past its first page (list-walks.ts). */
+  fills: Record<string, Input[]>;
 }
 
 /** Records per resource that the owned show/update/patch cases share. */
 export const TARGET_RECORDS = 4;
+/** Records per resource that can fill a list past its first page: one more than the largest first page here. */
+export const FILL_RECORDS = 11;
 /** Duplicate creates per create operation that documents 409. */
 const DUPLICATES = 10;
 /**
@@ -64,7 +68,7 @@ export function planRun(model: SpecModel, { seed, cases, spares = 12 }: PlanOpti
   const tag = `cf${(seed >>> 0).toString(36)}x`;
   let counter = 0;
   const unique = () => `${tag}${(counter++).toString(36)}`;
-  const plan: Plan = { seed, tag, valid: [], invalid: [], spare: {}, targets: {}, duplicates: [] };
+  const plan: Plan = { seed, tag, valid: [], invalid: [], spare: {}, targets: {}, duplicates: [], fills: {} };
   model.operations.forEach((operation, index) => {
     const opSeed = (seed + index * 7919) | 0;
     const inputs = validInputs(operation, unique);
@@ -85,6 +89,7 @@ export function planRun(model: SpecModel, { seed, cases, spares = 12 }: PlanOpti
     const resourceSeed = (seed + index * 104729 + 17) | 0;
     plan.targets[resource.name] = sample(validInputs(resource.create, unique), TARGET_RECORDS, resourceSeed);
     plan.duplicates.push(...duplicates(resource, unique, Math.min(cases, DUPLICATES), resourceSeed + 1));
+    plan.fills[resource.name] = sample(validInputs(resource.create, unique), FILL_RECORDS, resourceSeed + 2);
   });
   return plan;
 }

@@ -48,6 +48,8 @@ export interface Context {
   cleaning?: boolean;
   /** What the webhook checks did, for the report (webhooks.ts). */
   webhooks: string[];
+  /** The endpoint subscribed to the run's receiver, once deliveries to it came (webhooks.ts). */
+  receiverEndpoint?: { resource: Resource; id: string };
   /** Which slice of each probe family this run sends, and the coverage across runs. */
   rotation: Rotation;
   /** Credential probes the operator allows this run (--auth-probes), instead of half the address's budget. */

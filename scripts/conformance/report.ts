@@ -50,6 +50,7 @@ const SHORT: Record<CheckName, string> = {
   problem_accept: 'accprob',
   duplicate_idempotency_key: 'dupidem',
   stateful_scenario: 'scenario',
+  list_walk: 'walk',
   rate_limit_headers: 'ratelimit',
   rate_limited: '429',
   idempotent_replay: 'replay',

@@ -3,7 +3,7 @@
 import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { buildModel, loadSpecText, type SpecModel } from '../../server/spec-model.js';
-import { Budget, casesCost, casesWithin, describeQuota } from './budget.js';
+import { Budget, casesCost, casesWithin, describeQuota, type Quota } from './budget.js';
 import { call, Interrupted } from './calls.js';
 import { type Plan, planRun } from './cases.js';
 import { checkConditionalRequests } from './conditional.js';
@@ -20,6 +20,7 @@ import { probeDuplicateIdempotencyKeys, probeLongPaths, probeProblemAccept } fro
 import type { Exchange, Secret } from './http.js';
 import { checkIdempotency } from './idempotency.js';
 import { runInvalidCases } from './invalid-cases.js';
+import { checkListWalks } from './list-walks.js';
 import { preflight } from './preflight.js';
 import { ODD_IDS, probeAuth, probeMethods, probeOddIds } from './probes.js';
 import { judgeMissingFields, spendBudget } from './rate-limit.js';
@@ -190,6 +191,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     await phase('idempotency', ['idempotent_replay', 'idempotency_key_reuse'], () => checkIdempotency(ctx));
     await phase('conditional requests', ['not_modified', 'precondition_failed'], () => checkConditionalRequests(ctx));
     await phase('isolation', ['account_isolation'], () => checkIsolation(ctx));
+    await phase('list walks', ['list_walk'], () => checkListWalks(ctx, () => requestsLeft(ctx)));
     // Last, because their number is the one that can give: sized to what is left of the key's quota.
     fitCasesToBudget(ctx, options.cases !== undefined);
     await phase(
@@ -360,6 +362,18 @@ function announceBudget(ctx: Context, casesGiven: boolean): void {
   );
 }
 
+/** What is left of this run's share of the key's quota (or of the window, when it took no share). */
+const leftOfShare = (ctx: Context, quota: Quota) =>
+  ctx.share ? Math.min(quota.remaining, ctx.share.requests - spentOfShare(ctx)) : quota.remaining;
+
+/** Requests the run may still spend on checks, less what the clean-up needs; undefined without a quota. */
+function requestsLeft(ctx: Context): number | undefined {
+  const quota = ctx.budget.primary;
+  if (!quota) return undefined;
+  const left = leftOfShare(ctx, quota);
+  return left - ctx.created.length - reserve(ctx, left);
+}
+
 /**
  * Once the other checks ran: the generated cases get what is left of the key's quota (less what the cleanup
  * needs), unless --cases was given. Then the run says how long the waits for the quota will take instead.
@@ -367,8 +381,8 @@ function announceBudget(ctx: Context, casesGiven: boolean): void {
 function fitCasesToBudget(ctx: Context, casesGiven: boolean): void {
   const quota = ctx.budget.primary;
   if (!quota) return;
-  const left = ctx.share ? Math.min(quota.remaining, ctx.share.requests - spentOfShare(ctx)) : quota.remaining;
-  const available = left - ctx.created.length - reserve(ctx, left);
+  const left = leftOfShare(ctx, quota);
+  const available = requestsLeft(ctx) ?? left;
   const needed = casesCost(ctx.model, ctx.plan);
   if (needed <= available) return;
   if (casesGiven) {

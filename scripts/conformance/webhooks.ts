@@ -268,6 +268,8 @@ export async function checkWebhooks(ctx: Context, receiver: Receiver | string, u
     ctx.webhooks.push(`nothing delivered: ${why}`);
     return;
   }
+  // Its delivery log fills as the run makes changes (list-walks.ts).
+  ctx.receiverEndpoint = { resource, id };
   const [first, retry] = tests();
   if (!first) {
     ctx.results.fail(

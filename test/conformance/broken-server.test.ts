@@ -179,6 +179,12 @@ const PLANTED: Array<{
     message: /^If-None-Match with the ETag just received answered 200, not 304$/,
   },
   {
+    fault: 'event-log-refuses-its-cursors',
+    subject: 'events_list',
+    check: 'list_walk',
+    message: /^following links\.next \(page 2\) answered 422: /,
+  },
+  {
     fault: 'conditional-headers-ignored',
     subject: 'spaces_patch',
     check: 'precondition_failed',

@@ -23,6 +23,7 @@ export const FAULTS = [
   'repeated-headers-joined',
   'problem-accept-refused',
   'store-keeps-its-own-space-name',
+  'event-log-refuses-its-cursors',
 ] as const;
 
 /** The real server's body limit (spec: 16 KiB); the body-limit-ignored fault squeezes bigger JSON bodies under it. */
@@ -119,6 +120,23 @@ export async function startBrokenServer(origin: string, leakKey: string): Promis
           status: 406,
           detail: 'planted',
           request_id: 'planted-fault',
+        }),
+      );
+      return;
+    }
+
+    // 1.3.0's regression: the event log refused the cursor of its own links.next.
+    const after = new URLSearchParams(url.split('?')[1] ?? '').get('after');
+    if (fault === 'event-log-refuses-its-cursors' && path === '/api/v1/events' && after) {
+      res.writeHead(422, { 'content-type': 'application/problem+json', 'x-request-id': 'planted-fault' });
+      res.end(
+        JSON.stringify({
+          type: '/problems/invalid-cursor',
+          title: 'Unprocessable Content',
+          status: 422,
+          detail: 'The cursor in after is not one this service made.',
+          request_id: 'planted-fault',
+          errors: [{ location: 'query', field: 'after', message: 'is not a cursor of this list' }],
         }),
       );
       return;
