@@ -275,7 +275,10 @@ function dereferencer(document: Record<string, unknown>): (node: unknown) => unk
   return (node) => inline(node, []);
 }
 
-/** allOf parts merged into one schema (enough for the keyword-per-part style specs use). */
+/**
+ * allOf parts merged into one schema (enough for the keyword-per-part style specs use): `properties` merged, and
+ * `required` the union of every part's, as allOf means (each part must hold); any other keyword, the last part's.
+ */
 export function flatten(schema: Schema): Schema {
   const { allOf, ...rest } = schema;
   if (!Array.isArray(allOf)) return schema;
@@ -286,7 +289,11 @@ export function flatten(schema: Schema): Schema {
       merged.properties || flat.properties
         ? { properties: { ...(merged.properties as object), ...(flat.properties as object) } }
         : {};
-    Object.assign(merged, flat, properties);
+    const required =
+      merged.required || flat.required
+        ? { required: [...new Set([...((merged.required as string[]) ?? []), ...((flat.required as string[]) ?? [])])] }
+        : {};
+    Object.assign(merged, flat, properties, required);
   }
   return merged;
 }
