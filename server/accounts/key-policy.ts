@@ -168,18 +168,13 @@ function networkOf(address: ipaddr.IPv4 | ipaddr.IPv6, length: number): string {
   return network.kind() === 'ipv4' ? network.toString() : rfc5952(network as ipaddr.IPv6);
 }
 
-/** An IPv6 address as RFC 5952 writes it: lowercase, the longest run of two or more zero groups as `::`. */
+/**
+ * An IPv6 address as RFC 5952 writes it (lowercase, the first longest run of two or more zero groups as `::`), by
+ * the WHATWG URL serializer, which writes IPv6 hosts so. Not ipaddr.js 1.9.1's toRFC5952String: where two runs of
+ * zeros tie it compresses the last one, against RFC 5952 4.2.3 (`1:0:0:2:0:0:3:4` must be `1::2:0:0:3:4`).
+ */
 function rfc5952(address: ipaddr.IPv6): string {
-  const groups = address.parts.map((part) => part.toString(16));
-  let best = { at: -1, length: 1 };
-  for (let at = 0; at < groups.length; ) {
-    let end = at;
-    while (groups[end] === '0') end++;
-    if (end - at > best.length) best = { at, length: end - at };
-    at = end === at ? at + 1 : end;
-  }
-  if (best.at < 0) return groups.join(':');
-  return `${groups.slice(0, best.at).join(':')}::${groups.slice(best.at + best.length).join(':')}`;
+  return new URL(`http://[${address.toNormalizedString()}]/`).hostname.slice(1, -1);
 }
 
 /** The ranges (as parseRange wrote them, comma-separated) as a BlockList that matches addresses of both families. */
