@@ -1,6 +1,6 @@
 // The documents a newcomer reads: every relative link resolves to a file of the repository (and a heading of it,
 // when it names one), and the README's two commands stay at its top, the test one as CI runs it.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
 
@@ -71,9 +71,52 @@ function brokenLinks(document: string): string[] {
   return broken;
 }
 
+/**
+ * Paths the documents name in backticks that are not in the repository on purpose: an example of a recipe, and
+ * what a build makes.
+ */
+const NOT_FILES: Record<string, string> = {
+  'server/tags/': 'the folder of the example resource in "Adding a resource"',
+  'client/dist/': 'what `npm run build:client` makes (not committed)',
+};
+
+/** The folders a path in backticks may start with: the repository's own (server/…), or, in ARCHITECTURE, server's. */
+const ROOTS = ['server', 'scripts', 'test', 'client', 'spec'];
+
+/**
+ * Every path of the repository a document names in backticks (`server/…`, `scripts/…`, `test/…`, `client/…`,
+ * `spec/…`, and in server/ARCHITECTURE.md also `webhooks/…` below server/) that does not exist: a file moved
+ * or gone that the words still describe. Globs and placeholders (`*`, `{`, `<`) are patterns, not files.
+ */
+function missingPaths(document: string): string[] {
+  const markdown = readFileSync(join(root, document), 'utf8');
+  const inServer = document === 'server/ARCHITECTURE.md';
+  const serverFolders = new Set(
+    readdirSync(join(root, 'server'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name),
+  );
+  const missing: string[] = [];
+  for (const [, named] of markdown.matchAll(/`([a-z][\w.-]*\/[^`\s]*)`/g)) {
+    const path = (named as string).replace(/[.,;:)]+$/, '');
+    if (/[*{<]/.test(path) || path in NOT_FILES) continue;
+    const first = path.split('/')[0] as string;
+    const candidates = [
+      ...(ROOTS.includes(first) ? [join(root, path)] : []),
+      ...(inServer && serverFolders.has(first) ? [join(root, 'server', path)] : []),
+    ];
+    if (candidates.length > 0 && !candidates.some((candidate) => existsSync(candidate))) missing.push(path);
+  }
+  return [...new Set(missing)];
+}
+
 describe('the documents', () => {
   test.each(DOCUMENTS)('every relative link of %s resolves', (document) => {
     expect(brokenLinks(document)).toEqual([]);
+  });
+
+  test.each(DOCUMENTS)('every file %s names in backticks exists', (document) => {
+    expect(missingPaths(document)).toEqual([]);
   });
 
   test('the link check finds a missing file and a missing heading', () => {

@@ -1,6 +1,6 @@
 // The security headers of every response, tuned for a JSON API: nothing may be framed, loaded or run from an
 // answer, and nothing is cached. /docs replaces the Content-Security-Policy with its own (http/pages/docs.ts), which
-// lets that one page run Redoc and nothing more.
+// lets that one page run its API reference (Scalar's bundle) and nothing more.
 import type { RequestStep } from './every-request.js';
 
 /**
