@@ -29,6 +29,14 @@ export interface ConnectionLimits {
 }
 
 /**
+ * The longest a shutdown takes from its signal, background work included: the drain's delay and grace, within
+ * which the job runner must stop too (main.ts), whatever a webhook attempt's own timeout. A supervisor's stop
+ * timeout must be longer (test/deploy/deploy-files.test.ts).
+ */
+export const shutdownBudgetMs = (limits: Pick<ConnectionLimits, 'drainDelayMs' | 'shutdownGraceMs'>): number =>
+  limits.drainDelayMs + limits.shutdownGraceMs;
+
+/**
  * Ctrl-C at a terminal: nobody balances load onto a process stopped that way, so it drains at once (and a
  * Ctrl-C during the delay of a SIGTERM ends the delay).
  */
@@ -176,11 +184,12 @@ export class Lifecycle {
   }
 
   /**
-   * On the first of these signals: drain (after the delay, for a SIGTERM while health checks watch /readyz), run
-   * `onStopped` (close the database), and exit 0 once the last request is answered, or 1 when the grace period
-   * ran out and requests were cut.
+   * On the first of these signals: run `onDraining` (background work stops taking more) as /readyz turns 503,
+   * drain (after the delay, for a SIGTERM while health checks watch /readyz), run `onStopped` (close the
+   * database), and exit 0 once the last request is answered, or 1 when the grace period ran out and requests were
+   * cut.
    */
-  drainOn(signals: NodeJS.Signals[], onStopped: () => Promise<void>): void {
+  drainOn(signals: NodeJS.Signals[], onStopped: () => Promise<void>, onDraining: () => void = () => {}): void {
     for (const signal of signals) {
       process.on(signal, () => {
         if (this.draining) {
@@ -193,7 +202,9 @@ export class Lifecycle {
           return;
         }
         const delayMs = signal === INTERACTIVE_SIGNAL || !this.watched() ? 0 : this.limits.drainDelayMs;
-        this.drain(signal, delayMs).then(
+        const drained = this.drain(signal, delayMs);
+        onDraining();
+        drained.then(
           async (code) => {
             await onStopped();
             this.logger.info('stopped', { exit_code: code });

@@ -28,7 +28,7 @@ import { createClusterMetrics, createMetrics, listenForMetrics, type Metrics } f
 import { routeTable } from './http/routing/routes.js';
 import { prepareValidation } from './http/validation/request-validation.js';
 import { startJobs } from './jobs/runner.js';
-import { Lifecycle } from './lifecycle.js';
+import { Lifecycle, shutdownBudgetMs } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
 import { requireTestedNode } from './node-version.js';
 import { connectRedis } from './redis.js';
@@ -202,12 +202,19 @@ async function serve(
     }),
     { wakeups: wakeupsOf(db), logger },
   );
-  lifecycle.drainOn(['SIGTERM', 'SIGINT'], async () => {
-    await jobs.stop();
-    lookup.close();
-    await db.destroy();
-    await redis?.close();
-  });
+  // The runner stops claiming as /readyz turns 503, and stops within the shutdown's budget, whatever
+  // WEBHOOK_TIMEOUT_S: an attempt still running then is sent again once its claim runs out.
+  const stopJobs = () => jobs.stop({ deadlineMs: shutdownBudgetMs(config.limits) });
+  lifecycle.drainOn(
+    ['SIGTERM', 'SIGINT'],
+    async () => {
+      await stopJobs();
+      lookup.close();
+      await db.destroy();
+      await redis?.close();
+    },
+    stopJobs,
+  );
   return listening;
 }
 

@@ -31,6 +31,11 @@ export const LEG_RULES: LegRule[] = [
     why: 'a child process killed and started again (tens of seconds); the claims it relies on are SQL the delivery suite runs on both engines',
   },
   {
+    suite: 'test/webhooks/shutdown.test.ts',
+    legs: ['sqlite'],
+    why: "a child process stopped with attempts hanging, then a second one waiting out the abandoned attempts' claims (about a minute); the runner's stop is the same code on both engines",
+  },
+  {
     suite: 'test/webhooks/kill-before-record.test.ts',
     legs: ['sqlite', 'postgres'],
     why: "a child process killed while the test holds the engine's own locks (SQLite's write lock, PostgreSQL's row locks); tens of seconds",

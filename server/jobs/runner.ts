@@ -35,8 +35,12 @@ export interface Job<Unit, Finished = void> {
 export interface JobRunner {
   /** Looks for work of the jobs woken by `topic` now (what a commit does through the wake-ups). */
   wake(topic: string): void;
-  /** Stops claiming; resolves once the units under way have been recorded. */
-  stop(): Promise<void>;
+  /**
+   * Stops claiming at once; resolves once the units under way have been recorded, or once `deadlineMs` have passed:
+   * units still running then are abandoned to their claims (another process, or this one started again, takes
+   * each again once its lease runs out: at least once). Called again, it answers the first call's promise.
+   */
+  stop(options?: { deadlineMs?: number }): Promise<void>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a list of jobs of different unit types, each used only with its own.
@@ -53,16 +57,39 @@ export function startJobs(
     for (const loop of loops) if (topic === '*' || loop.job.wakeOn.includes(topic)) loop.look();
   });
   for (const loop of loops) loop.look();
+  let stopping: Promise<void> | undefined;
   return {
     wake(topic) {
       for (const loop of loops) if (loop.job.wakeOn.includes(topic)) loop.look();
     },
-    async stop() {
-      stopped = true;
-      await unlisten();
-      await Promise.all(loops.map((loop) => loop.stop()));
+    stop({ deadlineMs = Number.POSITIVE_INFINITY } = {}) {
+      stopping ??= (async () => {
+        const until = Date.now() + deadlineMs;
+        stopped = true;
+        await unlisten();
+        await Promise.all(loops.map((loop) => loop.stop(until)));
+      })();
+      return stopping;
     },
   };
+}
+
+/** Whether `work` settled before the time `until` (Date.now() terms); it goes on either way. */
+async function settledBy(work: Promise<unknown>, until: number): Promise<boolean> {
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
+  if (until === Number.POSITIVE_INFINITY) return settled;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, until - Date.now()));
+  });
+  try {
+    return await Promise.race([settled, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -149,17 +176,28 @@ function jobLoop(job: AnyJob, worker: string, logger: Logger, stopped: () => boo
   return {
     job,
     look,
-    async stop() {
+    /** Stops by the time `until` (Date.now() terms); what is still running then is left to its claims. */
+    async stop(until: number) {
       clearTimeout(timer);
       // A claim under way may start units after this: wait for it, then for every unit.
-      await claiming;
-      await Promise.allSettled([...inFlight]);
-      // What the last units left to record: recorded now, or (the database away) their claims run out and they
-      // are done again by whichever process claims them next.
+      const inTime =
+        (await settledBy(claiming ?? Promise.resolve(), until)) &&
+        (await settledBy(Promise.allSettled([...inFlight]), until));
+      if (!inTime) {
+        logger.warn('background job stopped with units still running: each is taken again once its claim runs out', {
+          job: job.name,
+          running: inFlight.size,
+        });
+      }
+      // What the last units left to record: recorded now, or (the database away, the time up) their claims run out
+      // and they are done again by whichever process claims them next.
       if (finished.length > 0) {
-        await claimRecording(0).catch((error: unknown) => {
+        const recorded = claimRecording(0).catch((error: unknown) => {
           logger.error('background job could not record its last units', { job: job.name, error: String(error) });
         });
+        if (!(await settledBy(recorded, until))) {
+          logger.warn('background job stopped before its last units were recorded', { job: job.name });
+        }
       }
     },
   };

@@ -77,3 +77,41 @@ describe('outcomes left to the next claim', () => {
     expect(claims.every((claim) => new Set(claim.finished).size === claim.finished.length)).toBe(true);
   });
 });
+
+describe('stop() with a deadline', () => {
+  it('claims nothing more from the call on, and returns at the deadline while a unit still runs', async () => {
+    const { job, claims, claimedAll, recorded, open } = countingJob(8);
+    const runner = startJobs([job], { wakeups: new LocalWakeups(), logger });
+    // Every unit claimed, all but the last (held by the gate) finished and recorded.
+    await until(() => claimedAll() && recorded().length === 7);
+    const claimsBefore = claims.length;
+    // It returns though the last unit is still running (the gate is not open yet): that unit is left to its claim.
+    await runner.stop({ deadlineMs: 50 });
+    expect(recorded()).toEqual(everyUnit(7));
+    // A wake-up after the stop claims nothing.
+    runner.wake('counting');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(claims.length).toBe(claimsBefore);
+    // Called again, it answers at once; the unit finishing later is not recorded by this stopped runner.
+    await runner.stop();
+    open();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(claims.length).toBe(claimsBefore);
+  });
+
+  it('without a deadline waits for every unit and records it', async () => {
+    const { job, recorded, claimedAll, open } = countingJob(6);
+    const runner = startJobs([job], { wakeups: new LocalWakeups(), logger });
+    await until(() => claimedAll() && recorded().length === 5);
+    const stopped = runner.stop();
+    let done = false;
+    void stopped.then(() => {
+      done = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(done).toBe(false);
+    open();
+    await stopped;
+    expect(recorded()).toEqual(everyUnit(6));
+  });
+});
