@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteDriver } from '../../server/db/sqlite-driver.js';
 import { stopAll } from '../service/process.js';
-import { form, type Service, send, startService } from './support.js';
+import { form, needs, type Service, send, startService } from './support.js';
 
 let dir: string;
 let mounted = false;
@@ -47,7 +47,7 @@ function fill(file: string): void {
 
 describe('a full disk', { timeout: 90_000 }, () => {
   it('is 503 storage-full for writes and not-ready, reads go on, and it heals once space is freed', async (context) => {
-    if (!mounted) context.skip();
+    needs(context, mounted, 'a tmpfs to fill (mounting one needs root)');
     const acknowledged: number[] = [];
     for (let i = 0; i < 10; i++) {
       const created = await create(`before-${i}`);

@@ -14,7 +14,7 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteDriver } from '../../server/db/sqlite-driver.js';
 import { runToExit, SERVICE, stopAll } from '../service/process.js';
-import { form, type Service, send, startService } from './support.js';
+import { form, needs, type Service, send, startService } from './support.js';
 
 const STORAGE_FAULTS = ['/problems/storage-read-only', '/problems/storage-error'];
 
@@ -60,7 +60,7 @@ const create = (name: string) =>
 
 describe('storage turned read-only under the service', { timeout: 120_000 }, () => {
   it('is 503 for writes and not-ready, reads go on, and nothing acknowledged is lost', async (context) => {
-    if (!trigger) context.skip();
+    needs(context, trigger, "an ext4 image on a loop device and the kernel's trigger_fs_error hook");
     const acknowledged: number[] = [];
     for (let i = 0; i < 5; i++) {
       const created = await create(`before-${i}`);
@@ -116,7 +116,7 @@ describe('storage turned read-only under the service', { timeout: 120_000 }, () 
   });
 
   it('refuses to start on a read-only file system, naming the folder', async (context) => {
-    if (!mounted) context.skip();
+    needs(context, mounted, 'an ext4 image on a loop device (root)');
     const readOnly = join(root, 'read-only');
     mkdirSync(readOnly);
     run('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', readOnly]);
