@@ -22,30 +22,48 @@ function scalarBundle(): string {
   return join(dirname(SCALAR_PACKAGE), manifest.browser);
 }
 
-/** Hash of everything the page is made from: when it changes, the page is stale. */
+/**
+ * Hash of what the page is made from in this repository (the spec, the template, the scripts): when it changes,
+ * the page is stale. Scalar, a development package, counts by its version, kept apart (scalarVersion): an
+ * install without it (npm ci --omit=dev, the image) still tells a page of this spec from one of another.
+ */
 export function docsSourceHash(): string {
   const hash = createHash('sha256');
-  for (const file of [SPEC, TEMPLATE, START, import.meta.filename, SCALAR_PACKAGE]) {
+  for (const file of [SPEC, TEMPLATE, START, import.meta.filename]) {
     hash.update(existsSync(file) ? readFileSync(file) : `missing ${file}`);
   }
   return hash.digest('hex');
 }
 
-/** The source hash a built page carries in its <head>, read from the first kilobytes only. */
-function builtFrom(page: string): string | undefined {
-  if (!existsSync(page)) return undefined;
+/** The version of Scalar installed, or undefined where it is not (a production install). */
+export function scalarVersion(): string | undefined {
+  if (!existsSync(SCALAR_PACKAGE)) return undefined;
+  return (JSON.parse(readFileSync(SCALAR_PACKAGE, 'utf8')) as { version?: string }).version ?? '';
+}
+
+/** What a built page says it was made from (in its <head>), read from its first kilobytes only. */
+function builtFrom(page: string): { source?: string; scalar?: string } {
+  if (!existsSync(page)) return {};
   const head = Buffer.alloc(4096);
   const fd = openSync(page, 'r');
   try {
-    const length = readSync(fd, head, 0, head.length, 0);
-    return /<meta name="dss-docs-source" content="([0-9a-f]{64})"/.exec(head.toString('utf8', 0, length))?.[1];
+    const text = head.toString('utf8', 0, readSync(fd, head, 0, head.length, 0));
+    return {
+      source: /<meta name="dss-docs-source" content="([0-9a-f]{64})"/.exec(text)?.[1],
+      scalar: /<meta name="dss-docs-scalar" content="([^"]*)"/.exec(text)?.[1],
+    };
   } finally {
     closeSync(fd);
   }
 }
 
-export function docsAreFresh(page = DOCS_PAGE): boolean {
-  return builtFrom(page) === docsSourceHash();
+/**
+ * Whether the page was built from this repository's spec, template and scripts, and from the Scalar installed
+ * (where none is, the page cannot be built anew, and one of this spec is as fresh as can be had).
+ */
+export function docsAreFresh(page = DOCS_PAGE, scalar = scalarVersion()): boolean {
+  const built = builtFrom(page);
+  return built.source === docsSourceHash() && (scalar === undefined || built.scalar === scalar);
 }
 
 const escapeHtml = (text: string) =>
@@ -68,6 +86,7 @@ export function renderDocsPage(spec: Record<string, unknown>, sourceHash: string
   const info = spec.info as { title: string; summary?: string };
   const values: Record<string, string> = {
     sourceHash,
+    scalarVersion: escapeHtml(scalarVersion() ?? ''),
     title: escapeHtml(`${info.title} — reference`),
     description: escapeHtml(info.summary ?? info.title),
     spec: scriptJson(spec),
@@ -101,7 +120,8 @@ function main(): void {
   const relative = DOCS_PAGE.slice(root.length + 1);
   if (ifStale && docsAreFresh()) return;
   if (!existsSync(SCALAR_PACKAGE)) {
-    const message = `API docs not built: @scalar/api-reference (a dev dependency) is not installed, so /docs answers 503. Install all dependencies and run \`npm run docs\`.`;
+    const served = existsSync(DOCS_PAGE) ? '/docs serves the page built from an earlier spec' : '/docs answers 503';
+    const message = `API docs not built: @scalar/api-reference (a dev dependency) is not installed, so ${served}. Install all dependencies and run \`npm run docs\`.`;
     console.error(message);
     process.exit(ifStale ? 0 : 1);
   }

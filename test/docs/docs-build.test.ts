@@ -5,7 +5,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { docsAreFresh, docsSourceHash, inlineScript, renderDocsPage, scriptJson } from '../../scripts/docs.js';
+import {
+  docsAreFresh,
+  docsSourceHash,
+  inlineScript,
+  renderDocsPage,
+  scalarVersion,
+  scriptJson,
+} from '../../scripts/docs.js';
 import { inlineScriptHashes } from '../../server/http/pages/docs.js';
 import { spec } from '../support/contract.js';
 
@@ -62,16 +69,28 @@ describe('text inside script elements', () => {
 describe('docsAreFresh', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dss-docs-fresh-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const built = (hash: string) => `<!DOCTYPE html><html><head><meta name="dss-docs-source" content="${hash}" />`;
+  const built = (hash: string, scalar = scalarVersion() ?? '') =>
+    `<!DOCTYPE html><html><head><meta name="dss-docs-source" content="${hash}" />` +
+    `<meta name="dss-docs-scalar" content="${scalar}" />`;
 
   it.each([
     ['fresh', 'built from the current spec, template, scripts and Scalar', () => built(docsSourceHash()), true],
     ['stale', 'built from other inputs', () => built('0'.repeat(64)), false],
+    ['stale', 'built with another Scalar', () => built(docsSourceHash(), '0.0.1'), false],
     ['stale', 'without a source hash', () => '<!DOCTYPE html><html><head><title>old</title>', false],
   ])('a page is %s when %s', (_state, _when, html, fresh) => {
     const file = join(dir, `${Math.random().toString(36).slice(2)}.html`);
     writeFileSync(file, html());
     expect(docsAreFresh(file)).toBe(fresh);
+  });
+
+  it.each([
+    ['fresh', 'built from this spec (with whichever Scalar: none is here to build anew)', docsSourceHash(), true],
+    ['stale', 'built from another spec', '0'.repeat(64), false],
+  ])('in an install without Scalar (npm ci --omit=dev), a copied page is %s when %s', (_state, _when, hash, fresh) => {
+    const file = join(dir, `${Math.random().toString(36).slice(2)}.html`);
+    writeFileSync(file, built(hash, '1.72.1'));
+    expect(docsAreFresh(file, undefined)).toBe(fresh);
   });
 
   it('a page that does not exist is stale', () => {
