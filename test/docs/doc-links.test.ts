@@ -15,6 +15,7 @@ const DOCUMENTS = [
   'server/ARCHITECTURE.md',
   'client/README.md',
   'CHANGELOG.md',
+  'CONTRIBUTING.md',
 ];
 
 /** Markdown's text outside fenced code blocks and inline code, where a link is a link. */
