@@ -45,7 +45,9 @@ describe('wake-ups', () => {
     await db.transaction().execute(async (trx) => {
       for (let i = 0; i < 5; i++) await notifyAtCommit(trx, 'batch');
     });
-    await expect.poll(() => heard.slice(before).includes('batch'), { timeout: 10_000 }).toBe(true);
+    // A commit after it, heard after it (wake-ups come in commit order): a second 'batch' would be heard before.
+    await notifyAtCommit(db, 'after-batch');
+    await expect.poll(() => heard.slice(before).includes('after-batch'), { timeout: 10_000 }).toBe(true);
     expect(heard.slice(before).filter((topic) => topic === 'batch')).toHaveLength(1);
   });
 });

@@ -31,6 +31,11 @@ export interface Receiver {
   script(...answers: Answer[]): void;
   /** Resolves once `predicate` holds on the requests received, polling; rejects after `timeoutMs`. */
   until(predicate: (received: Received[]) => boolean, timeoutMs?: number): Promise<Received[]>;
+  /**
+   * Resolves once nothing has arrived for `quietMs` (longer than a retry takes to come), so that an "exactly once"
+   * check also sees a late duplicate; rejects when requests keep coming for `timeoutMs`.
+   */
+  quiet(quietMs: number, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
 }
 
@@ -91,6 +96,18 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       return received;
+    },
+    async quiet(quietMs, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const last = received.at(-1)?.at ?? 0;
+        const still = last + quietMs - Date.now();
+        if (still <= 0) return received;
+        if (Date.now() + still > deadline) {
+          throw new Error(`the receiver kept getting requests for ${timeoutMs} ms (got ${received.length})`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, still));
+      }
     },
     async close() {
       for (const timer of timers) clearTimeout(timer);
