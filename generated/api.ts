@@ -401,7 +401,9 @@ export interface paths {
          * List a webhook endpoint's delivery attempts
          * @description The endpoint's delivery log, newest attempt first: when, the status the endpoint answered, the latency, the
          *     first 1024 characters of its answer, why it failed, and when the next attempt is due. Attempts are kept as
-         *     long as their events (`EVENT_RETENTION_DAYS`).
+         *     long as their events (`EVENT_RETENTION_DAYS`). The answer to an event whose records the key may not read
+         *     (`domain.*` without `domains:read`, `space.*` without `spaces:read`) is withheld: `response_body` null and
+         *     `withheld` true.
          *
          *     **Scope:** `webhooks:read` (a key without it gets `403`).
          */
@@ -432,6 +434,12 @@ export interface paths {
          * @description The account's events, newest first, read by cursor (follow `links.next`): every change of a domain or a
          *     space, each with the record after the change and the request that made it. Events are kept
          *     `EVENT_RETENTION_DAYS` (30 by default), then deleted with their delivery log.
+         *
+         *     An event carries its record, so a key reads the events of the records it may read: beside `events:read`,
+         *     `domains:read` for `domain.*` events, `spaces:read` for `space.*` ones and `webhooks:read` for `webhook.test`
+         *     (a write scope counts as its read scope). The others are left out of the list (filtered in the query: pages
+         *     stay full and `links.next` walks to the end), as a GitHub App reads only the events its permissions cover; a
+         *     `type` the key may not read is `403` `insufficient-scope` naming the scope, not an empty list.
          *
          *     **Scope:** `events:read` (a key without it gets `403`).
          */
@@ -1396,8 +1404,14 @@ export interface components {
              * @description From sending the request to reading the whole answer (or giving up), in milliseconds.
              */
             latency_ms: number;
-            /** @description The first 1024 characters of the answer's body, or null. */
+            /** @description The first 1024 characters of the answer's body, or null (none came, or `withheld`). */
             response_body: string | null;
+            /**
+             * @description `true` when `response_body` is left out (null) because the key lacks the read scope of the event's type
+             *     (`domains:read` for a `domain.*` event, `spaces:read` for a `space.*` one): a receiver may echo the record it
+             *     was sent, and a key sees only the records it may read. The event itself is not in the key's event log either.
+             */
+            withheld: boolean;
             /** @description Why no answer counted (timeout; `connection failed: no answer from the target` for any connection that failed, whatever the cause; unsafe target), or null. */
             error: string | null;
             /** @description When the next attempt of this delivery is due, or null when none will follow (it succeeded, gave up, or the endpoint was disabled). */

@@ -1,10 +1,13 @@
-// A subscription is bounded by what the key may read (as a GitHub App receives only the events its permissions
-// cover): an event carries its record, so receiving an event type needs the read scope of that type's records.
-// Checked when an endpoint is created, and when its `enabled_events` or its `url` change; redelivery checks the
-// event's own type. An endpoint is the account's: it keeps what it was given after its creator key is rotated or
-// revoked (spec/GUIDE.md, "Events and webhooks").
+// The one rule of what record data may leave the service: a record is seen (answered, listed, delivered, logged)
+// only with its read scope, by a key or by an endpoint acting for its account (as a GitHub App receives and reads
+// only the events its permissions cover). An event carries its record, so an event type's read scope is that of
+// its records. Every path that hands out an event's record asks here: the event log (filtered), subscriptions
+// (an endpoint's create and update), redelivery, and the delivery log (a receiver's answer withheld). An endpoint
+// is the account's: it keeps what it was given after its creator key is rotated or revoked (spec/GUIDE.md,
+// "Events and webhooks").
 import type { components } from '../../generated/api.js';
-import { type KeyPolicy, missingScopes } from '../accounts/key-policy.js';
+import { holdsScope, type KeyPolicy, missingScopes, SCOPES } from '../accounts/key-policy.js';
+import { HttpProblem } from '../http/problems/problem.js';
 
 type EnabledEvent = components['schemas']['webhook-enabled-events'][number];
 
@@ -23,18 +26,61 @@ const SUBSCRIBABLE: Record<Exclude<EnabledEvent, '*'>, true> = {
   'space.deleted': true,
 };
 
+/** The kind of record an event type carries: `domain.active` -> `domain`, `webhook.test` -> `webhook`. */
+function kindOf(type: string): string {
+  return type.slice(0, type.indexOf('.'));
+}
+
 /** The read scope of an event type's records: `domain.active` -> `domains:read`, `webhook.test` -> `webhooks:read`. */
 export function readScopeOf(type: string): string {
-  return `${type.slice(0, type.indexOf('.'))}s:read`;
+  return `${kindOf(type)}s:read`;
+}
+
+/** The types an endpoint subscribed to `enabledEvents` takes (`*`: every subscribable type). */
+export function typesTaken(enabledEvents: readonly string[]): string[] {
+  return enabledEvents.includes('*') ? Object.keys(SUBSCRIBABLE) : [...enabledEvents];
 }
 
 /** The read scopes receiving these types needs; `*` needs those of every type. */
 export function scopesToReceive(types: readonly string[]): string[] {
-  const all = types.includes('*') ? Object.keys(SUBSCRIBABLE) : types;
-  return [...new Set(all.map(readScopeOf))].sort();
+  return [...new Set(typesTaken(types).map(readScopeOf))].sort();
 }
 
 /** The scopes a key lacks to receive these types (none for a key that holds every scope). */
 export function missingToReceive(policy: KeyPolicy | undefined, types: readonly string[]): string[] {
   return missingScopes(policy, scopesToReceive(types));
+}
+
+/** Whether a key with this policy may see a record carried by an event of this type. */
+export function mayRead(policy: KeyPolicy | undefined, type: string): boolean {
+  return missingToReceive(policy, [type]).length === 0;
+}
+
+/**
+ * The same rule as `mayRead`, as data a query can hold: the kinds of record (`domain`, `space`, `webhook`) whose
+ * events the key may read, so that a list is filtered in its statement (full pages, cursors that walk to the end);
+ * undefined for a key that holds every scope (nothing is filtered).
+ */
+export function readableKinds(policy: KeyPolicy | undefined): string[] | undefined {
+  const held = policy?.scopes;
+  if (!held) return undefined;
+  return SCOPES.filter((scope) => /^[a-z_]+s:read$/.test(scope) && holdsScope(held, scope))
+    .map((scope) => scope.slice(0, -'s:read'.length))
+    .sort();
+}
+
+/**
+ * 403 `insufficient-scope` unless the key may read the records of every one of `types` (`*`: all); `what` ends the
+ * sentence "…, which <what> needs". `X-Accepted-Scopes` names the read scopes that would do.
+ */
+export function requireReadScopes(policy: KeyPolicy | undefined, types: readonly string[], what: string): void {
+  const missing = missingToReceive(policy, types);
+  if (missing.length === 0) return;
+  const held = policy?.scopes;
+  throw new HttpProblem(
+    'insufficient-scope',
+    `This API key lacks the scope ${missing.join(' and ')}, which ${what} needs: a key sees only the records ` +
+      `it may read. Its scopes: ${held && held.size > 0 ? [...held].sort().join(', ') : 'none'}.`,
+    { headers: { 'X-Accepted-Scopes': missing.join(', ') } },
+  );
 }

@@ -28,7 +28,12 @@ export interface EventRow {
 
 export function eventRepository(db: Database) {
   return {
-    async list(accountId: number, { type, limit, before }: { type?: string; limit: number; before?: number }) {
+    /** A page, newest first; `kinds`: only events of those kinds of record (`domain` -> `domain.*`), when given. */
+    async list(
+      accountId: number,
+      { type, kinds, limit, before }: { type?: string; kinds?: readonly string[]; limit: number; before?: number },
+    ) {
+      if (kinds?.length === 0) return [];
       let query = db
         .selectFrom('events')
         .select(['id', 'public_id', 'type', 'payload'])
@@ -37,6 +42,9 @@ export function eventRepository(db: Database) {
         .limit(limit);
       if (type !== undefined) query = query.where('type', '=', type);
       if (before !== undefined) query = query.where('id', '<', before);
+      if (kinds !== undefined && type === undefined) {
+        query = query.where((eb) => eb.or(kinds.map((kind) => eb('type', 'like', `${kind}.%`))));
+      }
       const rows = await query.execute();
       return rows.map(
         (row): EventRow => ({ id: Number(row.id), publicId: row.public_id, type: row.type, payload: row.payload }),
