@@ -1,10 +1,11 @@
 // HTTP handlers of the event operations: the event log, read newest first by cursor, and redelivery (the log finds
 // the event; what redelivering means is the subscriber's, given as `redeliver`).
 import type { Database } from '../db/database.js';
+import { requireReadScopes } from '../http/access/scopes.js';
 import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
 import { notFound, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
-import { readableKinds, requireReadScopes } from './read-scopes.js';
+import { readableKinds } from './read-scopes.js';
 import { type EventRow, eventRepository } from './repository.js';
 
 export type EventOperation = 'events_list' | 'events_redeliver';

@@ -7,7 +7,6 @@
 // "Events and webhooks").
 import type { components } from '../../generated/api.js';
 import { holdsScope, type KeyPolicy, missingScopes, SCOPES } from '../accounts/key-policy.js';
-import { HttpProblem } from '../http/problems/problem.js';
 
 type EnabledEvent = components['schemas']['webhook-enabled-events'][number];
 
@@ -67,20 +66,4 @@ export function readableKinds(policy: KeyPolicy | undefined): string[] | undefin
   return SCOPES.filter((scope) => /^[a-z_]+s:read$/.test(scope) && holdsScope(held, scope))
     .map((scope) => scope.slice(0, -'s:read'.length))
     .sort();
-}
-
-/**
- * 403 `insufficient-scope` unless the key may read the records of every one of `types` (`*`: all); `what` ends the
- * sentence "…, which <what> needs". `X-Accepted-Scopes` names the read scopes that would do.
- */
-export function requireReadScopes(policy: KeyPolicy | undefined, types: readonly string[], what: string): void {
-  const missing = missingToReceive(policy, types);
-  if (missing.length === 0) return;
-  const held = policy?.scopes;
-  throw new HttpProblem(
-    'insufficient-scope',
-    `This API key lacks the scope ${missing.join(' and ')}, which ${what} needs: a key sees only the records ` +
-      `it may read. Its scopes: ${held && held.size > 0 ? [...held].sort().join(', ') : 'none'}.`,
-    { headers: { 'X-Accepted-Scopes': missing.join(', ') } },
-  );
 }

@@ -4,7 +4,8 @@
 import type { Database } from '../db/database.js';
 import { inTransaction } from '../db/owned.js';
 import { recordEvent } from '../events/outbox.js';
-import { mayRead, requireReadScopes } from '../events/read-scopes.js';
+import { mayRead } from '../events/read-scopes.js';
+import { requireReadScopes } from '../http/access/scopes.js';
 import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
 import { HttpProblem, notFound, validationProblem, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
