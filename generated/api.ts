@@ -1964,6 +1964,7 @@ export interface components {
                  *           "response_status": 200,
                  *           "latency_ms": 41,
                  *           "response_body": "ok",
+                 *           "withheld": false,
                  *           "error": null,
                  *           "next_attempt_at": null
                  *         },
@@ -1977,8 +1978,23 @@ export interface components {
                  *           "response_status": 500,
                  *           "latency_ms": 12,
                  *           "response_body": "Internal Server Error",
+                 *           "withheld": false,
                  *           "error": null,
                  *           "next_attempt_at": "2026-11-22T09:15:07.600Z"
+                 *         },
+                 *         {
+                 *           "id": 10,
+                 *           "event_id": "evt_0a9b8c7d6e5f4a3b2c1d0e9f",
+                 *           "event_type": "domain.created",
+                 *           "attempt": 1,
+                 *           "attempted_at": "2026-11-22T09:14:58.102Z",
+                 *           "status": "succeeded",
+                 *           "response_status": 200,
+                 *           "latency_ms": 37,
+                 *           "response_body": null,
+                 *           "withheld": true,
+                 *           "error": null,
+                 *           "next_attempt_at": null
                  *         }
                  *       ],
                  *       "links": {

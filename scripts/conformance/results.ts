@@ -108,7 +108,10 @@ export class Results {
   fail(subject: string, check: CheckName, message: string, exchange?: Exchange, detail?: string): void {
     if (!this.enabled(check)) return;
     const lacks = exchange && this.outOfReach(exchange);
-    if (lacks) return this.skip(subject, check, `skipped: the key lacks ${lacks}`);
+    if (lacks) {
+      this.skip(subject, check, `skipped: the key lacks ${lacks}`);
+      return;
+    }
     this.tally(subject, check).fail++;
     const key = `${subject}\u0000${check}\u0000${message}`;
     const known = this.failures.get(key);
