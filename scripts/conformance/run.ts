@@ -255,6 +255,13 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
             sized: `generated cases sized to the key's quota (${ctx.sized.quota.limit} per ${ctx.sized.quota.windowSeconds ?? '?'} s): ${ctx.sized.valid} valid and ${ctx.sized.invalid} invalid ran; a larger quota runs them all`,
           }
         : {}),
+      ...(keyScopes.lacking.size > 0
+        ? {
+            narrow:
+              `the key lacks ${[...keyScopes.lacking].sort().join(', ')} (the deployment's 403s say so): ` +
+              'what needs them is skipped, not failed',
+          }
+        : {}),
       durationMs,
       leftBehind,
       sections: [

@@ -131,6 +131,20 @@ async function walkEvents(key: string, held: readonly string[] | undefined) {
 const PROBES: Record<string, Probe> = {
   async events_list(key, held) {
     await walkEvents(key, held);
+    // One type asked for by name: served when readable, else 403 naming its scope (not an empty page).
+    for (const type of ['domain.created', 'space.created']) {
+      const response = await send(key, 'GET', `/events?type=${type}`);
+      if (readable(held, type)) {
+        expect(response.status, type).toBe(200);
+        const events = ((await response.json()) as { data: Array<{ type: string }> }).data;
+        expect(events.length).toBeGreaterThan(0);
+        expect(new Set(events.map((event) => event.type))).toEqual(new Set([type]));
+      } else {
+        const problem = await expectProblem(response, 403);
+        expect(response.headers.get('x-accepted-scopes')).toBe(READ_SCOPE[type.split('.')[0] as string]);
+        expect(problem.type).toBe('/problems/insufficient-scope');
+      }
+    }
   },
   async 'events_list (HEAD)'(key) {
     expect((await send(key, 'HEAD', '/events')).status).toBe(200);
