@@ -294,9 +294,12 @@ export interface paths {
          *     `url` is checked as at create. `status: enabled` re-enables a disabled endpoint (events made while it was
          *     disabled were not queued for it: redeliver them from `GET /events`). `PUT` and `PATCH` behave identically.
          *     A new `url` or `enabled_events` needs, beside `webhooks:write`, the read scope of each type the endpoint will
-         *     receive (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`): else `403`
-         *     (`/problems/insufficient-scope`) naming the missing scopes. The endpoint is the account's: it keeps receiving
-         *     after the key that made or changed it is rotated or revoked.
+         *     receive (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`); a new `url` also needs those
+         *     of the types it receives now (its queued deliveries go to the new `url`): else `403`
+         *     (`/problems/insufficient-scope`) naming the missing scopes, before any field is judged. Deliveries queued of a
+         *     type the new `enabled_events` no longer takes (retrying and forced ones too) are cancelled in the same change,
+         *     and never sent. The endpoint is the account's: it keeps receiving after the key that made or changed it is
+         *     rotated or revoked.
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */
@@ -323,9 +326,12 @@ export interface paths {
          *     `url` is checked as at create. `status: enabled` re-enables a disabled endpoint (events made while it was
          *     disabled were not queued for it: redeliver them from `GET /events`). `PUT` and `PATCH` behave identically.
          *     A new `url` or `enabled_events` needs, beside `webhooks:write`, the read scope of each type the endpoint will
-         *     receive (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`): else `403`
-         *     (`/problems/insufficient-scope`) naming the missing scopes. The endpoint is the account's: it keeps receiving
-         *     after the key that made or changed it is rotated or revoked.
+         *     receive (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`); a new `url` also needs those
+         *     of the types it receives now (its queued deliveries go to the new `url`): else `403`
+         *     (`/problems/insufficient-scope`) naming the missing scopes, before any field is judged. Deliveries queued of a
+         *     type the new `enabled_events` no longer takes (retrying and forced ones too) are cancelled in the same change,
+         *     and never sent. The endpoint is the account's: it keeps receiving after the key that made or changed it is
+         *     rotated or revoked.
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */
