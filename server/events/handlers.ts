@@ -5,7 +5,7 @@ import { requireReadScopes } from '../http/access/scopes.js';
 import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
 import { notFound, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
-import { readableKinds } from './read-scopes.js';
+import { readableTypes } from './read-scopes.js';
 import { type EventRow, eventRepository } from './repository.js';
 
 export type EventOperation = 'events_list' | 'events_redeliver';
@@ -36,8 +36,8 @@ export function eventHandlers(db: Database, redeliver: EventRedelivery): Pick<Ha
       // The log holds every record's events: a key reads those of the records it may read (read-scopes.ts),
       // filtered in the statement so that pages stay full; asking for a type it may not read is a 403, not [].
       if (type !== undefined) requireReadScopes(account.policy, [type], `listing ${type} events`);
-      const kinds = readableKinds(account.policy);
-      const rows = await events.list(account.id, { type, kinds, limit: query.per_page, before });
+      const types = readableTypes(account.policy);
+      const rows = await events.list(account.id, { type, types, limit: query.per_page, before });
       return {
         status: 200,
         body: {
