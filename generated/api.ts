@@ -294,9 +294,12 @@ export interface paths {
          *     `url` is checked as at create. `status: enabled` re-enables a disabled endpoint (events made while it was
          *     disabled were not queued for it: redeliver them from `GET /events`). `PUT` and `PATCH` behave identically.
          *     A new `url` or `enabled_events` needs, beside `webhooks:write`, the read scope of each type the endpoint will
-         *     receive (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`): else `403`
-         *     (`/problems/insufficient-scope`) naming the missing scopes. The endpoint is the account's: it keeps receiving
-         *     after the key that made or changed it is rotated or revoked.
+         *     receive (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`); a new `url` also needs those
+         *     of the types it receives now (its queued deliveries go to the new `url`): else `403`
+         *     (`/problems/insufficient-scope`) naming the missing scopes, before any field is judged. Deliveries queued of a
+         *     type the new `enabled_events` no longer takes (retrying and forced ones too) are cancelled in the same change,
+         *     and never sent. The endpoint is the account's: it keeps receiving after the key that made or changed it is
+         *     rotated or revoked.
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */
@@ -323,9 +326,12 @@ export interface paths {
          *     `url` is checked as at create. `status: enabled` re-enables a disabled endpoint (events made while it was
          *     disabled were not queued for it: redeliver them from `GET /events`). `PUT` and `PATCH` behave identically.
          *     A new `url` or `enabled_events` needs, beside `webhooks:write`, the read scope of each type the endpoint will
-         *     receive (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`): else `403`
-         *     (`/problems/insufficient-scope`) naming the missing scopes. The endpoint is the account's: it keeps receiving
-         *     after the key that made or changed it is rotated or revoked.
+         *     receive (`domains:read` for `domain.*`, `spaces:read` for `space.*`, both for `*`); a new `url` also needs those
+         *     of the types it receives now (its queued deliveries go to the new `url`): else `403`
+         *     (`/problems/insufficient-scope`) naming the missing scopes, before any field is judged. Deliveries queued of a
+         *     type the new `enabled_events` no longer takes (retrying and forced ones too) are cancelled in the same change,
+         *     and never sent. The endpoint is the account's: it keeps receiving after the key that made or changed it is
+         *     rotated or revoked.
          *
          *     **Scope:** `webhooks:write` (a key without it gets `403`).
          */
@@ -401,7 +407,9 @@ export interface paths {
          * List a webhook endpoint's delivery attempts
          * @description The endpoint's delivery log, newest attempt first: when, the status the endpoint answered, the latency, the
          *     first 1024 characters of its answer, why it failed, and when the next attempt is due. Attempts are kept as
-         *     long as their events (`EVENT_RETENTION_DAYS`).
+         *     long as their events (`EVENT_RETENTION_DAYS`). The answer to an event whose records the key may not read
+         *     (`domain.*` without `domains:read`, `space.*` without `spaces:read`) is withheld: `response_body` null and
+         *     `withheld` true.
          *
          *     **Scope:** `webhooks:read` (a key without it gets `403`).
          */
@@ -432,6 +440,12 @@ export interface paths {
          * @description The account's events, newest first, read by cursor (follow `links.next`): every change of a domain or a
          *     space, each with the record after the change and the request that made it. Events are kept
          *     `EVENT_RETENTION_DAYS` (30 by default), then deleted with their delivery log.
+         *
+         *     An event carries its record, so a key reads the events of the records it may read: beside `events:read`,
+         *     `domains:read` for `domain.*` events, `spaces:read` for `space.*` ones and `webhooks:read` for `webhook.test`
+         *     (a write scope counts as its read scope). The others are left out of the list (filtered in the query: pages
+         *     stay full and `links.next` walks to the end), as a GitHub App reads only the events its permissions cover; a
+         *     `type` the key may not read is `403` `insufficient-scope` naming the scope, not an empty list.
          *
          *     **Scope:** `events:read` (a key without it gets `403`).
          */
@@ -1396,8 +1410,14 @@ export interface components {
              * @description From sending the request to reading the whole answer (or giving up), in milliseconds.
              */
             latency_ms: number;
-            /** @description The first 1024 characters of the answer's body, or null. */
+            /** @description The first 1024 characters of the answer's body, or null (none came, or `withheld`). */
             response_body: string | null;
+            /**
+             * @description `true` when `response_body` is left out (null) because the key lacks the read scope of the event's type
+             *     (`domains:read` for a `domain.*` event, `spaces:read` for a `space.*` one): a receiver may echo the record it
+             *     was sent, and a key sees only the records it may read. The event itself is not in the key's event log either.
+             */
+            withheld: boolean;
             /** @description Why no answer counted (timeout; `connection failed: no answer from the target` for any connection that failed, whatever the cause; unsafe target), or null. */
             error: string | null;
             /** @description When the next attempt of this delivery is due, or null when none will follow (it succeeded, gave up, or the endpoint was disabled). */
@@ -1950,6 +1970,7 @@ export interface components {
                  *           "response_status": 200,
                  *           "latency_ms": 41,
                  *           "response_body": "ok",
+                 *           "withheld": false,
                  *           "error": null,
                  *           "next_attempt_at": null
                  *         },
@@ -1963,8 +1984,23 @@ export interface components {
                  *           "response_status": 500,
                  *           "latency_ms": 12,
                  *           "response_body": "Internal Server Error",
+                 *           "withheld": false,
                  *           "error": null,
                  *           "next_attempt_at": "2026-11-22T09:15:07.600Z"
+                 *         },
+                 *         {
+                 *           "id": 10,
+                 *           "event_id": "evt_0a9b8c7d6e5f4a3b2c1d0e9f",
+                 *           "event_type": "domain.created",
+                 *           "attempt": 1,
+                 *           "attempted_at": "2026-11-22T09:14:58.102Z",
+                 *           "status": "succeeded",
+                 *           "response_status": 200,
+                 *           "latency_ms": 37,
+                 *           "response_body": null,
+                 *           "withheld": true,
+                 *           "error": null,
+                 *           "next_attempt_at": null
                  *         }
                  *       ],
                  *       "links": {

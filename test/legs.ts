@@ -190,7 +190,7 @@ export const LEG_RULES: LegRule[] = [
   },
   {
     suite:
-      'test/conformance/{as-it-comes,back-to-back,broken-server,plan,preflight,prism-mock,prism-proxy,rate-limit-fields,rotation,scopes}.test.ts',
+      'test/conformance/{as-it-comes,back-to-back,broken-server,narrow-key,plan,preflight,prism-mock,prism-proxy,rate-limit-fields,rotation,scopes}.test.ts',
     legs: ['sqlite'],
     why: "the runner's own logic and checks: the server's side of each is an HTTP suite of every leg",
   },

@@ -26,7 +26,8 @@ or a target that cannot be tested (unreachable, or every request answered 404 or
                            instead of DSS_READONLY_API_KEY; the same caveat
   --seed <n>               reproduce a run: the same seed sends the same requests (default: random, printed)
   --cases <n>              generated valid and invalid cases per operation (default 50); an operation on
-                           a path id gets n valid cases, about one in four on an id the account does not own
+                           a path id gets n valid cases, about one in four on an id the account does not own;
+                           sized down, saying so, when they do not fit in the run's share of the key's quota
   --spec <path-or-url>     the spec (default generated/openapi.yaml)
   --only <check,...>       run only these checks
   --profile <p>            auto (default): a target seen to keep no state is a mock, as under "mock";

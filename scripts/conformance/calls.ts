@@ -88,6 +88,7 @@ export async function call(ctx: Context, operation: Operation, spec: RequestSpec
     const primary = credential === undefined || credential === credentialOf(operation, ctx.primary);
     // A credential probe (a missing or wrong key) meets the address's failed-authentication budget, not a key's.
     const probe = spec.credential !== undefined;
+    if (primary && !probe && credential !== undefined) ctx.keyScopes.observe(operation, exchange);
     const { status } = exchange.reply;
     ctx.budget.observe(
       exchange,

@@ -4,6 +4,7 @@ import type { Resource, SpecModel } from '../../server/spec-model.js';
 import type { Budget, Quota } from './budget.js';
 import type { Plan } from './cases.js';
 import type { Exchange, Secret } from './http.js';
+import type { KeyScopes } from './key-scopes.js';
 import type { RateLimitTracker } from './rate-limit-fields.js';
 import type { Refusal } from './refusals.js';
 import type { Results } from './results.js';
@@ -55,6 +56,8 @@ export interface Context {
   /** Credential probes the operator allows this run (--auth-probes), instead of half the address's budget. */
   authProbes?: number;
   onExchange?: (exchange: Exchange, operation: string | undefined) => void;
+  /** What the primary key was seen to hold and to lack (key-scopes.ts). */
+  keyScopes: KeyScopes;
   /** The RateLimit fields seen so far. */
   rateLimit: RateLimitTracker;
   /** The budgets those fields state: the primary key's quota, the address's for failed authentication. */

@@ -20,6 +20,20 @@ function serverPrefix(ctx: Context): string | undefined {
 
 const summary = (exchange: Exchange) => `${exchange.request.method} ${exchange.request.url}`;
 
+/**
+ * Why every request got 401, for the operator: the deployment's own problem (an expired or revoked key says so)
+ * when it gave one, the question of which key it is only when it said nothing.
+ */
+function refusedKey(exchanges: Exchange[], flag: string): string {
+  const problem = exchanges
+    .map((exchange) => exchange.reply.json as { type?: unknown; title?: unknown; detail?: unknown } | undefined)
+    .find((json) => typeof json?.detail === 'string' || typeof json?.title === 'string');
+  const said = [problem?.title, problem?.detail].filter((part) => typeof part === 'string').join(': ');
+  if (!said) return `every request got 401 with the key of ${flag} — is it a key of this deployment, and not revoked?`;
+  const type = typeof problem?.type === 'string' ? ` (${problem.type})` : '';
+  return `every request got 401 with the key of ${flag}: the deployment says "${said}"${type}`;
+}
+
 export async function preflight(ctx: Context): Promise<void> {
   // Reads that take no path parameter and need no body: the lists.
   const probes = ctx.model.operations.filter(
@@ -54,16 +68,12 @@ export async function preflight(ctx: Context): Promise<void> {
     );
   }
   if (statuses.every((status) => status === 401)) {
-    throw new PreflightError(
-      `every request got 401 with the key of --api-key (or DSS_API_KEY) — is it a key of this deployment, and not revoked?`,
-    );
+    throw new PreflightError(refusedKey(first, '--api-key (or DSS_API_KEY)'));
   }
   if (ctx.second) {
     const second = await send(ctx.second);
     if (second.every((exchange) => exchange.reply.status === 401)) {
-      throw new PreflightError(
-        `every request got 401 with the key of --second-api-key (or DSS_SECOND_API_KEY) — is it a key of this deployment, and not revoked?`,
-      );
+      throw new PreflightError(refusedKey(second, '--second-api-key (or DSS_SECOND_API_KEY)'));
     }
   }
 }

@@ -13,6 +13,8 @@ export interface ReportHeader {
   interrupted?: string;
   /** Set when the generated cases were sized to the key's quota: what ran of them. */
   sized?: string;
+  /** What the key was refused for lack of, when it was (key-scopes.ts): those checks are skipped. */
+  narrow?: string;
   durationMs: number;
   leftBehind: number;
   /** Sections after the table (what the run created and removed, coverage over runs, webhooks). */
@@ -97,6 +99,7 @@ export function renderReport(results: Results, header: ReportHeader, secrets: Se
     `${results.requests} requests in ${(header.durationMs / 1000).toFixed(1)} s`,
   ];
   if (header.sized) out.push(header.sized);
+  if (header.narrow) out.push(header.narrow);
   if (header.interrupted) out.push(`INTERRUPTED: ${header.interrupted}`);
   if (header.stateless) out.push(`stateful checks skipped: ${header.stateless}`);
   if (header.leftBehind) out.push(`WARNING: ${header.leftBehind} records the run created could not be deleted`);

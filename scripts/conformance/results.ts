@@ -90,6 +90,11 @@ export class Results {
   readonly failures = new Map<string, Failure>();
   readonly skips = new Map<string, Skip>();
   requests = 0;
+  /**
+   * Whether an answer is the deployment refusing the run's key for a scope it lacks (key-scopes.ts): the scopes,
+   * else undefined. A check judged on such an answer is skipped, saying so, instead of passed or failed.
+   */
+  outOfReach: (exchange: Exchange) => string | undefined = () => undefined;
 
   constructor(private readonly only?: ReadonlySet<CheckName>) {}
 
@@ -104,6 +109,11 @@ export class Results {
   /** `message` groups failures (keep record-specific values out of it); `detail` carries those values. */
   fail(subject: string, check: CheckName, message: string, exchange?: Exchange, detail?: string): void {
     if (!this.enabled(check)) return;
+    const lacks = exchange && this.outOfReach(exchange);
+    if (lacks) {
+      this.skip(subject, check, `skipped: the key lacks ${lacks}`);
+      return;
+    }
     this.tally(subject, check).fail++;
     const key = `${subject}\u0000${check}\u0000${message}`;
     const known = this.failures.get(key);

@@ -20,6 +20,7 @@ import { probeDuplicateIdempotencyKeys, probeLongPaths, probeProblemAccept } fro
 import type { Exchange, Secret } from './http.js';
 import { checkIdempotency } from './idempotency.js';
 import { runInvalidCases } from './invalid-cases.js';
+import { KeyScopes } from './key-scopes.js';
 import { checkListWalks } from './list-walks.js';
 import { preflight } from './preflight.js';
 import { ODD_IDS, probeAuth, probeMethods, probeOddIds } from './probes.js';
@@ -115,6 +116,13 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     ...(options.secondApiKey ? ([[options.secondApiKey, 'DSS_SECOND_API_KEY']] as Secret[]) : []),
     ...(options.readOnlyApiKey ? ([[options.readOnlyApiKey, 'DSS_READONLY_API_KEY']] as Secret[]) : []),
   ];
+  // A narrow key: what it may not do is skipped, naming the scope, rather than failed (key-scopes.ts).
+  const keyScopes = new KeyScopes();
+  const primaryCredentials = [`Bearer ${options.apiKey}`, options.apiKey];
+  results.outOfReach = (exchange) =>
+    Object.values(exchange.request.headers).some((value) => primaryCredentials.includes(value))
+      ? keyScopes.lacks(exchange)
+      : undefined;
   const rotation = await Rotation.open(options.baseUrl.replace(/\/+$/, ''), options.stateFile, seed);
   const ctx: Context = {
     model,
@@ -138,6 +146,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     rotation,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.authProbes !== undefined ? { authProbes: options.authProbes } : {}),
+    keyScopes,
     rateLimit: new RateLimitTracker(options.concurrency ?? 4),
     budget: new Budget(),
     log,
@@ -246,6 +255,13 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       ...(ctx.sized
         ? {
             sized: `generated cases sized to the key's quota (${ctx.sized.quota.limit} per ${ctx.sized.quota.windowSeconds ?? '?'} s): ${ctx.sized.valid} valid and ${ctx.sized.invalid} invalid ran; a larger quota runs them all`,
+          }
+        : {}),
+      ...(keyScopes.lacking.size > 0
+        ? {
+            narrow:
+              `the key lacks ${[...keyScopes.lacking].sort().join(', ')} (the deployment's 403s say so): ` +
+              'what needs them is skipped, not failed',
           }
         : {}),
       durationMs,
@@ -357,8 +373,8 @@ function announceBudget(ctx: Context, casesGiven: boolean): void {
   ctx.log(`quota of the key: ${describeQuota(quota)}`);
   ctx.log(
     casesGiven
-      ? `the generated cases need about ${cases} requests, besides a few hundred for the other checks`
-      : `the generated cases (about ${cases} requests) will be sized to what is left of it after the other checks; --cases <n> fixes their number`,
+      ? `the generated cases need about ${cases} requests, besides a few hundred for the other checks; they are sized down if they do not fit in this run's share`
+      : `the generated cases (about ${cases} requests) will be sized to what is left of it after the other checks; --cases <n> sets their number, within the same share`,
   );
 }
 
@@ -375,8 +391,9 @@ function requestsLeft(ctx: Context): number | undefined {
 }
 
 /**
- * Once the other checks ran: the generated cases get what is left of the key's quota (less what the cleanup
- * needs), unless --cases was given. Then the run says how long the waits for the quota will take instead.
+ * Once the other checks ran: the generated cases get what is left of this run's share of the key's quota (less
+ * what the clean-up needs), --cases or not: a run never spends more than the share it announced, so --cases <n>
+ * is sized down when its cases do not fit, and the run says so.
  */
 function fitCasesToBudget(ctx: Context, casesGiven: boolean): void {
   const quota = ctx.budget.primary;
@@ -385,23 +402,14 @@ function fitCasesToBudget(ctx: Context, casesGiven: boolean): void {
   const available = requestsLeft(ctx) ?? left;
   const needed = casesCost(ctx.model, ctx.plan);
   if (needed <= available) return;
-  if (casesGiven) {
-    const windows = Math.ceil((needed - Math.max(available, 0)) / quota.limit);
-    const seconds = (quota.resetSeconds ?? 0) + (windows - 1) * (quota.windowSeconds ?? 0);
-    ctx.log(
-      `the generated cases need about ${needed} requests and the key has ${Math.max(available, 0)} left in this ` +
-        `window: the run waits for the quota about ${windows} time(s), some ${seconds} s (leave out --cases to size ` +
-        'them to the quota, or give the key a larger one)',
-    );
-    return;
-  }
   const fitted = casesWithin(ctx.model, ctx.plan, Math.max(available, 0));
   if (!fitted) return;
   ctx.log(
-    `sized to the quota: ${fitted.valid.length} of ${ctx.plan.valid.length} valid and ${fitted.invalid.length} of ` +
+    `${casesGiven ? `--cases asked for about ${needed} requests of generated cases, more than this run's share has left: ` : ''}` +
+      `sized to the quota: ${fitted.valid.length} of ${ctx.plan.valid.length} valid and ${fitted.invalid.length} of ` +
       `${ctx.plan.invalid.length} invalid cases (${Math.max(left, 0)} requests left of this run's share; the key has ` +
-      `${quota.remaining} of ${quota.limit} per ${quota.windowSeconds ?? '?'} s); a larger quota, or --cases <n> ` +
-      'with waits for it, runs more',
+      `${quota.remaining} of ${quota.limit} per ${quota.windowSeconds ?? '?'} s); a larger quota, or runs one after ` +
+      'another, run more',
   );
   ctx.plan.valid = fitted.valid;
   ctx.plan.invalid = fitted.invalid;

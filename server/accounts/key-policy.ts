@@ -45,6 +45,10 @@ export function parseScopes(text: string): Scope[] | { error: string } {
     .filter(Boolean)
     .flatMap((name) => (name === 'read' ? READ_SCOPES : [name]));
   if (names.length === 0) return { error: `Name at least one scope: ${SCOPES.join(', ')}.` };
+  // An empty entry (`spaces:read,,`, a trailing comma) is a slip: a scope meant and left out, never nothing.
+  if (text.split(',').some((part) => part.trim() === '')) {
+    return { error: `The scopes have an empty entry between commas ("${text.trim().slice(0, 60)}"); name each scope.` };
+  }
   const unknown = names.filter((name) => !(SCOPES as readonly string[]).includes(name));
   if (unknown.length > 0) {
     return {

@@ -156,6 +156,22 @@ export function cachedAuthenticator(db: Database, ttlMs = KEY_CACHE_TTL_MS) {
  * Issues a key for the named account, creating the account when it does not exist yet. A label alone (the
  * form callers used before keys had options) is a key that may do everything.
  */
+/**
+ * When `name` would be a new account: the existing accounts whose name differs from it only by letter case (`Acme`
+ * for `acme`; on SQLite, ASCII letters only), far more likely a typo of theirs than a tenant of its own. Empty when
+ * the account exists as written, or nothing is alike.
+ */
+export async function accountsDifferingByCase(db: Database, name: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('accounts')
+    .select('name')
+    .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
+    .limit(6)
+    .execute();
+  const names = rows.map((row) => row.name);
+  return names.includes(name) ? [] : names;
+}
+
 export async function issueKey(
   db: Database,
   accountName: string,

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseDuration, parseInstant, parseRange, parseScopes, SCOPES } from '../accounts/key-policy.js';
 import {
+  accountsDifferingByCase,
   issueKey,
   type KeyListing,
   type KeyOptions,
@@ -25,11 +26,13 @@ const USAGE = `Usage: npm run keys -- <command>
          [--allow-ip <range>]...
       Issue a key for the account (created if new); prints it once. Without --scopes the key holds every
       scope, those added later too. Scopes: ${SCOPES.join(', ')}
-      (a write scope includes its read scope); read stands for every read scope. --expires-in takes 90d, 24h, 30m, 2w; --expires-at
-      a real time with its zone (2027-01-31T00:00:00Z), at most 10 years ahead. --allow-ip (repeatable) takes
+      (a write scope includes its read scope); read stands for every read scope. --expires-in takes 90d, 24h,
+      30m, 2w (more than 0); --expires-at a real time with its zone (2027-01-31T00:00:00Z), at most 10 years
+      ahead (one in the past is issued expired, with a warning). --allow-ip (repeatable) takes
       an IPv4 or IPv6 address or range (10.0.0.0/8, 2001:db8::/32), printed normalised; one whose meaning
       changes when written another way (::ffff:10.0.0.0/8 is ::/8; 10.0.0.1/8) is refused. Names and labels:
-      at most 100 characters, none invisible, space-like or a line separator.
+      at most 100 characters, valid UTF-8, none invisible, space-like or a line separator. A new account whose
+      name differs only by case from an existing one is refused.
   list
       List keys: id, account, label, status (active, revoked, expired, rotating, rotated), scopes, expiry,
       address ranges, the key that replaced it, created, last used (exact to within a minute), revoked.
@@ -78,6 +81,9 @@ function parse(argv: string[]) {
     const code = (error as { code?: string }).code;
     const option = /'(-[^' ]+)/.exec(String((error as Error).message))?.[1] ?? '';
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      // parseArgs reads a value that starts with "-" as the next option: `--expires-in -5d` is a negative value.
+      const next = argv[argv.indexOf(option) + 1];
+      if (next !== undefined && /^-\d/.test(next)) throw new UsageError(negative(option, next));
       throw new UsageError(`The option ${option} needs a value, as in ${option} ${EXAMPLES[option] ?? 'acme'}.`);
     }
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`Unknown option ${option}.`);
@@ -86,6 +92,24 @@ function parse(argv: string[]) {
 }
 
 type Values = ReturnType<typeof parse>['values'];
+
+/** The sentence for a negative duration given to an option (shown cut, as any echoed argument). */
+function negative(option: string, value: string): string {
+  return (
+    `${option} takes a duration ahead of now, as ${option} ${EXAMPLES[option] ?? '90d'}; ` +
+    `"${cut(value)}" is negative, and a key that expires in the past is no key.`
+  );
+}
+
+/** The longest piece of an argument printed back: an over-long one is shown by its start. */
+const ECHO_MAX = 40;
+
+/** An argument as printed back: escaped (terminal-text.ts) and cut to ECHO_MAX characters, saying how long it was. */
+function cut(value: string): string {
+  const characters = [...value];
+  if (characters.length <= ECHO_MAX) return printable(value);
+  return `${printable(characters.slice(0, ECHO_MAX).join(''))}… (${characters.length} characters)`;
+}
 
 /** A value of ours or the sentence of the problem (key-policy.ts's parsers): the sentence becomes a usage error. */
 function valid<T>(result: T | { error: string }): T {
@@ -103,7 +127,7 @@ function plainText(option: string, value: string): string {
 /** What a key id argument may be printed as: a whole key is shown by its public id, never with its secret. */
 function shownId(id: string): string {
   const whole = /^dss_([^_]*)_/.exec(id);
-  return printable(whole ? (whole[1] ?? '') : id);
+  return cut(whole ? (whole[1] ?? '') : id);
 }
 
 /** The options of `create`, checked whole before anything is written. */
@@ -114,7 +138,16 @@ function keyOptions(values: Values): KeyOptions {
   const now = Date.now();
   let expiresAt: Date | undefined;
   if (values['expires-in'] !== undefined) {
-    expiresAt = new Date(now + valid(parseDuration(values['expires-in'], '--expires-in')));
+    const given = values['expires-in'];
+    if (/^\s*-/.test(given)) throw new UsageError(negative('--expires-in', given));
+    const ms = valid(parseDuration(given, '--expires-in'));
+    // 0s would issue a key expired from the start: a slip, not a wish (--expires-at names a past time on purpose).
+    if (ms <= 0) {
+      throw new UsageError(
+        `--expires-in must be more than 0, as 90d (got "${cut(given)}"): the key would be expired at once.`,
+      );
+    }
+    expiresAt = new Date(now + ms);
   } else if (values['expires-at'] !== undefined) {
     expiresAt = new Date(valid(parseInstant(values['expires-at'], '--expires-at')));
     // Issued all the same (a test of how clients meet an expired key needs one), but said.
@@ -182,6 +215,16 @@ async function run(argv: string[]): Promise<void> {
   const db = await openServiceDatabase(readConfig(process.env).databaseUrl, values['create-database'] === true);
   try {
     if (command === 'create') {
+      // Account names are kept as written, but a new one that differs only by case from one that exists is
+      // refused: `acme` beside `Acme` is two tenants that look like one in every list.
+      const alike = await accountsDifferingByCase(db, account as string);
+      if (alike.length > 0) {
+        throw new Refusal(
+          `The account "${cut(account as string)}" would be new, and differs only by case from ` +
+            `${alike.map((name) => `"${printable(name)}"`).join(', ')}, which exists: use --account ` +
+            `"${printable(alike[0] as string)}" for a key of that account. Account names that differ only by case are refused.`,
+        );
+      }
       const issued = await issueKey(db, account as string, options);
       console.log(
         `Key ${issued.publicId} for account "${printable(issued.account.name)}". It is shown only this once:\n`,

@@ -45,6 +45,8 @@ export function printable(value: string): string {
 export function nameProblem(value: string): string | undefined {
   const control = controlCharacterIn(value);
   if (control) return `must not hold control characters (it has ${control})`;
+  // What Node makes of bytes that are not UTF-8 in an argument: the name that was meant is not known.
+  if (value.includes('\ufffd')) return 'must be valid UTF-8 text (it has \\ufffd, which stands for bytes that are not)';
   const invisible = INVISIBLE.exec(value)?.[0];
   if (invisible !== undefined) {
     return `must not hold invisible, space-like or line-separator characters (it has ${escapeCode(invisible)})`;

@@ -1,12 +1,31 @@
-// A subscription is bounded by what the key may read (as a GitHub App receives only the events its permissions
-// cover): an event carries its record, so receiving an event type needs the read scope of that type's records.
-// Checked when an endpoint is created, and when its `enabled_events` or its `url` change; redelivery checks the
-// event's own type. An endpoint is the account's: it keeps what it was given after its creator key is rotated or
-// revoked (spec/GUIDE.md, "Events and webhooks").
+// The one rule of what record data may leave the service: a record is seen (answered, listed, delivered, logged)
+// only with its read scope, by a key or by an endpoint acting for its account (as a GitHub App receives and reads
+// only the events its permissions cover). An event carries its record, so an event type's read scope is that of
+// its records. Every path that hands out an event's record asks here: the event log (filtered), subscriptions
+// (an endpoint's create and update), redelivery, and the delivery log (a receiver's answer withheld). An endpoint
+// is the account's: it keeps what it was given after its creator key is rotated or revoked (spec/GUIDE.md,
+// "Events and webhooks").
 import type { components } from '../../generated/api.js';
 import { type KeyPolicy, missingScopes } from '../accounts/key-policy.js';
 
 type EnabledEvent = components['schemas']['webhook-enabled-events'][number];
+type EventType = components['schemas']['event-type'];
+
+/** Every type the log holds, from the contract (a type added to the spec does not compile until listed here). */
+const EVENT_TYPES: Record<EventType, true> = {
+  'domain.created': true,
+  'domain.updated': true,
+  'domain.deleted': true,
+  'domain.pending': true,
+  'domain.active': true,
+  'domain.misconfigured': true,
+  'domain.claimed_elsewhere': true,
+  'domain.expired': true,
+  'space.created': true,
+  'space.updated': true,
+  'space.deleted': true,
+  'webhook.test': true,
+};
 
 /** Every type an endpoint may subscribe to, from the contract (a type added to the spec must be listed here). */
 const SUBSCRIBABLE: Record<Exclude<EnabledEvent, '*'>, true> = {
@@ -23,18 +42,42 @@ const SUBSCRIBABLE: Record<Exclude<EnabledEvent, '*'>, true> = {
   'space.deleted': true,
 };
 
+/** The kind of record an event type carries: `domain.active` -> `domain`, `webhook.test` -> `webhook`. */
+function kindOf(type: string): string {
+  return type.slice(0, type.indexOf('.'));
+}
+
 /** The read scope of an event type's records: `domain.active` -> `domains:read`, `webhook.test` -> `webhooks:read`. */
 export function readScopeOf(type: string): string {
-  return `${type.slice(0, type.indexOf('.'))}s:read`;
+  return `${kindOf(type)}s:read`;
+}
+
+/** The types an endpoint subscribed to `enabledEvents` takes (`*`: every subscribable type). */
+export function typesTaken(enabledEvents: readonly string[]): string[] {
+  return enabledEvents.includes('*') ? Object.keys(SUBSCRIBABLE) : [...enabledEvents];
 }
 
 /** The read scopes receiving these types needs; `*` needs those of every type. */
 export function scopesToReceive(types: readonly string[]): string[] {
-  const all = types.includes('*') ? Object.keys(SUBSCRIBABLE) : types;
-  return [...new Set(all.map(readScopeOf))].sort();
+  return [...new Set(typesTaken(types).map(readScopeOf))].sort();
 }
 
 /** The scopes a key lacks to receive these types (none for a key that holds every scope). */
 export function missingToReceive(policy: KeyPolicy | undefined, types: readonly string[]): string[] {
   return missingScopes(policy, scopesToReceive(types));
+}
+
+/** Whether a key with this policy may see a record carried by an event of this type. */
+export function mayRead(policy: KeyPolicy | undefined, type: string): boolean {
+  return missingToReceive(policy, [type]).length === 0;
+}
+
+/**
+ * The same rule as `mayRead`, as data a query can hold: the event types whose records the key may read, so that
+ * a list is filtered in its statement (full pages, cursors that walk to the end); undefined for a key that holds
+ * every scope (nothing is filtered).
+ */
+export function readableTypes(policy: KeyPolicy | undefined): string[] | undefined {
+  if (!policy?.scopes) return undefined;
+  return Object.keys(EVENT_TYPES).filter((type) => mayRead(policy, type));
 }

@@ -16,7 +16,7 @@ import { precompiledOnAny } from '../db/precompiled.js';
 import type { Job } from '../jobs/runner.js';
 import type { Logger } from '../logger.js';
 import { type DeliveryOutcome, type FinishedAttempt, recordAttempts } from './attempt-records.js';
-import { DELIVERIES_TOPIC } from './fan-out.js';
+import { DELIVERIES_TOPIC, wants } from './fan-out.js';
 import { type AttemptResult, sendAttempt } from './sender.js';
 import type { WebhookSettings } from './settings.js';
 import { webhookHeaders } from './signature.js';
@@ -203,26 +203,47 @@ export function deliveryJob(
   };
 }
 
-// The endpoint and the event of a delivery in one read; compiled once per engine (db/precompiled.ts).
-const endpointAndEvent = precompiledOnAny((db, endpointId: number, eventId: number) =>
+// The endpoint, the event and the delivery's state in one read (one snapshot: an endpoint update's url, its
+// enabled_events and the deliveries it cancelled are seen together); compiled once per engine (db/precompiled.ts).
+const endpointAndEvent = precompiledOnAny((db, endpointId: number, eventId: number, deliveryId: number) =>
   db
     .selectFrom('webhook_endpoints')
     .innerJoin('events', (join) => join.on('events.id', '=', eventId))
+    .innerJoin('webhook_deliveries', (join) => join.on('webhook_deliveries.id', '=', deliveryId))
     .select([
       'webhook_endpoints.id',
       'webhook_endpoints.url',
       'webhook_endpoints.status',
+      'webhook_endpoints.enabled_events',
+      'webhook_deliveries.state',
       'webhook_endpoints.secret',
       'webhook_endpoints.previous_secret',
       'webhook_endpoints.previous_secret_until',
       'webhook_endpoints.failing_since',
       'events.public_id',
+      'events.type',
       'events.payload',
     ])
     .where('webhook_endpoints.id', '=', endpointId),
 );
 
-/** Sends one attempt of `delivery` and returns it for recording; a delivery to a disabled endpoint is cancelled. */
+/**
+ * Whether a claimed delivery is still to be sent, as its endpoint is now: not if it was cancelled meanwhile (an
+ * update that stopped the type), nor if the endpoint no longer takes its type (unless forced: a test, or a
+ * redelivery by name, which a key holding the type's read scope asked for), nor to a disabled endpoint unless forced.
+ */
+function stillToSend(
+  row: { state: string; status: string; enabled_events: string; type: string },
+  forced: boolean,
+): boolean {
+  if (row.state !== 'pending') return false;
+  return forced || (row.status === 'enabled' && wants(row.enabled_events, row.type));
+}
+
+/**
+ * Sends one attempt of `delivery` and returns it for recording; one no longer to send (`stillToSend`) is cancelled,
+ * never sent.
+ */
 async function attemptDelivery(
   db: Database,
   settings: WebhookSettings,
@@ -230,10 +251,10 @@ async function attemptDelivery(
   worker: string,
   observer: DeliveryObserver | undefined,
 ): Promise<FinishedAttempt | undefined> {
-  const [endpoint] = await endpointAndEvent(db, delivery.endpoint_id, delivery.event_id);
+  const [endpoint] = await endpointAndEvent(db, delivery.endpoint_id, delivery.event_id, delivery.id);
   if (!endpoint) return undefined; // the endpoint or the event was deleted meanwhile; its deliveries went with it
   const event = endpoint;
-  if (endpoint.status === 'disabled' && !delivery.forced) {
+  if (!stillToSend(endpoint, delivery.forced === 1)) {
     await db
       .updateTable('webhook_deliveries')
       .set({ state: 'cancelled', claimed_by: null, claimed_until: null })

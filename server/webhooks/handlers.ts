@@ -1,11 +1,11 @@
 // HTTP handlers of the webhook-endpoint operations: map validated input to the repository and records to
 // replies, with the safe-target rule and the per-account limit.
 
-import type { Account } from '../accounts/keys.js';
 import type { Database } from '../db/database.js';
 import { inTransaction } from '../db/owned.js';
 import { recordEvent } from '../events/outbox.js';
-import { missingToReceive } from '../events/read-scopes.js';
+import { mayRead } from '../events/read-scopes.js';
+import { requireReadScopes } from '../http/access/scopes.js';
 import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
 import { HttpProblem, notFound, validationProblem, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
@@ -39,23 +39,6 @@ async function requireSafeTarget(url: string, settings: WebhookSettings): Promis
 
 const endpointNotFound = (id: number) => notFound('webhook endpoint', id);
 
-/**
- * 403 unless the key may read the records of every type the endpoint will receive (events/read-scopes.ts): a key that
- * may not read spaces does not get them by webhook either.
- */
-function requireReadScopes(account: Account, enabledEvents: readonly string[], what: string): void {
-  const missing = missingToReceive(account.policy, enabledEvents);
-  if (missing.length === 0) return;
-  const held = account.policy?.scopes;
-  throw new HttpProblem(
-    'insufficient-scope',
-    `This API key lacks the scope ${missing.join(' and ')}, which ${what} an endpoint receiving ` +
-      `${enabledEvents.join(', ')} needs: an endpoint receives only the records its key may read. ` +
-      `Its scopes: ${held && held.size > 0 ? [...held].sort().join(', ') : 'none'}.`,
-    { headers: { 'X-Accepted-Scopes': missing.join(', ') } },
-  );
-}
-
 /** 409: the endpoint has WEBHOOK_MAX_QUEUE undelivered events, a test or a redelivery to it included. */
 export function webhookEndpointHandlers(
   db: Database,
@@ -63,11 +46,19 @@ export function webhookEndpointHandlers(
   settings: WebhookSettings,
 ): WebhookEndpointHandlers {
   const update: WebhookEndpointHandlers['webhook-endpoints_update'] = async ({ account, path, body }) => {
-    // Re-pointing an endpoint or changing what it receives is subscribing anew: bounded by the key's reads.
+    // Changing what an endpoint receives is subscribing anew: bounded by the key's reads. Re-pointing it also
+    // hands the new url what it takes now (deliveries already queued), so it needs the reads of both.
     if (body.enabled_events !== undefined || body.url !== undefined) {
       const current = await endpoints.find(account.id, path.id);
       if (!current) throw endpointNotFound(path.id);
-      requireReadScopes(account, body.enabled_events ?? current.enabled_events, 'changing');
+      const types = [
+        ...new Set([...(body.enabled_events ?? []), ...(body.url !== undefined ? current.enabled_events : [])]),
+      ];
+      requireReadScopes(
+        account.policy,
+        types,
+        `${body.url !== undefined ? 're-pointing' : 'changing'} an endpoint receiving ${types.join(', ')}`,
+      );
     }
     if (body.url !== undefined) await requireSafeTarget(body.url, settings);
     const endpoint = await endpoints.update(account.id, path.id, body);
@@ -87,7 +78,11 @@ export function webhookEndpointHandlers(
     },
 
     async 'webhook-endpoints_store'({ account, body, url }) {
-      requireReadScopes(account, body.enabled_events, 'creating');
+      requireReadScopes(
+        account.policy,
+        body.enabled_events,
+        `creating an endpoint receiving ${body.enabled_events.join(', ')}`,
+      );
       await requireSafeTarget(body.url, settings);
       const created = await endpoints.create(
         account.id,
@@ -149,7 +144,12 @@ export function webhookEndpointHandlers(
       const endpoint = await endpoints.find(account.id, path.id);
       if (!endpoint) throw endpointNotFound(path.id);
       const before = readIdCursor(query.after as string | undefined);
-      const attempts = await endpoints.attempts(endpoint.id, query.per_page, before);
+      const attempts = await endpoints.attempts(endpoint.id, {
+        limit: query.per_page,
+        before,
+        // A receiver may echo what it was sent: its answer is the record's, seen only with the record's read scope.
+        readable: (type) => mayRead(account.policy, type),
+      });
       return {
         status: 200,
         body: { data: attempts, links: { next: nextLink(url.path, url.sent, attempts, query.per_page) } },

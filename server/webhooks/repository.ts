@@ -4,6 +4,7 @@ import type { Selectable } from 'kysely';
 import type { components } from '../../generated/api.js';
 import { type Database, type PruneBatch, toIso } from '../db/database.js';
 import type { WebhookEndpointsTable } from '../db/schema.js';
+import { cancelUntakenDeliveries } from './endpoint-policy.js';
 import { newSecret } from './signature.js';
 
 // The records are the contract's shapes: enabled_events and disabled_reason hold only the values it names.
@@ -112,14 +113,21 @@ export function webhookEndpointRepository(db: Database) {
         Object.assign(set, { status: 'enabled', disabled_reason: null, failing_since: null });
       if (changes.status === 'disabled') Object.assign(set, { status: 'disabled', disabled_reason: 'manual' });
       if (Object.keys(set).length === 0) return this.find(accountId, id);
-      const row = await db
-        .updateTable('webhook_endpoints')
-        .set({ ...set, updated_at: new Date().toISOString() })
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirst();
-      return row && toEndpointRecord(row);
+      // One transaction: no delivery of a type the endpoint stops taking outlives the change (nor is sent to a
+      // new url); the delivery job checks again at send time (deliveries.ts).
+      return db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('webhook_endpoints')
+          .set({ ...set, updated_at: new Date().toISOString() })
+          .where('account_id', '=', accountId)
+          .where('id', '=', id)
+          .returningAll()
+          .executeTakeFirst();
+        if (row && changes.enabled_events !== undefined) {
+          await cancelUntakenDeliveries(trx, Number(row.id), changes.enabled_events);
+        }
+        return row && toEndpointRecord(row);
+      });
     },
 
     async remove(accountId: number, id: number): Promise<boolean> {
@@ -155,8 +163,14 @@ export function webhookEndpointRepository(db: Database) {
       return row && { record: toEndpointRecord(row), secret };
     },
 
-    /** One page of the endpoint's attempts, newest first, below attempt id `before` when given. */
-    async attempts(endpointId: number, limit: number, before?: number): Promise<DeliveryAttemptRecord[]> {
+    /**
+     * One page of the endpoint's attempts, newest first, below attempt id `before` when given; the receiver's
+     * answer withheld for an event type the reader may not read (`readable`: events/read-scopes.ts's rule).
+     */
+    async attempts(
+      endpointId: number,
+      { limit, before, readable }: { limit: number; before?: number; readable: (type: string) => boolean },
+    ): Promise<DeliveryAttemptRecord[]> {
       let query = db
         .selectFrom('webhook_attempts as a')
         .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
@@ -179,19 +193,23 @@ export function webhookEndpointRepository(db: Database) {
         .limit(limit);
       if (before !== undefined) query = query.where('a.id', '<', before);
       const rows = await query.execute();
-      return rows.map((row) => ({
-        id: Number(row.id),
-        event_id: row.public_id,
-        event_type: row.type as DeliveryAttemptRecord['event_type'],
-        attempt: Number(row.attempt),
-        attempted_at: toIso(row.attempted_at),
-        status: row.status,
-        response_status: row.response_status === null ? null : Number(row.response_status),
-        latency_ms: Number(row.latency_ms),
-        response_body: row.response_body,
-        error: row.error,
-        next_attempt_at: isoOrNull(row.next_attempt_at),
-      }));
+      return rows.map((row) => {
+        const withheld = !readable(row.type);
+        return {
+          id: Number(row.id),
+          event_id: row.public_id,
+          event_type: row.type as DeliveryAttemptRecord['event_type'],
+          attempt: Number(row.attempt),
+          attempted_at: toIso(row.attempted_at),
+          status: row.status,
+          response_status: row.response_status === null ? null : Number(row.response_status),
+          latency_ms: Number(row.latency_ms),
+          response_body: withheld ? null : row.response_body,
+          withheld,
+          error: row.error,
+          next_attempt_at: isoOrNull(row.next_attempt_at),
+        };
+      });
     },
   };
 }

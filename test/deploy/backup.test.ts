@@ -4,7 +4,7 @@
 // restored records are a gapless prefix of the committed ones (one consistent snapshot). Both engines in
 // every run: one CI leg only.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -134,6 +134,8 @@ describe('backups under write load', { timeout: 240_000 }, () => {
         const exit = await runToExit('scripts/backup.mjs', [file], { DATABASE_URL: database.url });
         expect(exit.code, exit.stderr).toBe(0);
         expect(exit.stdout).toMatch(/^Backed up .* integrity ok: 1 accounts, 1 keys, 0 domains, \d+ spaces/);
+        // It holds the webhook signing secrets: the owner's only, whatever the umask.
+        expect(statSync(file).mode & 0o777).toBe(0o600);
       },
       async () => {
         const restored = await freshDatabase('sqlite');
@@ -157,7 +159,15 @@ describe('backups under write load', { timeout: 240_000 }, () => {
     await backupUnderLoad(
       database,
       async () => {
-        await run('pg_dump', ['--format=custom', `--file=${file}`, `--dbname=${database.url}`], { timeout: 60_000 });
+        // As OPERATIONS writes it: under umask 077, so the dump (signing secrets included) is the owner's only.
+        await run(
+          'sh',
+          ['-c', 'umask 077 && pg_dump --format=custom --file="$1" --dbname="$2"', 'sh', file, database.url],
+          {
+            timeout: 60_000,
+          },
+        );
+        expect(statSync(file).mode & 0o777).toBe(0o600);
       },
       async () => {
         const restored = await freshDatabase('postgres');

@@ -88,6 +88,15 @@ describe('create with a policy', SLOW, () => {
     { given: ['--expires-at', '0000-01-01T00:00:00Z'], says: 'from 1970 on' },
     { given: ['--label', 'ci\u2028job'], says: '--label must not hold invisible' },
     { given: ['--label', 'x'.repeat(101)], says: '--label must be at most 100 characters' },
+    {
+      given: ['--expires-in', '-5d'],
+      says: '--expires-in takes a duration ahead of now, as --expires-in 90d; "-5d" is negative',
+    },
+    { given: ['--expires-in=-5d'], says: '"-5d" is negative' },
+    { given: ['--expires-in', '0s'], says: '--expires-in must be more than 0' },
+    { given: ['--scopes', 'spaces:read,,'], says: 'empty entry between commas' },
+    // What Node makes of an argument's bytes that are not UTF-8.
+    { given: ['--label', 'ci\ufffdjob'], says: '--label must be valid UTF-8 text' },
   ])('refuses $given with a sentence, issuing nothing', async ({ given, says }) => {
     const exit = await keys('create', '--account', 'refused', ...given);
     expect(exit.code).toBe(2);
@@ -104,6 +113,17 @@ describe('create with a policy', SLOW, () => {
     expect(response.status).toBe(401);
     expect((error as { type: string }).type).toBe('/problems/key-expired');
     expect((await listedRow(publicIdOf(key))).STATUS).toBe('expired');
+  });
+});
+
+describe('account names that differ only by case', SLOW, () => {
+  it('refuses a new account differing only by case from one that exists, and serves the one as written', async () => {
+    await createKey('--account', 'CaseAcme');
+    const exit = await keys('create', '--account', 'caseacme');
+    expect(exit.code).toBe(2);
+    expect(exit.stderr).toContain('"caseacme" would be new, and differs only by case from "CaseAcme"');
+    expect(exit.stdout.match(KEY_PATTERN)).toBeNull();
+    expect((await createKey('--account', 'CaseAcme')).key).toMatch(KEY_PATTERN);
   });
 });
 
@@ -147,6 +167,13 @@ describe('revoke', SLOW, () => {
     expect(unknown.code).toBe(1);
     const rotated = await keys('rotate', key);
     for (const said of [exit, again, unknown, rotated]) expect(`${said.stdout}${said.stderr}`).not.toContain(secret);
+  });
+
+  it('echoes an over-long argument cut, saying how long it was', async () => {
+    const exit = await keys('revoke', 'x'.repeat(5000));
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toContain(`No key with id ${'x'.repeat(40)}… (5000 characters).`);
+    expect(exit.stderr.length).toBeLessThan(300);
   });
 });
 

@@ -16,6 +16,7 @@ import {
 } from '../../server/accounts/key-policy.js';
 import { type KeyListing, keyStatus } from '../../server/accounts/keys.js';
 import { controlCharacterIn, MAX_NAME_LENGTH, nameProblem, printable } from '../../server/cli/terminal-text.js';
+import { mayRead, readableTypes } from '../../server/events/read-scopes.js';
 import { ApiSpec } from '../../server/spec-model.js';
 
 describe('parseScopes', () => {
@@ -36,6 +37,9 @@ describe('parseScopes', () => {
     ['spaces:delete', /Unknown scope "spaces:delete"/],
     ['Spaces:Read', /Unknown scope/],
     ['spaces', /Unknown scope "spaces"/],
+    ['spaces:read,,', /empty entry between commas/],
+    [',spaces:read', /empty entry between commas/],
+    ['spaces:read, ,domains:read', /empty entry between commas/],
   ])('refuses %j', (text, problem) => {
     expect((parseScopes(text) as { error: string }).error).toMatch(problem);
   });
@@ -302,5 +306,39 @@ describe('text printed on a terminal', () => {
   ])('prints %j as %j', (text, shown) => {
     expect(printable(text)).toBe(shown);
     expect(controlCharacterIn(printable(text))).toBeUndefined();
+  });
+});
+
+describe('the read rule (events/read-scopes.ts)', () => {
+  const TYPES = readableTypes({ scopes: new Set(['domains:read', 'spaces:read', 'webhooks:read']) }) ?? [];
+  const policies: Array<KeyPolicy | undefined> = [
+    undefined,
+    { scopes: new Set() },
+    { scopes: new Set(['events:read']) },
+    { scopes: new Set(['spaces:read']) },
+    { scopes: new Set(['domains:write', 'webhooks:read']) },
+    { scopes: new Set(['domains:read', 'spaces:write', 'webhooks:write']) },
+  ];
+
+  it.each([
+    [undefined, 'domain.created', true],
+    [{ scopes: new Set(['spaces:read']) }, 'domain.created', false],
+    [{ scopes: new Set(['spaces:read']) }, 'space.updated', true],
+    [{ scopes: new Set(['domains:write']) }, 'domain.active', true],
+    [{ scopes: new Set(['events:read']) }, 'webhook.test', false],
+    [{ scopes: new Set(['webhooks:write']) }, 'webhook.test', true],
+  ] as Array<[KeyPolicy | undefined, string, boolean]>)('%o reads %s: %s', (policy, type, allowed) => {
+    expect(mayRead(policy, type)).toBe(allowed);
+  });
+
+  it('gives the list filter the same answer as mayRead, for every policy and type', () => {
+    expect(TYPES).toEqual(expect.arrayContaining(['domain.created', 'space.deleted', 'webhook.test']));
+    for (const policy of policies) {
+      const types = readableTypes(policy);
+      for (const type of TYPES) {
+        const listed = types === undefined || types.includes(type);
+        expect([policy, type, listed]).toEqual([policy, type, mayRead(policy, type)]);
+      }
+    }
   });
 });

@@ -3,8 +3,9 @@
 // (api-routes.ts), so that the rule and the docs are one text.
 // Every fact comes with the cached key (server/accounts/keys.ts): no check reads the database.
 import type { Request, RequestHandler, Response } from 'express';
-import { addressAllowed, expired, missingScopes } from '../../accounts/key-policy.js';
+import { addressAllowed, expired, type KeyPolicy, missingScopes } from '../../accounts/key-policy.js';
 import type { Account } from '../../accounts/keys.js';
+import { missingToReceive } from '../../events/read-scopes.js';
 import { HttpProblem } from '../problems/problem.js';
 import { context } from '../routing/request-context.js';
 import type { Route } from '../routing/routes.js';
@@ -63,4 +64,21 @@ export function requireScopes(route: Route): RequestHandler {
     if (!account) return next(new Error('request reached the scope check unauthenticated'));
     next(declared.length > 0 ? insufficientScope(account, declared, req) : undefined);
   };
+}
+
+/**
+ * 403 `insufficient-scope` unless the key may read the records of every one of `types` (`*`: all), by the one
+ * rule of events/read-scopes.ts; `what` ends the sentence "…, which <what> needs". `X-Accepted-Scopes` names the
+ * read scopes that would do. Called by handlers once the body is read, before any field of it is judged.
+ */
+export function requireReadScopes(policy: KeyPolicy | undefined, types: readonly string[], what: string): void {
+  const missing = missingToReceive(policy, types);
+  if (missing.length === 0) return;
+  const held = policy?.scopes;
+  throw new HttpProblem(
+    'insufficient-scope',
+    `This API key lacks the scope ${missing.join(' and ')}, which ${what} needs: a key sees only the records ` +
+      `it may read. Its scopes: ${held && held.size > 0 ? [...held].sort().join(', ') : 'none'}.`,
+    { headers: { 'X-Accepted-Scopes': missing.join(', ') } },
+  );
 }
