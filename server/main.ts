@@ -41,6 +41,7 @@ import {
   sandboxWorkersProblem,
 } from './sandbox.js';
 import { ApiSpec } from './spec-model.js';
+import { flushTraces, reportDroppedSpans, untraced } from './tracing.js';
 import { warmUp } from './warm-up.js';
 import { webhookMetrics } from './webhooks/metrics.js';
 
@@ -186,7 +187,7 @@ async function serve(
     ...(extra.keyCheck ? { keyCheck: extra.keyCheck, docsSandboxKey: SANDBOX_CONSOLE_KEY } : {}),
   });
   // The first request of each kind is prepared before anyone can send it (warm-up.ts).
-  await warmUp({ spec, validation, docsSandboxKey: extra.keyCheck ? SANDBOX_CONSOLE_KEY : undefined });
+  await untraced(() => warmUp({ spec, validation, docsSandboxKey: extra.keyCheck ? SANDBOX_CONSOLE_KEY : undefined }));
   const listening = lifecycle.listen(app, config.port, config.host);
   // The one place background work starts and stops: every serving process runs the jobs (server/jobs/), each unit
   // claimed in its row, never twice; woken at commit (db/wakeups.ts). Installed before the banner is printed:
@@ -202,11 +203,13 @@ async function serve(
     }),
     { wakeups: wakeupsOf(db), logger },
   );
+  reportDroppedSpans(logger.warn);
   lifecycle.drainOn(['SIGTERM', 'SIGINT'], async () => {
     await jobs.stop();
     lookup.close();
     await db.destroy();
     await redis?.close();
+    await flushTraces();
   });
   return listening;
 }

@@ -167,6 +167,14 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0015_trace_context': {
+    // Expand only: the W3C traceparent of the request that wrote an event (null when tracing was off), so that its
+    // deliveries join that trace. The previous release writes events without it.
+    // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('events').addColumn('trace_parent', 'text').execute();
+    },
+  },
 };
 
 export const provider: MigrationProvider = { getMigrations: async () => migrations };

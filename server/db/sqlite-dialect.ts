@@ -21,6 +21,7 @@ import { dirname, resolve } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult } from 'kysely';
 import { SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql } from 'kysely';
+import { querySpan } from '../tracing.js';
 import { DatabaseUnavailable } from './faults.js';
 import type { StorageProbe } from './health.js';
 import { sqliteDriver } from './sqlite-driver.js';
@@ -206,7 +207,8 @@ class Session implements DatabaseConnection {
   constructor(private readonly driver: SqliteDriver) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    return this.driver.execute<R>(query, this.inTransaction);
+    // A span of its own inside a traced unit of work (tracing.ts): the SQL text, never its parameters.
+    return querySpan('sqlite', query.sql, () => this.driver.execute<R>(query, this.inTransaction));
   }
 
   async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
