@@ -144,7 +144,14 @@ async function start(env) {
         requireParentforOutgoingSpans: true,
       }),
       // A query outside any span (the jobs' claims, polled) is not traced: each unit of work is a span.
-      new PgInstrumentation({ requireParentSpan: true }),
+      // db.operation.name too, as the SQLite spans have it (the first keyword of the statement).
+      new PgInstrumentation({
+        requireParentSpan: true,
+        requestHook: (span, { query }) => {
+          const operation = /^\s*([A-Za-z]+)/.exec(query.text ?? '')?.[1];
+          if (operation) span.setAttribute('db.operation.name', operation.toUpperCase());
+        },
+      }),
     ],
   });
   sdk.start();

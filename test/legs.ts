@@ -138,6 +138,12 @@ export const LEG_RULES: LegRule[] = [
     legs: ['sqlite'],
     why: "an in-memory SQLite database of its own; counters in Redis; npm's banner and stdout: none depends on the leg",
   },
+  // Observability: the service as a process with its collector, a real Prometheus and promtool.
+  {
+    suite: 'test/observability/tracing.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'WORKERS=2 exporting to a collector on loopback: the SQL spans differ by engine (our own for SQLite, the pg instrumentation)',
+  },
   {
     suite: 'test/service/library-boundaries.test.ts',
     legs: ['sqlite', 'quick'],
