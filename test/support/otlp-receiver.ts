@@ -28,9 +28,10 @@ export interface OtlpReceiver {
 type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
 type KeyValue = { key: string; value: AnyValue };
 
-const valueOf = (value: AnyValue): unknown =>
+const plainValue = (value: AnyValue): unknown =>
   value.stringValue ?? (value.intValue === undefined ? (value.boolValue ?? value.doubleValue) : Number(value.intValue));
-const attributesOf = (list: KeyValue[] = []) => Object.fromEntries(list.map(({ key, value }) => [key, valueOf(value)]));
+const attributesOf = (list: KeyValue[] = []) =>
+  Object.fromEntries(list.map(({ key, value }) => [key, plainValue(value)]));
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ExportedSpan[] = [];
