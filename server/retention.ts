@@ -64,7 +64,11 @@ export async function pruneAll(db: Database, table: Retained, now = Date.now(), 
 export function retentionJob(
   db: Database,
   tables: Retained[],
-  { logger, everyMs = RETENTION_EVERY_MS }: { logger: Logger; everyMs?: number },
+  {
+    logger,
+    everyMs = RETENTION_EVERY_MS,
+    pruned,
+  }: { logger: Logger; everyMs?: number; pruned?: (table: string, count: number) => void },
 ): Job<Retained[]> {
   let due = 0;
   return {
@@ -79,8 +83,9 @@ export function retentionJob(
     },
     async run(pass) {
       for (const table of pass) {
-        const pruned = await pruneAll(db, table);
-        if (pruned > 0) logger.info('pruned past retention', { table: table.name, count: pruned });
+        const count = await pruneAll(db, table);
+        if (count > 0) logger.info('pruned past retention', { table: table.name, count });
+        pruned?.(table.name, count);
       }
     },
   };
