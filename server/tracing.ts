@@ -114,22 +114,27 @@ export const flushTraces = async (): Promise<void> => {
   await tracing()?.state.flush();
 };
 
+/** At most one warning of dropped spans this often. */
 const DROP_REPORT_MS = 60_000;
+/** How often the count is looked at: the first drop is told within this. */
+const DROP_CHECK_MS = 5_000;
 
-/** Warns at most once a minute, while spans are being dropped (the exporter's collector down or slow). */
+/** Warns of spans being dropped (the exporter's collector down or slow): at once, then at most once a minute. */
 export function reportDroppedSpans(warn: (message: string, fields: Record<string, unknown>) => void): void {
   const t = tracing();
   if (!t) return;
   let reported = 0;
+  let warnedAt = Number.NEGATIVE_INFINITY;
   setInterval(() => {
     const dropped = t.state.droppedSpans();
-    if (dropped === reported) return;
+    if (dropped === reported || Date.now() - warnedAt < DROP_REPORT_MS) return;
     warn('spans dropped: the OpenTelemetry collector did not take them in time (OTEL_EXPORTER_OTLP_ENDPOINT)', {
       dropped: dropped - reported,
       dropped_total: dropped,
     });
     reported = dropped;
-  }, DROP_REPORT_MS).unref();
+    warnedAt = Date.now();
+  }, DROP_CHECK_MS).unref();
 }
 
 /** Runs `work` with tracing suppressed (the warm-up's requests at start). */
