@@ -145,6 +145,11 @@ export const LEG_RULES: LegRule[] = [
     why: 'WORKERS=2 exporting to a collector on loopback: the SQL spans differ by engine (our own for SQLite, the pg instrumentation)',
   },
   {
+    suite: 'test/observability/migrate.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'npm run migrate as a child process on a fresh database of the engine under test',
+  },
+  {
     suite: 'test/observability/dead-collector.test.ts',
     legs: ['sqlite'],
     why: 'a collector that never answers, and the spans dropped: the exporter and its queue, not the engine',

@@ -3,6 +3,7 @@
 // caller's traceparent, is named and labelled from the spec, has its SQL as children and the webhook delivery its
 // change caused in the same trace; the delivery carries that trace's traceparent; the log lines carry the ids;
 // and no secret the test sent or the service made is in any span.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueKey } from '../../server/accounts/keys.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
@@ -180,6 +181,31 @@ describe('a request without a traceparent', () => {
     await call('GET', '/spaces');
     await collector.until((all) => all.length > before);
     expect(collector.spans.some((span) => String(span.attributes['url.path']).startsWith('/healthz'))).toBe(false);
+  });
+});
+
+describe('the start', () => {
+  const lines = () =>
+    server
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  it('logs each migration applied, with its duration', () => {
+    const applied = lines().filter((line) => line.msg === 'migration applied');
+    expect(applied.map((line) => line.migration)).toContain('0015_trace_context');
+    for (const line of applied) expect(line.duration_ms).toBeTypeOf('number');
+  });
+
+  it('says which release runs, and warns of a development setting left on', () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(lines().find((line) => line.msg === 'listening')).toMatchObject({
+      level: 'warn',
+      version,
+      commit: expect.stringMatching(/^([0-9a-f]{40}|unknown)$/),
+      development_settings: ['WEBHOOK_ALLOW_PRIVATE_TARGETS=1'],
+    });
   });
 });
 
