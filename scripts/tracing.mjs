@@ -1,6 +1,6 @@
 // OpenTelemetry tracing, loaded before the service (scripts/start.mjs imports it first when an OTEL_ variable asks
 // for traces; `node --import ./scripts/tracing.mjs scripts/start.mjs` does the same): the ESM loader hook, so that
-// node:http is patched in the modules the service imports, then the SDK with the http and pg instrumentations.
+// node:http is patched in the modules the service imports, then the SDK with the http, pg and redis instrumentations.
 // Configured by the standard variables only (OTEL_EXPORTER_OTLP_*, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
 // OTEL_TRACES_SAMPLER[_ARG], OTEL_BSP_*, OTEL_SDK_DISABLED). Spans wait in a bounded queue and are exported in
 // batches, one export at a time: a collector that is down or slow costs dropped spans (counted, read by the
@@ -126,11 +126,17 @@ async function start(env) {
   const ownName = /(^|,)\s*service\.name\s*=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
   if (!env.OTEL_SERVICE_NAME && !ownName) env.OTEL_SERVICE_NAME = 'domain-space-service';
 
-  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
-  const [{ NodeSDK }, { HttpInstrumentation }, { PgInstrumentation }] = await Promise.all([
+  // The hook wraps only what an instrumentation patches through ESM imports (node:http's named exports, which the
+  // webhook sender imports): every other module loads as it would without tracing (pg and redis are patched
+  // through require).
+  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, {
+    data: { include: ['node:http', 'node:https', 'http', 'https'] },
+  });
+  const [{ NodeSDK }, { HttpInstrumentation }, { PgInstrumentation }, { RedisInstrumentation }] = await Promise.all([
     import('@opentelemetry/sdk-node'),
     import('@opentelemetry/instrumentation-http'),
     import('@opentelemetry/instrumentation-pg'),
+    import('@opentelemetry/instrumentation-redis'),
   ]);
   const { processor, dropped } = boundedProcessor(await otlpExporter(env), env);
   const sdk = new NodeSDK({
@@ -152,6 +158,9 @@ async function start(env) {
           if (operation) span.setAttribute('db.operation.name', operation.toUpperCase());
         },
       }),
+      // Redis (REDIS_URL: the shared rate-limit counters), inside a request's span only, and of each command its
+      // name alone: its arguments are counters' keys and values, nothing an operator needs in a trace.
+      new RedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     ],
   });
   sdk.start();

@@ -8,6 +8,8 @@ import type * as Api from '@opentelemetry/api';
 
 const TRACING_STATE = Symbol.for('domain-space-service.tracing');
 
+export type SpanContext = Api.SpanContext;
+
 interface TracingState {
   droppedSpans(): number;
   flush(): Promise<void>;
@@ -104,6 +106,41 @@ export function querySpan<T>(system: string, text: string, run: () => Promise<T>
     },
     run,
   );
+}
+
+/** The span in effect, to link to later (a write's, from the group commit that makes it durable). */
+export function currentSpanContext(): Api.SpanContext | undefined {
+  return tracing()?.api.trace.getActiveSpan()?.spanContext();
+}
+
+/**
+ * One statement that serves several traced units (a group COMMIT on SQLite): a span of its own, outside their
+ * traces, linked to each of their spans; `run` is synchronous.
+ */
+export function linkedQuerySpan<T>(system: string, text: string, links: Api.SpanContext[], run: () => T): T {
+  const t = tracing();
+  if (!t || links.length === 0) return run();
+  const operation = sqlOperation(text);
+  const span = t.tracer.startSpan(`${operation} ${system}`, {
+    kind: t.api.SpanKind.CLIENT,
+    root: true,
+    links: links.map((context) => ({ context })),
+    attributes: {
+      'db.system.name': system,
+      'db.operation.name': operation,
+      'db.query.text': text,
+      'dss.group.writes': links.length,
+    },
+  });
+  try {
+    return run();
+  } catch (error) {
+    span.setStatus({ code: t.api.SpanStatusCode.ERROR });
+    span.setAttribute('error.type', error instanceof Error ? error.constructor.name : 'Error');
+    throw error;
+  } finally {
+    span.end();
+  }
 }
 
 /** Spans the exporter could not send (its queue full, its collector down): for the metrics and a warning. */

@@ -10,6 +10,7 @@ import { type Database, openDatabase } from '../../server/db/database.js';
 import { type Running, runScript, SERVICE, stopAll } from '../service/process.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { type ExportedSpan, type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
+import { REDIS_URL, uniquePrefix } from '../support/redis.js';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -36,6 +37,9 @@ beforeAll(async () => {
     WORKERS: '2',
     LOG_LEVEL: 'info',
     WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+    // The per-key quota counted in Redis: its commands are spans of the request too.
+    REDIS_URL,
+    REDIS_PREFIX: uniquePrefix(),
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -123,7 +127,12 @@ describe('a change, followed from the request to the receiver', () => {
       all.some((span) => span.traceId === CALLER_TRACE && span.attributes['db.operation.name'] === 'INSERT'),
     );
     const parent = serverSpan(spans, requestId) as ExportedSpan;
-    const queries = spans.filter((span) => span.traceId === CALLER_TRACE && span.attributes['db.query.text']);
+    const queries = spans.filter(
+      (span) =>
+        span.traceId === CALLER_TRACE &&
+        span.attributes['db.query.text'] &&
+        span.attributes['db.system.name'] !== 'redis',
+    );
     expect(queries.length).toBeGreaterThan(0);
     for (const query of queries) {
       expect(query.attributes['db.system.name']).toBe(database.url.startsWith('sqlite') ? 'sqlite' : 'postgresql');
@@ -131,6 +140,22 @@ describe('a change, followed from the request to the receiver', () => {
     }
     const insert = queries.find((span) => /insert into "spaces"/i.test(String(span.attributes['db.query.text'])));
     expect(insert?.parentSpanId).toBe(parent.spanId);
+    // SQLite's group COMMIT, which may serve several requests' writes: one span, outside their traces, linked to
+    // each write's span (here the request's).
+    if (database.url.startsWith('sqlite')) {
+      const all = await collector.until((each) =>
+        each.some((span) => span.name === 'COMMIT sqlite' && span.links?.some((link) => link.spanId === parent.spanId)),
+      );
+      const commit = all.find((span) => span.links?.some((link) => link.spanId === parent.spanId)) as ExportedSpan;
+      expect(commit.traceId).not.toBe(CALLER_TRACE);
+      expect(commit.attributes['dss.group.writes']).toBeGreaterThanOrEqual(1);
+    }
+    // The rate limit's Redis commands: children too, each named by its command alone.
+    const redis = spans.filter(
+      (span) => span.traceId === CALLER_TRACE && span.attributes['db.system.name'] === 'redis',
+    );
+    expect(redis.length).toBeGreaterThan(0);
+    for (const command of redis) expect(String(command.attributes['db.query.text'])).toMatch(/^[A-Za-z]+$/);
   });
 
   it('delivers the webhook in the same trace, with its traceparent', async () => {

@@ -10,6 +10,8 @@ export interface ExportedSpan {
   parentSpanId: string;
   name: string;
   kind: number;
+  /** The spans this one links to (a group COMMIT's: the writes it made durable). */
+  links?: Array<{ traceId: string; spanId: string }>;
   attributes: Record<string, unknown>;
   resource: Record<string, unknown>;
 }
