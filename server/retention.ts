@@ -83,9 +83,12 @@ export function retentionJob(
     },
     async run(pass) {
       for (const table of pass) {
-        const count = await pruneAll(db, table);
-        if (count > 0) logger.info('pruned past retention', { table: table.name, count });
-        pruned?.(table.name, count);
+        // A span per table, its batches as children, so that its log line carries the trace's ids.
+        await inSpan('retention', { attributes: { 'db.collection.name': table.name } }, async () => {
+          const count = await pruneAll(db, table);
+          if (count > 0) logger.info('pruned past retention', { table: table.name, count });
+          pruned?.(table.name, count);
+        });
       }
     },
   };
