@@ -2,9 +2,9 @@
 // The alert rules pass `promtool check rules` and their unit tests (scripts/deploy/alerts.test.yml); /metrics
 // passes `promtool check metrics` from one process and from WORKERS=2; and a Prometheus on loopback, started
 // here, scrapes the service, evaluates every rule on its live series, and puts the 5xx alert in pending once
-// writes fail (another process holds SQLite's write lock: 503 database-busy).
+// writes fail (another process holds SQLite's write lock: 503 database-busy); the dashboard's queries run there.
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -181,6 +181,19 @@ describe('a real Prometheus', () => {
     expect(await query('min by (instance) (database_ready)')).toEqual([
       expect.objectContaining({ value: [expect.any(Number), '1'] }),
     ]);
+    // The dashboard's every query is one Prometheus runs on these series (grafana-dashboard.json).
+    const dashboard = JSON.parse(readFileSync(join(DEPLOY, 'grafana-dashboard.json'), 'utf8')) as {
+      panels: Array<{ title: string; targets: Array<{ expr: string }> }>;
+    };
+    for (const panel of dashboard.panels) {
+      for (const { expr } of panel.targets) {
+        const answer = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(expr)}`);
+        expect({ panel: panel.title, status: ((await answer.json()) as { status: string }).status }).toEqual({
+          panel: panel.title,
+          status: 'success',
+        });
+      }
+    }
 
     // Writes failing: another process holds the write lock, and each create is a 503 after 1 s. A counter's first
     // sample is where rate() starts: one 503 first, seen by a scrape, then the rest.
