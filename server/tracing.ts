@@ -83,11 +83,23 @@ export async function inSpan<T>(
     } catch (error) {
       span.setStatus({ code: api.SpanStatusCode.ERROR });
       span.setAttribute('error.type', error instanceof Error ? error.constructor.name : 'Error');
+      if (typeof error === 'object' && error !== null) {
+        const { traceId, spanId } = span.spanContext();
+        failedIn.set(error, { trace_id: traceId, span_id: spanId });
+      }
       throw error;
     } finally {
       span.end();
     }
   });
+}
+
+/** The span each error thrown out of inSpan ended, so that whoever logs it later names that span. */
+const failedIn = new WeakMap<object, { trace_id: string; span_id: string }>();
+
+/** The trace and span ids of the span `error` was thrown out of, for its log line (none when untraced). */
+export function traceFieldsOf(error: unknown): { trace_id: string; span_id: string } | Record<string, never> {
+  return (typeof error === 'object' && error !== null && failedIn.get(error)) || {};
 }
 
 /** The first keyword of a statement (`SELECT`, `INSERT`, `WITH`…): db.operation.name. */
