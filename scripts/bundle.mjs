@@ -1,5 +1,6 @@
 // The service's entry points as esbuild bundles in .build/ (gitignored): server/main.ts (npm start),
-// server/cli/keys.ts (npm run keys) and server/cli/backup.ts (npm run backup and restore). The packages stay in
+// server/cli/keys.ts (npm run keys), server/cli/backup.ts (npm run backup and restore) and server/cli/migrate.ts
+// (npm run migrate). The packages stay in
 // node_modules; the bundles are rebuilt, all at once, when one is missing or older than any file they were built
 // from (about 0.3 s). Run from a bundle instead of through tsx, a process starts in about half the time and
 // without the 30 MB of tsx's loader thread. Plain JavaScript, so that nothing has to be compiled to run it.
@@ -11,7 +12,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, '.build');
-const ENTRIES = { server: 'server/main.ts', keys: 'server/cli/keys.ts', backup: 'server/cli/backup.ts' };
+const ENTRIES = {
+  server: 'server/main.ts',
+  keys: 'server/cli/keys.ts',
+  backup: 'server/cli/backup.ts',
+  migrate: 'server/cli/migrate.ts',
+};
 const inputs = join(out, 'inputs.json');
 
 /** Whether a bundle is missing, or a file they were built from changed (or is gone) since. */

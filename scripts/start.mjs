@@ -4,6 +4,7 @@
 // stale (server/docs-build.ts).
 import cluster from 'node:cluster';
 import { bundled } from './bundle.mjs';
+import { tracingConfigured } from './tracing-configured.mjs';
 
 // npm writes its banner ("> domain-space-service@… start") to stdout before the service's JSON lines; only
 // --silent leaves it out (an .npmrc saying so would hide npm's own errors too). Said once, where a person looks.
@@ -21,4 +22,7 @@ if (
   );
 }
 process.env.DSS_BUILD_DOCS ??= '1';
+// Tracing (OTEL_ variables) registers its loader hook before the service's modules load, in every WORKERS
+// process too (each runs this file); without those variables no OpenTelemetry code is read.
+if (tracingConfigured(process.env)) await import('./tracing.mjs');
 await import(await bundled('server'));

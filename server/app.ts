@@ -22,6 +22,7 @@ import { type Metrics, metricsEndpoint } from './http/pipeline/metrics.js';
 import { requestId } from './http/pipeline/request-id.js';
 import { requestLog } from './http/pipeline/request-log.js';
 import { readRequestTarget } from './http/pipeline/request-target.js';
+import { requestTrace } from './http/pipeline/request-trace.js';
 import { securityHeaders } from './http/pipeline/security-headers.js';
 import { notFoundOutsideApi, problemHandler } from './http/problems/errors.js';
 import { problemTypePage } from './http/problems/problem-types.js';
@@ -35,6 +36,7 @@ import { createLogger, type Logger } from './logger.js';
 import { formatsOf, handlersOf } from './resource.js';
 import { MODULES } from './resources.js';
 import { ApiSpec } from './spec-model.js';
+import { tracing } from './tracing.js';
 import { webhookFanOut } from './webhooks/fan-out.js';
 import { webhookRedelivery } from './webhooks/redelivery.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/settings.js';
@@ -126,12 +128,14 @@ export async function createApp({
   app.set('query parser', 'simple');
   app.set('trust proxy', trustProxy);
 
+  const traced = tracing();
   // Every request, then /api/v1 (a route per path of the spec: http/routing/api-routes.ts), then the other pages.
   app.use(
     everyRequest([
       requestId,
       requestLog(logger),
       ...(metrics ? [metrics.observe] : []),
+      ...(traced ? [requestTrace(traced, spec.basePath)] : []),
       securityHeaders({ hstsMaxAgeSeconds }),
       boundInputs,
       readRequestTarget,

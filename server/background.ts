@@ -19,6 +19,8 @@ export interface BackgroundSettings {
   scheduler?: SchedulerSettings;
   logger: Logger;
   observer?: DeliveryObserver;
+  /** Counts the rows retention deleted (background-metrics.ts). */
+  pruned?: (table: string, count: number) => void;
   /** How often retention looks for rows past their time (the default: RETENTION_EVERY_MS). */
   retentionEveryMs?: number;
 }
@@ -31,12 +33,17 @@ export function backgroundJobs(db: Database, settings: BackgroundSettings): AnyJ
     scheduler,
     logger,
     observer,
+    pruned,
     retentionEveryMs,
   } = settings;
   const verifyWindowMs = (domainChecks.verifyQuota ?? DEFAULT_VERIFY_QUOTA).windowSeconds * 1000;
   return [
     deliveryJob(db, webhooks, { logger, ...(observer ? { observer } : {}) }),
     ...(scheduler ? [domainCheckJob(db, domainChecks, scheduler, webhookFanOut(webhooks))] : []),
-    retentionJob(db, retainedTables(events.retentionMs, verifyWindowMs), { logger, everyMs: retentionEveryMs }),
+    retentionJob(db, retainedTables(events.retentionMs, verifyWindowMs), {
+      logger,
+      everyMs: retentionEveryMs,
+      ...(pruned ? { pruned } : {}),
+    }),
   ];
 }

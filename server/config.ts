@@ -274,3 +274,15 @@ function readDomainVerification(
     queriesPerSecond: qps,
   };
 }
+
+/**
+ * The settings meant for development that are on: a start outside the sandbox warns of each in its start line
+ * (private webhook targets, no per-key quota, no failed-authentication limit).
+ */
+export function developmentSettings(config: Pick<Config, 'webhooks' | 'rateLimit' | 'authFailureLimit'>): string[] {
+  return [
+    ...(config.webhooks.allowPrivateTargets ? ['WEBHOOK_ALLOW_PRIVATE_TARGETS=1'] : []),
+    ...(config.rateLimit === undefined ? ['RATE_LIMIT=off'] : []),
+    ...(config.authFailureLimit === undefined ? ['AUTH_FAILURE_LIMIT=off'] : []),
+  ];
+}

@@ -4,6 +4,7 @@
 // asynchronously through a buffer of LOG_BUFFER_BYTES: a log reader that stalls never stalls the service; what
 // does not fit is dropped, counted (log_lines_dropped_total) and reported in a warning every 10 s.
 import { pino } from 'pino';
+import { traceFields, tracing } from './tracing.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -48,6 +49,8 @@ export function createLogger(
       level,
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      // While tracing is on, each line carries the ids of the span it was written in (a request's, a job's).
+      ...(tracing() ? { mixin: traceFields } : {}),
     },
     stream,
   );

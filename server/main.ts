@@ -5,9 +5,11 @@ import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createApp, FORMATS } from './app.js';
 import { backgroundJobs } from './background.js';
+import { backgroundMetrics } from './background-metrics.js';
+import { buildInfo } from './build-info.js';
 import { forkWorkers, isWorker } from './cluster.js';
 import { PrimaryCounterStore, serveCounters } from './cluster-counters.js';
-import { type Config, ConfigError, DEFAULTS, readConfig } from './config.js';
+import { type Config, ConfigError, DEFAULTS, developmentSettings, readConfig } from './config.js';
 import {
   type Database,
   describeStartupError,
@@ -41,6 +43,7 @@ import {
   sandboxWorkersProblem,
 } from './sandbox.js';
 import { ApiSpec } from './spec-model.js';
+import { flushTraces, reportDroppedSpans, untraced } from './tracing.js';
 import { warmUp } from './warm-up.js';
 import { webhookMetrics } from './webhooks/metrics.js';
 
@@ -65,7 +68,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, { bufferBytes: config.logBufferBytes });
   const db = openDatabase(config.databaseUrl, { limits: config.databaseLimits, logger });
   if (!isWorker) {
-    const { newer } = await migrate(config.databaseUrl, db);
+    const { newer } = await migrate(config.databaseUrl, db, logger);
     if (newer.length > 0) {
       logger.warn('the database was migrated by a newer version; running on it as it is', { migrations: newer });
     }
@@ -101,12 +104,16 @@ async function main(): Promise<void> {
     lines.push(`  Metrics: ${metricsUrl}`);
   }
   if (metricsToken) lines.push(`  Metrics: ${base}/metrics (with Authorization: Bearer $METRICS_TOKEN)`);
-  logger.info('listening', {
+  // Which release runs, and, as a warning, any setting meant for development left on outside the sandbox.
+  const development = sandbox ? [] : developmentSettings(config);
+  logger[development.length > 0 ? 'warn' : 'info']('listening', {
     url: base,
     database: redact(config.databaseUrl),
     workers: config.workers,
     max_connections: config.limits.maxConnections,
+    ...buildInfo(),
     ...(metricsUrl ? { metrics_url: metricsUrl } : {}),
+    ...(development.length > 0 ? { development_settings: development } : {}),
   });
   // Only once listening: a key issued before a failed start would be stored but never shown.
   const apiUrl = `${base}/api/v1`;
@@ -123,12 +130,14 @@ async function main(): Promise<void> {
  * Applies the migrations, without the serving limits: building an index on a big table may take minutes. On a
  * connection of its own, except for an in-memory database, which another connection would not see.
  */
-async function migrate(url: string, db: Database): Promise<{ newer: string[] }> {
+async function migrate(url: string, db: Database, logger: Logger): Promise<{ newer: string[] }> {
+  const applied = (name: string, durationMs: number) =>
+    logger.info('migration applied', { migration: name, duration_ms: durationMs });
   const target = parseDatabaseUrl(url);
-  if ('path' in target && target.path === ':memory:') return migrateToLatest(db);
+  if ('path' in target && target.path === ':memory:') return migrateToLatest(db, { applied });
   const migrating = openDatabase(url, { limits: MIGRATION_LIMITS });
   try {
-    return await migrateToLatest(migrating);
+    return await migrateToLatest(migrating, { applied });
   } finally {
     await migrating.destroy();
   }
@@ -146,7 +155,8 @@ async function serve(
   extra: { metrics: Metrics | undefined; keyCheck: KeyCheck | undefined; sandbox: boolean },
 ) {
   const verification = config.domainVerification;
-  const lookup = txtLookup(verification.lookup);
+  const background = extra.metrics ? backgroundMetrics(extra.metrics.registry, db) : undefined;
+  const lookup = background ? background.countLookups(txtLookup(verification.lookup)) : txtLookup(verification.lookup);
   const domainChecks: DomainChecks = {
     schedule: verification.schedule,
     lookup,
@@ -186,7 +196,7 @@ async function serve(
     ...(extra.keyCheck ? { keyCheck: extra.keyCheck, docsSandboxKey: SANDBOX_CONSOLE_KEY } : {}),
   });
   // The first request of each kind is prepared before anyone can send it (warm-up.ts).
-  await warmUp({ spec, validation, docsSandboxKey: extra.keyCheck ? SANDBOX_CONSOLE_KEY : undefined });
+  await untraced(() => warmUp({ spec, validation, docsSandboxKey: extra.keyCheck ? SANDBOX_CONSOLE_KEY : undefined }));
   const listening = lifecycle.listen(app, config.port, config.host);
   // The one place background work starts and stops: every serving process runs the jobs (server/jobs/), each unit
   // claimed in its row, never twice; woken at commit (db/wakeups.ts). Installed before the banner is printed:
@@ -199,9 +209,11 @@ async function serve(
       ...(verification.scheduler ? { scheduler: { queriesPerSecond: verification.queriesPerSecond } } : {}),
       logger,
       ...(extra.metrics ? { observer: webhookMetrics(extra.metrics.registry, db) } : {}),
+      ...(background ? { pruned: background.pruned } : {}),
     }),
     { wakeups: wakeupsOf(db), logger },
   );
+  reportDroppedSpans(logger.warn);
   // The runner stops claiming as /readyz turns 503, and stops within the shutdown's budget, whatever
   // WEBHOOK_TIMEOUT_S: an attempt still running then is sent again once its claim runs out.
   const stopJobs = () => jobs.stop({ deadlineMs: shutdownBudgetMs(config.limits) });
@@ -212,6 +224,7 @@ async function serve(
       lookup.close();
       await db.destroy();
       await redis?.close();
+      await flushTraces();
     },
     stopJobs,
   );

@@ -8,6 +8,7 @@ import { pruneEvents } from './events/repository.js';
 import { KEY_RETENTION_MS, pruneIdempotencyKeys } from './idempotency/repository.js';
 import type { Job } from './jobs/runner.js';
 import type { Logger } from './logger.js';
+import { inSpan } from './tracing.js';
 import { pruneDeliveries } from './webhooks/repository.js';
 
 /** Deletes up to `batchSize` rows made before `before`; how many it deleted. */
@@ -44,7 +45,15 @@ export async function pruneAll(db: Database, table: Retained, now = Date.now(), 
   const before = new Date(now - table.keepMs);
   let total = 0;
   for (;;) {
-    const deleted = await table.prune(db, { before, batchSize });
+    const deleted = await inSpan(
+      'retention batch',
+      { attributes: { 'db.collection.name': table.name } },
+      async (span) => {
+        const count = await table.prune(db, { before, batchSize });
+        span?.setAttribute('dss.retention.deleted', count);
+        return count;
+      },
+    );
     total += deleted;
     if (deleted < batchSize) return total;
     // Between batches, the requests that came meanwhile go first.
@@ -55,7 +64,11 @@ export async function pruneAll(db: Database, table: Retained, now = Date.now(), 
 export function retentionJob(
   db: Database,
   tables: Retained[],
-  { logger, everyMs = RETENTION_EVERY_MS }: { logger: Logger; everyMs?: number },
+  {
+    logger,
+    everyMs = RETENTION_EVERY_MS,
+    pruned,
+  }: { logger: Logger; everyMs?: number; pruned?: (table: string, count: number) => void },
 ): Job<Retained[]> {
   let due = 0;
   return {
@@ -70,8 +83,12 @@ export function retentionJob(
     },
     async run(pass) {
       for (const table of pass) {
-        const pruned = await pruneAll(db, table);
-        if (pruned > 0) logger.info('pruned past retention', { table: table.name, count: pruned });
+        // A span per table, its batches as children, so that its log line carries the trace's ids.
+        await inSpan('retention', { attributes: { 'db.collection.name': table.name } }, async () => {
+          const count = await pruneAll(db, table);
+          if (count > 0) logger.info('pruned past retention', { table: table.name, count });
+          pruned?.(table.name, count);
+        });
       }
     },
   };

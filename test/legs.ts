@@ -143,6 +143,27 @@ export const LEG_RULES: LegRule[] = [
     legs: ['sqlite'],
     why: "an in-memory SQLite database of its own; counters in Redis; npm's banner and stdout: none depends on the leg",
   },
+  // Observability: the service as a process with its collector, a real Prometheus and promtool.
+  {
+    suite: 'test/observability/tracing.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'WORKERS=2 exporting to a collector on loopback: the SQL spans differ by engine (our own for SQLite, the pg instrumentation)',
+  },
+  {
+    suite: 'test/observability/migrate.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'npm run migrate as a child process on a fresh database of the engine under test',
+  },
+  {
+    suite: 'test/observability/dead-collector.test.ts',
+    legs: ['sqlite'],
+    why: 'a collector that never answers, and the spans dropped: the exporter and its queue, not the engine',
+  },
+  {
+    suite: 'test/observability/prometheus.test.ts',
+    legs: ['sqlite'],
+    why: 'promtool and a real Prometheus (Debian package) scraping the service with WORKERS=2: the exposition and the rules, not the engine',
+  },
   {
     suite: 'test/service/library-boundaries.test.ts',
     legs: ['sqlite', 'quick'],

@@ -167,6 +167,14 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0015_trace_context': {
+    // Expand only: the W3C traceparent of the request that wrote an event (null when tracing was off), so that its
+    // deliveries join that trace. The previous release writes events without it.
+    // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('events').addColumn('trace_parent', 'text').execute();
+    },
+  },
 };
 
 export const provider: MigrationProvider = { getMigrations: async () => migrations };
@@ -179,8 +187,11 @@ export const provider: MigrationProvider = { getMigrations: async () => migratio
  * migrations only add to what the previous release reads (scripts/deploy/OPERATIONS.md "Upgrades and migrations"). Returns the migrations this
  * version does not know.
  */
-// biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema; kysely's Migrator takes Kysely<any>.
-export async function migrateToLatest(db: Kysely<any>): Promise<{ newer: string[] }> {
+export async function migrateToLatest(
+  // biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema; kysely's Migrator takes Kysely<any>.
+  db: Kysely<any>,
+  { applied: onApplied }: { applied?: (name: string, durationMs: number) => void } = {},
+): Promise<{ newer: string[] }> {
   const known = Object.keys(migrations);
   const applied = await appliedMigrations(db);
   const newer = applied.filter((name) => !known.includes(name));
@@ -192,7 +203,25 @@ export async function migrateToLatest(db: Kysely<any>): Promise<{ newer: string[
         `(${missing.join(', ')}): it was migrated by a version that is neither older nor newer than this one.`,
     );
   }
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  // Each migration timed as it runs; told once all committed (they run in one transaction where the engine can).
+  const durations = new Map<string, number>();
+  const timed: MigrationProvider = {
+    getMigrations: async () =>
+      Object.fromEntries(
+        Object.entries(migrations).map(([name, migration]) => [
+          name,
+          {
+            // biome-ignore lint/suspicious/noExplicitAny: a migration runs on any schema.
+            async up(on: Kysely<any>) {
+              const started = performance.now();
+              await migration.up(on);
+              durations.set(name, Math.round(performance.now() - started));
+            },
+          },
+        ]),
+      ),
+  };
+  const { error, results } = await new Migrator({ db, provider: timed }).migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     // No migration ran: the database could not be used at all (missing, unreachable); its own error says why.
@@ -200,6 +229,9 @@ export async function migrateToLatest(db: Kysely<any>): Promise<{ newer: string[
     throw new Error(`Database migration ${failed} failed: ${error instanceof Error ? error.message : error}`, {
       cause: error,
     });
+  }
+  for (const result of results ?? []) {
+    if (result.status === 'Success') onApplied?.(result.migrationName, durations.get(result.migrationName) ?? 0);
   }
   return { newer: [] };
 }

@@ -127,6 +127,8 @@ export interface EventsTable {
   created_at: Timestamp;
   /** The JSON body of every delivery of the event. */
   payload: string;
+  /** The W3C traceparent of the span that wrote it, while tracing was on (its deliveries continue that trace). */
+  trace_parent: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface WebhookEndpointsTable {

@@ -21,6 +21,7 @@ import { dirname, resolve } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult } from 'kysely';
 import { SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql } from 'kysely';
+import { currentSpanContext, linkedQuerySpan, querySpan, type SpanContext } from '../tracing.js';
 import { DatabaseUnavailable } from './faults.js';
 import type { StorageProbe } from './health.js';
 import { sqliteDriver } from './sqlite-driver.js';
@@ -184,6 +185,8 @@ class CommitGroup {
   scheduled = false;
   /** Set when SQLite rolled the whole transaction back (a full disk, an I/O error): why the group is lost. */
   lost?: unknown;
+  /** While tracing: the span of each write in the group, which its COMMIT's span links to. */
+  readonly spans: SpanContext[] = [];
   private readonly released: { resolve: () => void; reject: (error: unknown) => void }[] = [];
 
   /** Resolves when the group commits, rejects when it cannot. */
@@ -206,7 +209,8 @@ class Session implements DatabaseConnection {
   constructor(private readonly driver: SqliteDriver) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    return this.driver.execute<R>(query, this.inTransaction);
+    // A span of its own inside a traced unit of work (tracing.ts): the SQL text, never its parameters.
+    return querySpan('sqlite', query.sql, () => this.driver.execute<R>(query, this.inTransaction));
   }
 
   async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
@@ -288,6 +292,8 @@ class SqliteDriver implements Driver {
       }
       writer.prepare('savepoint write').run();
       this.group.members++;
+      const span = currentSpanContext();
+      if (span) this.group.spans.push(span);
     } catch (error) {
       this.handOver();
       throw error;
@@ -348,7 +354,8 @@ class SqliteDriver implements Driver {
       if (!writer.sqlite.inTransaction) {
         throw group.lost ?? new DatabaseUnavailable('storage-error', 'SQLite rolled back the transaction');
       }
-      writer.prepare('commit').run();
+      // One COMMIT for the group: traced once, linked from each write's span.
+      linkedQuerySpan('sqlite', 'commit', group.spans, () => writer.prepare('commit').run());
       group.settle();
       this.options.afterCommit?.();
     } catch (error) {

@@ -4,6 +4,7 @@
 import type { Database } from '../db/database.js';
 import type { EventSubscriber } from '../events/outbox.js';
 import type { Job } from '../jobs/runner.js';
+import { inSpan } from '../tracing.js';
 import type { DomainChecks } from './checks.js';
 import { type ClaimedCheck, claimDueChecks, runScheduledCheck } from './scheduled-check.js';
 import { TokenBucket } from './token-bucket.js';
@@ -43,7 +44,10 @@ export function domainCheckJob(
       return claimed;
     },
     // A failure leaves the lease to run out, and the check is done again.
-    run: (domain) => runScheduledCheck(db, checks, domain, subscriber),
+    run: (domain) =>
+      inSpan('domain check', { attributes: { 'dss.domain.id': domain.id } }, () =>
+        runScheduledCheck(db, checks, domain, subscriber),
+      ),
     retryInMs: () => (bucket.available() < 1 ? Math.max(bucket.msUntilNext(), 10) : undefined),
   };
 }

@@ -7,6 +7,7 @@ import type { Database } from '../db/database.js';
 import type { ChangeCause, ChangeLog } from '../db/owned.js';
 import { precompiledOnAny } from '../db/precompiled.js';
 import { etagOf } from '../etag.js';
+import { currentTraceparent } from '../tracing.js';
 
 export type EventType = components['schemas']['event-type'];
 
@@ -36,12 +37,27 @@ export function newEventId(): string {
   return `evt_${randomBytes(12).toString('hex')}`;
 }
 
-// Every change writes an event: compiled once (server/db/precompiled.ts).
+// Every change writes an event: compiled once (server/db/precompiled.ts); with the trace it was written in, while
+// tracing is on.
 const insertEvent = precompiledOnAny(
   (db, publicId: string, accountId: number, type: string, createdAt: string, payload: string) =>
     db
       .insertInto('events')
       .values({ public_id: publicId, account_id: accountId, type: type as EventType, created_at: createdAt, payload })
+      .returning('id'),
+);
+const insertTracedEvent = precompiledOnAny(
+  (db, publicId: string, accountId: number, type: string, createdAt: string, payload: string, traceParent: string) =>
+    db
+      .insertInto('events')
+      .values({
+        public_id: publicId,
+        account_id: accountId,
+        type: type as EventType,
+        created_at: createdAt,
+        payload,
+        trace_parent: traceParent,
+      })
       .returning('id'),
 );
 
@@ -56,7 +72,11 @@ export async function recordEvent(db: Database, event: NewEvent, subscriber: Eve
     data: event.data,
     cause: { request_id: event.cause.requestId, idempotency_key: event.cause.idempotencyKey },
   });
-  const [row] = await insertEvent(db, publicId, event.accountId, event.type, timestamp, payload);
+  // The trace of the request that made the change (when tracing is on): its deliveries' spans continue it.
+  const traceParent = currentTraceparent();
+  const [row] = traceParent
+    ? await insertTracedEvent(db, publicId, event.accountId, event.type, timestamp, payload, traceParent)
+    : await insertEvent(db, publicId, event.accountId, event.type, timestamp, payload);
   if (!row) throw new Error('event insert returned no row');
   const stored = { id: Number(row.id), publicId, accountId: event.accountId, type: event.type, payload };
   await subscriber(db, stored);

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Wakeups } from '../db/wakeups.js';
 import type { Logger } from '../logger.js';
+import { traceFieldsOf } from '../tracing.js';
 
 export interface Job<Unit, Finished = void> {
   name: string;
@@ -131,7 +132,12 @@ function jobLoop(job: AnyJob, worker: string, logger: Logger, stopped: () => boo
           })
           .catch((error: unknown) => {
             // Its claim runs out and the unit is taken again: a fault here is logged, not fatal.
-            logger.error('background job failed to run a unit', { job: job.name, error: String(error) });
+            // With the ids of the unit's span, when tracing (the line is written after the span ended).
+            logger.error('background job failed to run a unit', {
+              job: job.name,
+              error: String(error),
+              ...traceFieldsOf(error),
+            });
           })
           .finally(() => {
             inFlight.delete(running);

@@ -15,6 +15,7 @@ import { engineOf } from '../db/database.js';
 import { precompiledOnAny } from '../db/precompiled.js';
 import type { Job } from '../jobs/runner.js';
 import type { Logger } from '../logger.js';
+import { inSpan } from '../tracing.js';
 import { type DeliveryOutcome, type FinishedAttempt, recordAttempts } from './attempt-records.js';
 import { DELIVERIES_TOPIC, wants } from './fan-out.js';
 import { type AttemptResult, sendAttempt } from './sender.js';
@@ -223,6 +224,7 @@ const endpointAndEvent = precompiledOnAny((db, endpointId: number, eventId: numb
       'events.public_id',
       'events.type',
       'events.payload',
+      'events.trace_parent',
     ])
     .where('webhook_endpoints.id', '=', endpointId),
 );
@@ -253,6 +255,42 @@ async function attemptDelivery(
 ): Promise<FinishedAttempt | undefined> {
   const [endpoint] = await endpointAndEvent(db, delivery.endpoint_id, delivery.event_id, delivery.id);
   if (!endpoint) return undefined; // the endpoint or the event was deleted meanwhile; its deliveries went with it
+  // The attempt's span continues the trace of the request that wrote the event (tracing.ts); the request it sends
+  // carries that trace's traceparent (the http instrumentation's client span).
+  return inSpan(
+    'webhook delivery attempt',
+    {
+      parent: endpoint.trace_parent,
+      kind: 'producer',
+      attributes: {
+        'dss.webhook.endpoint.id': Number(endpoint.id),
+        'dss.webhook.delivery.id': delivery.id,
+        'dss.event.id': endpoint.public_id,
+        'dss.webhook.attempt': delivery.attempts + 1,
+      },
+    },
+    async (span) => {
+      const attempt = await sendOrCancel(db, settings, delivery, worker, observer, endpoint);
+      if (span && attempt) {
+        const { status, error } = attempt.result;
+        if (status !== undefined) span.setAttribute('http.response.status_code', status);
+        if (error !== undefined) span.setAttribute('error.type', error.split(':')[0] ?? 'error');
+      }
+      return attempt;
+    },
+  );
+}
+
+type EndpointAndEvent = NonNullable<Awaited<ReturnType<typeof endpointAndEvent>>[number]>;
+
+async function sendOrCancel(
+  db: Database,
+  settings: WebhookSettings,
+  delivery: ClaimedDelivery,
+  worker: string,
+  observer: DeliveryObserver | undefined,
+  endpoint: EndpointAndEvent,
+): Promise<FinishedAttempt | undefined> {
   const event = endpoint;
   if (!stillToSend(endpoint, delivery.forced === 1)) {
     await db

@@ -1,5 +1,6 @@
 // Prometheus metrics (prom-client): on the service's port behind METRICS_TOKEN here; on a port of their own
 // in test/service/startup.test.ts. Counters per operationId and status rise with the requests answered.
+import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../server/http/pipeline/metrics.js';
 import { startServer } from '../support/server.js';
@@ -21,7 +22,7 @@ function sample(text: string, name: string, labels: Record<string, string>): num
   const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
   const line = text
     .split('\n')
-    .find((l) => l.startsWith(`${name}{`) && wanted.every((w) => l.slice(0, l.indexOf('}')).includes(w)));
+    .find((l) => l.startsWith(`${name}{`) && wanted.every((w) => l.slice(0, l.lastIndexOf('}')).includes(w)));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
@@ -53,6 +54,29 @@ describe('metrics', () => {
     expect(sample(after, 'http_requests_total', unknown) - sample(before, 'http_requests_total', unknown)).toBe(3);
     expect(after).not.toContain('x1');
     expect(after).not.toContain('wp-login');
+  });
+
+  it('time requests under the HTTP semantic conventions’ names too, the route being the spec’s template', async () => {
+    const before = await scrape();
+    expect((await api('/spaces/999999')).status).toBe(404);
+    expect((await fetch(`${server.origin}/api/v1/nowhere`, { method: 'PROPFIND' })).status).toBeGreaterThanOrEqual(400);
+    const after = await scrape();
+    const show = { http_request_method: 'GET', http_route: '/api/v1/spaces/{id}', http_response_status_code: '404' };
+    const name = 'http_server_request_duration_seconds_count';
+    expect(sample(after, name, show) - sample(before, name, show)).toBe(1);
+    expect(after).toContain('http_request_method="_OTHER",http_route="unknown"');
+    expect(after).not.toContain('/spaces/999999');
+  });
+
+  it('say which release runs, and name no gauge as a counter', async () => {
+    const text = await scrape();
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(text).toMatch(
+      new RegExp(`^dss_build_info\\{version="${version}",commit="(?:[0-9a-f]{40}|unknown)"\\} 1$`, 'm'),
+    );
+    const gauges = [...text.matchAll(/^# TYPE (\S+) gauge$/gm)].map((match) => match[1]);
+    expect(gauges.filter((gauge) => gauge?.endsWith('_total'))).toEqual([]);
+    expect(gauges).toContain('nodejs_active_handles');
   });
 
   it('include the default process metrics', async () => {

@@ -1,4 +1,5 @@
 // The public endpoints outside /api/v1 (the spec as JSON and YAML, health and readiness) answer without a key.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { RESOURCE_NAMES } from '../../server/resources.js';
@@ -57,7 +58,15 @@ describe.each([
     const response = await server.fetch(path);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await response.json()).toEqual({ status });
+    expect(await response.json()).toMatchObject({ status });
+  });
+});
+
+describe('/healthz', () => {
+  it('says which release answers: the version of package.json and a commit', async () => {
+    const body = await (await server.fetch('/healthz')).json();
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(body).toEqual({ status: 'ok', version, commit: expect.stringMatching(/^([0-9a-f]{40}|unknown)$/) });
   });
 });
 

@@ -1,5 +1,6 @@
-// Prometheus metrics by prom-client: request counts and latency per operation and status, and the process's
-// default metrics (CPU, memory, event loop lag, GC). Served on a port of their own (METRICS_PORT) or on the
+// Prometheus metrics by prom-client: request counts and latency per operation and status (and, under the HTTP
+// semantic conventions' names, per method, route and status), the release (dss_build_info), the spans tracing
+// dropped, and the process's default metrics (CPU, memory, event loop lag, GC). Served on a port of their own (METRICS_PORT) or on the
 // service's port at /metrics behind a bearer token (METRICS_TOKEN); never in the open by default. With
 // WORKERS > 1 both show every worker's requests, summed in the primary (cluster-metrics.ts, dead workers' counts
 // kept): the primary serves METRICS_PORT itself, and a worker asked on the service's port gets the sum from it.
@@ -8,7 +9,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { RequestHandler } from 'express';
 import type PromClient from 'prom-client';
+import { buildInfo } from '../../build-info.js';
 import { promClient } from '../../prom-client.js';
+import { ApiSpec } from '../../spec-model.js';
+import { droppedSpans, tracing } from '../../tracing.js';
 import { HttpProblem } from '../problems/problem.js';
 import { context } from '../routing/request-context.js';
 import { answerPrimary, clusterSum } from './cluster-metrics.js';
@@ -17,6 +21,15 @@ import type { RequestStep } from './every-request.js';
 // The service's own endpoints are labelled by their path; any other request outside an operation (404s of
 // every made-up path) is "unknown", so the number of label values stays bounded.
 const OWN_PATHS = new Set(['/healthz', '/readyz', '/openapi.json', '/openapi.yaml', '/docs', '/metrics']);
+
+/** prom-client's default gauges whose names end in _total (a counter's suffix). */
+const MISNAMED_DEFAULTS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+/** Methods named as they are; any other is "_OTHER" (the conventions' bound on the label's values). */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
 
 export interface Metrics {
   /** Counts and times every request once it is answered. */
@@ -35,9 +48,33 @@ const SUM = 'dss:metrics-sum';
 
 /** The metrics of a process that serves requests: on its own, or as a worker of the primary's sum. */
 export function createMetrics({ logLinesDropped }: { logLinesDropped?: () => number } = {}): Metrics {
-  const { Counter, collectDefaultMetrics, Histogram, Registry } = promClient();
+  const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = promClient();
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // Gauges named as counters fail `promtool check metrics`; the same counts stay by type in nodejs_active_handles,
+  // nodejs_active_requests and nodejs_active_resources.
+  for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name);
+  const { version, commit } = buildInfo();
+  new Gauge({
+    name: 'dss_build_info',
+    help: 'The release this process runs: always 1, with the version and the commit as labels.',
+    labelNames: ['version', 'commit'] as const,
+    aggregator: 'max',
+    registers: [registry],
+  }).set({ version, commit }, 1);
+  if (tracing()) {
+    let counted = 0;
+    new Counter({
+      name: 'tracing_spans_dropped_total',
+      help: 'Spans the OpenTelemetry exporter dropped: its queue full or its collector down (OTEL_EXPORTER_OTLP_ENDPOINT).',
+      registers: [registry],
+      collect() {
+        const dropped = droppedSpans() ?? 0;
+        this.inc(dropped - counted);
+        counted = dropped;
+      },
+    });
+  }
   if (logLinesDropped) {
     let counted = 0;
     new Counter({
@@ -65,17 +102,37 @@ export function createMetrics({ logLinesDropped }: { logLinesDropped?: () => num
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
+  // The OpenTelemetry HTTP semantic conventions' names (http.server.request.duration), for dashboards built on
+  // them; http_route is the span's http.route (the spec's template under the base path).
+  const serverDuration = new Histogram({
+    name: 'http_server_request_duration_seconds',
+    help: 'Duration of HTTP server requests, by method, route template (or own path, or "unknown") and status code.',
+    labelNames: ['http_request_method', 'http_route', 'http_response_status_code'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
+    registers: [registry],
+  });
+  const { basePath } = ApiSpec.load();
   const observe: RequestStep = (req, res) => {
     const started = process.hrtime.bigint();
+    // Taken now: routing reads HEAD as GET.
+    const method = KNOWN_METHODS.has(req.method) ? req.method : '_OTHER';
     res.on('finish', () => {
-      const operation = context(res).route?.operation.id;
+      const route = context(res).route;
       const path = req.originalUrl.split('?')[0] ?? '';
-      const labels = {
-        operation_id: operation ?? (OWN_PATHS.has(path) ? path : 'unknown'),
-        status: String(res.statusCode),
-      };
+      const own = OWN_PATHS.has(path) ? path : 'unknown';
+      const status = String(res.statusCode);
+      const labels = { operation_id: route?.operation.id ?? own, status };
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       requests.inc(labels);
-      duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      duration.observe(labels, seconds);
+      serverDuration.observe(
+        {
+          http_request_method: method,
+          http_route: route ? `${basePath}${route.template}` : own,
+          http_response_status_code: status,
+        },
+        seconds,
+      );
     });
   };
   if (!cluster.isWorker)

@@ -42,6 +42,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       });
     }
     if (res.headersSent) return next(error);
+    ctx.problemKind = problem.kind;
     try {
       res.set(problem.extra.headers ?? {});
       res.status(problem.status).type('application/problem+json').json(problemBody(problem, ctx.requestId));

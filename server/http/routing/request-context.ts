@@ -17,6 +17,8 @@ export interface RequestContext {
   findings?: FieldError[];
   /** The list cursor the request sent, opened by the validation step that checked it. */
   openedCursor?: string;
+  /** The kind of problem the answer is (http/problems/errors.ts), for the request's span. */
+  problemKind?: string;
   /** Set once the request passed validation: a handler only ever runs on a validated request. */
   validated?: boolean;
 }
