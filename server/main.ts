@@ -170,8 +170,11 @@ async function serve(
     authFailures: config.authFailureLimit,
     redis,
     redisPrefix: config.redisPrefix,
-    // Workers without Redis count in the primary: each worker counting alone would multiply every quota.
-    ...(isWorker && !redis ? { sharedStore: (name: string) => new PrimaryCounterStore(name) } : {}),
+    // Workers without Redis count in the primary: each worker counting alone would multiply every quota. While the
+    // primary does not answer, each worker holds its share of each quota (cluster-counters.ts).
+    ...(isWorker && !redis
+      ? { sharedStore: (name: string) => new PrimaryCounterStore(name, config.workers, logger) }
+      : {}),
   };
   const spec = ApiSpec.load();
   // One validation for this app and the warm-up's: what the warm-up's requests compile is what serves.

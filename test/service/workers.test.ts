@@ -95,6 +95,43 @@ describe('WORKERS=2', SLOW, () => {
     expect(left.sort((a, b) => a - b)).toEqual(Array.from({ length: QUOTA }, (_, i) => i));
   });
 
+  it("still bounds a key's quota while the primary is stopped, each worker holding its share", async () => {
+    /** QUOTA + 10 requests on fresh connections (both workers get some): the statuses, and the quota left each says. */
+    const burst = async (key: string) => {
+      const answers = await Promise.all(
+        Array.from({ length: QUOTA + 10 }, () =>
+          fetch(`${api}/spaces`, { headers: { Authorization: `Bearer ${key}` }, keepalive: false }),
+        ),
+      );
+      const served = answers.filter((answer) => answer.status === 200);
+      return {
+        statuses: new Set(answers.map((answer) => answer.status)),
+        served: served.length,
+        left: served.map((answer) => Number(/\br=(\d+)/.exec(answer.headers.get('ratelimit') ?? '')?.[1])),
+      };
+    };
+    const stalled = await newKey('stalled');
+    const primary = server.child.pid as number;
+    process.kill(primary, 'SIGSTOP');
+    let during: Awaited<ReturnType<typeof burst>>;
+    try {
+      during = await burst(stalled);
+    } finally {
+      process.kill(primary, 'SIGCONT');
+    }
+    // Neither every request let through (the library's store alone, under passOnStoreError) nor none.
+    expect([...during.statuses].sort()).toEqual([200, 429]);
+    expect(during.served).toBeGreaterThanOrEqual(QUOTA / 2);
+    expect(during.served).toBeLessThanOrEqual(QUOTA);
+    // Once the primary answers again, a fresh key's requests are counted once more in one place: QUOTA - 1 down to 0.
+    await expect
+      .poll(async () => (await burst(await newKey('resumed'))).left.sort((a, b) => a - b), {
+        timeout: 30_000,
+        interval: 500,
+      })
+      .toEqual(Array.from({ length: QUOTA }, (_, i) => i));
+  });
+
   it('creates a domain name exactly once when creates race across workers', async () => {
     const key = await newKey('racer');
     const statuses = await all(20, () => call(key, 'POST', '/domains', { name: 'race.example.com' }));
