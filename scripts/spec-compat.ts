@@ -98,15 +98,46 @@ export function isListedNarrowing(change: DiffChange, narrowings: SecurityNarrow
   );
 }
 
+/** The event types of a document's `webhooks` section. */
+export function webhookTypes(text: string): string[] {
+  return Object.keys((parse(text) as { webhooks?: Record<string, unknown> }).webhooks ?? {});
+}
+
+/**
+ * Whether a change only adds event types that the revision's `webhooks` section adds: the contract promises new
+ * types within v1 ("ignore a type you do not know", event-type.yaml), so a new value in an enum of event types,
+ * or a new event shape in the `oneOf` of events, breaks no client. `redocly diff` rates both major.
+ */
+export function isEventTypeAdded(change: DiffChange, addedTypes: string[]): boolean {
+  if (addedTypes.length === 0) return false;
+  const rules = (change.verdicts ?? []).map((v) => v.ruleId);
+  const before = change.base?.value;
+  const after = change.revision?.value;
+  if (change.kind === 'modified' && rules.every((rule) => rule === 'enum-values-added')) {
+    if (!Array.isArray(before) || !Array.isArray(after)) return false;
+    const added = after.filter((value) => !before.includes(value));
+    return before.every((value) => after.includes(value)) && added.every((value) => addedTypes.includes(value));
+  }
+  if (change.kind === 'added' && rules.every((rule) => rule === 'schema-combinator-changed')) {
+    const type = (after as { properties?: { type?: { const?: unknown } } } | undefined)?.properties?.type?.const;
+    return typeof type === 'string' && addedTypes.includes(type);
+  }
+  return false;
+}
+
 /** The report with the changes the gate rates differently from `redocly diff` (above) counted as minor. */
 export function rated(
   report: DiffReport,
   narrowings: SecurityNarrowing[] = [],
+  addedTypes: string[] = [],
 ): DiffReport & { scopesDeclared: number; narrowed: number } {
   const majors = report.changes.filter((c) => c.impact === 'major');
   const declared = majors.filter((c) => isScopeDeclaredOnOpenRequirement(c));
   const narrowed = majors.filter((c) => !declared.includes(c) && isListedNarrowing(c, narrowings));
-  const relaxed = [...declared, ...narrowed];
+  const typesAdded = majors.filter(
+    (c) => !declared.includes(c) && !narrowed.includes(c) && isEventTypeAdded(c, addedTypes),
+  );
+  const relaxed = [...declared, ...narrowed, ...typesAdded];
   const { major, minor, patch } = report.summary;
   return {
     ...report,
@@ -145,7 +176,9 @@ export function checkCompatibility(released: string, current: string, log = cons
       env: ENV,
       stdio: 'pipe',
     });
-    const report = rated(JSON.parse(readFileSync(json, 'utf8')) as DiffReport, listedNarrowings());
+    const releasedTypes = webhookTypes(readFileSync(released, 'utf8'));
+    const addedTypes = webhookTypes(readFileSync(current, 'utf8')).filter((type) => !releasedTypes.includes(type));
+    const report = rated(JSON.parse(readFileSync(json, 'utf8')) as DiffReport, listedNarrowings(), addedTypes);
     const stylish = spawnSync(redocly, ['diff', base, revision, '--fail-on', 'none'], { cwd: root, env: ENV });
     const shown = stylish.stdout.toString().trim();
     const problem = verdict(report);

@@ -1,7 +1,13 @@
 // The breaking-change gate's one deliberate allowance for a narrowing (scripts/spec-compat.ts): a scope added to
 // an operation's requirement passes only when spec/released/narrowed-for-security.yaml lists exactly it.
 import { describe, expect, it } from 'vitest';
-import { isListedNarrowing, listedNarrowings, rated, type SecurityNarrowing } from '../../scripts/spec-compat.js';
+import {
+  isEventTypeAdded,
+  isListedNarrowing,
+  listedNarrowings,
+  rated,
+  type SecurityNarrowing,
+} from '../../scripts/spec-compat.js';
 
 const LISTED: SecurityNarrowing[] = [
   { operation: 'POST /events/{id}/redeliver', scopes: ['events:read'], why: 'closes a hole' },
@@ -72,5 +78,28 @@ describe('a listed narrowing', () => {
       expect(entry.scopes.length).toBeGreaterThan(0);
       expect(entry.why.length).toBeGreaterThan(20);
     }
+  });
+});
+
+describe('isEventTypeAdded', () => {
+  const ADDED = ['domain.routing_changed'];
+  const enumChange = (before: string[], after: string[]) =>
+    change('#/paths/~1events/get/x/enum', before, after, 'enum-values-added');
+  const shape = (type: string) => ({
+    path: '#/paths/~1webhook-endpoints~1{id}~1test/post/x/oneOf/8',
+    kind: 'added',
+    impact: 'major',
+    verdicts: [{ ruleId: 'schema-combinator-changed' }],
+    revision: { value: { properties: { type: { const: type } } } },
+  });
+  it.each([
+    ['an event type the webhooks section adds', enumChange(['a.b'], ['a.b', 'domain.routing_changed']), true],
+    ['another value', enumChange(['a.b'], ['a.b', 'domain.other']), false],
+    ['a value taken away as well', enumChange(['a.b'], ['domain.routing_changed']), false],
+    ['the added event shape', shape('domain.routing_changed'), true],
+    ['another shape', shape('domain.other'), false],
+  ] as const)('%s: %s', (_case, diff, allowed) => {
+    expect(isEventTypeAdded(diff, ADDED)).toBe(allowed);
+    expect(isEventTypeAdded(diff, [])).toBe(false);
   });
 });
