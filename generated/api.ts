@@ -656,6 +656,27 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "domain.routing_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.routing_changed
+         * @description A domain's `routing.code` changed (`data.previous_attributes.routing` holds the routing before). Needs `domains:read`. POSTed to every enabled endpoint whose `enabled_events` lists `domain.routing_changed` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_domain_routing_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "space.created": {
         parameters: {
             query?: never;
@@ -794,6 +815,78 @@ export interface components {
              */
             value: string;
         };
+        /**
+         * @description - `apex`: the name is a registrable domain itself (`example.com`, `example.co.uk`), as the Public Suffix List
+         *       decides; an apex cannot have a CNAME record, so its traffic is routed with A and AAAA records.
+         *     - `subdomain`: a name below a registrable domain (`shop.example.com`), routed with a CNAME record when the
+         *       service has a CNAME target.
+         * @enum {string}
+         */
+        "domain-kind": "apex" | "subdomain";
+        /** @description One DNS record the domain's owner publishes at their DNS provider. */
+        "domain-dns-record": {
+            /**
+             * @description The record's type.
+             * @enum {string}
+             */
+            type: "TXT" | "CNAME" | "A" | "AAAA";
+            /**
+             * @description The record's full host name, as `verification.name` is written.
+             * @example shop.example.com
+             */
+            name: string;
+            /**
+             * @description The record's value, exactly (a host name for a CNAME, an address for A and AAAA).
+             * @example edge.platform.example
+             */
+            value: string;
+            /**
+             * @description - `ownership`: proves the account controls the name (the `verification` record; see Domain states).
+             *     - `routing`: sends the name's traffic to the service (see "Pointing your domain" in the guide).
+             * @enum {string}
+             */
+            purpose: "ownership" | "routing";
+        };
+        /**
+         * @description Whether the name's traffic will reach the service: what the last look at the name's CNAME, A and AAAA records
+         *     saw, compared with the service's targets (see "Pointing your domain" in the guide). Looked up with every check
+         *     of the ownership record (`POST /domains/{id}/verify` and the scheduled checks); it never changes `status`.
+         */
+        "domain-routing": {
+            /**
+             * @description - `pointed`: the name's CNAME chain reaches the service's host name, or every A and AAAA answer is one of
+             *       the service's addresses.
+             *     - `not_pointed`: the name resolves elsewhere; `message` says what was found and what to publish instead.
+             *     - `partly_pointed`: some answers are the service's addresses, others not (an old record left beside the
+             *       new one, say): some visitors go elsewhere.
+             *     - `missing`: the name has no CNAME, A or AAAA record.
+             *     - `lookup_failed`: the lookup failed (timeout, SERVFAIL, refused); the service tries again soon.
+             *     - `not_checked`: no check has looked at the routing yet.
+             *     - `no_target`: the service has no routing target for this domain (none configured, or an apex when the
+             *       service has only a CNAME target); routing is not checked.
+             * @enum {string}
+             */
+            code: "pointed" | "not_pointed" | "partly_pointed" | "missing" | "lookup_failed" | "not_checked" | "no_target";
+            /**
+             * @description A sentence saying what was seen and what to do.
+             * @example No CNAME, A or AAAA record at shop.example.com. Publish a CNAME record at shop.example.com to edge.platform.example.
+             */
+            message: string;
+            /** @description What the last lookup answered (empty lists before the first check). */
+            observed: {
+                /** @description The CNAME chain from the name, one host name per hop (at most 4 followed). */
+                cname: string[];
+                /** @description The IPv4 addresses the name resolves to (at most 20 shown). */
+                a: string[];
+                /** @description The IPv6 addresses the name resolves to (at most 20 shown). */
+                aaaa: string[];
+            };
+            /**
+             * Format: date-time
+             * @description When the routing was last looked up; `null` before that.
+             */
+            checked_at: string | null;
+        };
         /** @description What the last check of the domain's record saw, and what to do about it. */
         "domain-observation": {
             /**
@@ -844,6 +937,15 @@ export interface components {
             not_found_page: string | null;
             status: components["schemas"]["domain-status"];
             verification: components["schemas"]["domain-verification"];
+            kind: components["schemas"]["domain-kind"];
+            /**
+             * @description The records to publish for this domain: first the ownership TXT record (the same as `verification`),
+             *     then the routing records, if the service has targets: a CNAME to the service's host name for a
+             *     `subdomain`, or A and AAAA records with the service's addresses for an `apex` (and for a subdomain when the
+             *     service has addresses only). No routing record when the service has no target for this kind of name.
+             */
+            dns_records: components["schemas"]["domain-dns-record"][];
+            routing: components["schemas"]["domain-routing"];
             /**
              * Format: date-time
              * @description When the record was last found (the domain became or stayed `active`); `null` before that.
@@ -1065,7 +1167,7 @@ export interface components {
          *       "space.updated"
          *     ]
          */
-        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted")[];
+        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "domain.routing_changed" | "space.created" | "space.updated" | "space.deleted")[];
         /**
          * @description Where the account's events are delivered, signed by the Standard Webhooks specification. The signing secret
          *     is shown only when it is made (create and rotate-secret).
@@ -1287,6 +1389,29 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
+        /**
+         * @description A domain's `routing.code` changed: a check found its traffic newly pointed at the service, or no longer (see
+         *     "Pointing your domain" in the guide). `data.previous_attributes.routing` is the routing before the check.
+         */
+        "event-domain-routing-changed": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.routing_changed";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The domain as stored after the check, its ETag, and its routing before the check. */
+            data: {
+                object: components["schemas"]["domain"];
+                etag: components["schemas"]["etag-value"];
+                /** @description The attributes the check changed, as they were before it. */
+                previous_attributes: {
+                    routing: components["schemas"]["domain-routing"];
+                };
+            };
+            cause: components["schemas"]["event-cause"];
+        };
         /** @description A space was created (`POST /spaces`). */
         "event-space-created": {
             id: components["schemas"]["event-id"];
@@ -1354,7 +1479,7 @@ export interface components {
          * @description An event: what changed, when, the record after the change and the request that caused it. The body of every
          *     webhook delivery, and an entry of `GET /events`. `type` says which of the shapes below it has.
          */
-        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"];
+        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-domain-routing-changed"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"];
         /** @description One event. */
         "event-resource": {
             data: components["schemas"]["event"];
@@ -1364,12 +1489,13 @@ export interface components {
          *     `domain.deleted`, `space.created`, `space.updated`, `space.deleted`. A domain's state: `domain.active`,
          *     `domain.misconfigured`, `domain.claimed_elsewhere`, `domain.expired`. `domain.pending` is reserved and not
          *     sent in v1: a domain is `pending` from its store (`domain.created` says so) and no change makes it `pending`
-         *     again; subscribing to it is accepted. `webhook.test` is sent only by
+         *     again; subscribing to it is accepted. A domain's routing: `domain.routing_changed` (its `routing.code`
+         *     changed; `data.previous_attributes.routing` is the routing before). `webhook.test` is sent only by
          *     `POST /webhook-endpoints/{id}/test`. New types may be added within v1: ignore a type you do not know.
          * @example space.updated
          * @enum {string}
          */
-        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted" | "webhook.test";
+        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "domain.routing_changed" | "space.created" | "space.updated" | "space.deleted" | "webhook.test";
         /** @description One attempt to deliver an event to the endpoint, newest first in the list. */
         "webhook-delivery": {
             id: components["schemas"]["id"];
@@ -1636,6 +1762,31 @@ export interface components {
                  *           "type": "txt",
                  *           "name": "_dss-challenge.shop.example.com",
                  *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
+                 *         },
+                 *         "kind": "subdomain",
+                 *         "dns_records": [
+                 *           {
+                 *             "type": "TXT",
+                 *             "name": "_dss-challenge.shop.example.com",
+                 *             "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A",
+                 *             "purpose": "ownership"
+                 *           },
+                 *           {
+                 *             "type": "CNAME",
+                 *             "name": "shop.example.com",
+                 *             "value": "edge.platform.example",
+                 *             "purpose": "routing"
+                 *           }
+                 *         ],
+                 *         "routing": {
+                 *           "code": "not_checked",
+                 *           "message": "Not checked yet. Publish a CNAME record at shop.example.com to edge.platform.example, then POST /domains/{id}/verify.",
+                 *           "observed": {
+                 *             "cname": [],
+                 *             "a": [],
+                 *             "aaaa": []
+                 *           },
+                 *           "checked_at": null
                  *         },
                  *         "verified_at": "2026-11-21T06:09:02.311Z",
                  *         "last_checked_at": "2026-11-21T06:09:02.311Z",
@@ -2454,6 +2605,31 @@ export interface operations {
                      *           "name": "_dss-challenge.shop.example.com",
                      *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
                      *         },
+                     *         "kind": "subdomain",
+                     *         "dns_records": [
+                     *           {
+                     *             "type": "TXT",
+                     *             "name": "_dss-challenge.shop.example.com",
+                     *             "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A",
+                     *             "purpose": "ownership"
+                     *           },
+                     *           {
+                     *             "type": "CNAME",
+                     *             "name": "shop.example.com",
+                     *             "value": "edge.platform.example",
+                     *             "purpose": "routing"
+                     *           }
+                     *         ],
+                     *         "routing": {
+                     *           "code": "not_checked",
+                     *           "message": "Not checked yet. Publish a CNAME record at shop.example.com to edge.platform.example, then POST /domains/{id}/verify.",
+                     *           "observed": {
+                     *             "cname": [],
+                     *             "a": [],
+                     *             "aaaa": []
+                     *           },
+                     *           "checked_at": null
+                     *         },
                      *         "verified_at": null,
                      *         "last_checked_at": null,
                      *         "next_check_at": "2026-11-21T06:08:49.123Z",
@@ -2631,6 +2807,31 @@ export interface operations {
                      *           "name": "_dss-challenge.shop.example.com",
                      *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
                      *         },
+                     *         "kind": "subdomain",
+                     *         "dns_records": [
+                     *           {
+                     *             "type": "TXT",
+                     *             "name": "_dss-challenge.shop.example.com",
+                     *             "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A",
+                     *             "purpose": "ownership"
+                     *           },
+                     *           {
+                     *             "type": "CNAME",
+                     *             "name": "shop.example.com",
+                     *             "value": "edge.platform.example",
+                     *             "purpose": "routing"
+                     *           }
+                     *         ],
+                     *         "routing": {
+                     *           "code": "not_checked",
+                     *           "message": "Not checked yet. Publish a CNAME record at shop.example.com to edge.platform.example, then POST /domains/{id}/verify.",
+                     *           "observed": {
+                     *             "cname": [],
+                     *             "a": [],
+                     *             "aaaa": []
+                     *           },
+                     *           "checked_at": null
+                     *         },
                      *         "verified_at": "2026-11-21T06:09:02.311Z",
                      *         "last_checked_at": "2026-11-21T06:09:02.311Z",
                      *         "next_check_at": "2026-11-21T07:09:02.311Z",
@@ -2776,6 +2977,31 @@ export interface operations {
                      *           "type": "txt",
                      *           "name": "_dss-challenge.shop.example.com",
                      *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
+                     *         },
+                     *         "kind": "subdomain",
+                     *         "dns_records": [
+                     *           {
+                     *             "type": "TXT",
+                     *             "name": "_dss-challenge.shop.example.com",
+                     *             "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A",
+                     *             "purpose": "ownership"
+                     *           },
+                     *           {
+                     *             "type": "CNAME",
+                     *             "name": "shop.example.com",
+                     *             "value": "edge.platform.example",
+                     *             "purpose": "routing"
+                     *           }
+                     *         ],
+                     *         "routing": {
+                     *           "code": "not_checked",
+                     *           "message": "Not checked yet. Publish a CNAME record at shop.example.com to edge.platform.example, then POST /domains/{id}/verify.",
+                     *           "observed": {
+                     *             "cname": [],
+                     *             "a": [],
+                     *             "aaaa": []
+                     *           },
+                     *           "checked_at": null
                      *         },
                      *         "verified_at": "2026-11-21T06:09:02.311Z",
                      *         "last_checked_at": "2026-11-21T06:09:02.311Z",
@@ -3935,6 +4161,37 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["event-domain-expired"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_domain_routing_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-domain-routing-changed"];
             };
         };
         responses: {

@@ -20,6 +20,8 @@ import { migrateToLatest } from './db/migrations.js';
 import { wakeupsOf } from './db/wakeups.js';
 import { buildDocsInBackground, docsBuildRequested } from './docs-build.js';
 import type { DomainChecks } from './domains/checks.js';
+import { routingLookup } from './domains/routing-lookup.js';
+import { hasTargets } from './domains/routing-targets.js';
 import { txtLookup } from './domains/txt-lookup.js';
 import { firstKeyLines } from './first-key.js';
 import type { KeyCheck } from './http/access/auth.js';
@@ -147,9 +149,12 @@ async function serve(
 ) {
   const verification = config.domainVerification;
   const lookup = txtLookup(verification.lookup);
+  // Routing is looked up only where the operator set a target (DOMAIN_TARGET_*), through the same servers.
+  const routing = hasTargets(verification.targets) ? routingLookup(verification.lookup) : undefined;
   const domainChecks: DomainChecks = {
     schedule: verification.schedule,
     lookup,
+    ...(routing ? { routing: { targets: verification.targets, lookup: routing } } : {}),
     verifyQuota: verification.verifyQuota,
     sandbox: extra.sandbox,
   };
@@ -205,6 +210,7 @@ async function serve(
   lifecycle.drainOn(['SIGTERM', 'SIGINT'], async () => {
     await jobs.stop();
     lookup.close();
+    routing?.close();
     await db.destroy();
     await redis?.close();
   });

@@ -8,7 +8,7 @@ import { HttpProblem, notFound, validationProblem } from '../http/problems/probl
 import type { Handler, Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
 import { challengeName, uncheckableName } from './check-rules.js';
-import type { DomainChecks } from './checks.js';
+import { type DomainChecks, targetsOf } from './checks.js';
 import { normalizeHostname, normalizePageUrl } from './fields.js';
 import { type DomainChanges, DuplicateDomainError, domainRepository, NameHeldError, toRecord } from './repository.js';
 import { verifyDomain } from './verify.js';
@@ -24,7 +24,8 @@ export type DomainOperation =
 type DomainHandlers = Pick<Handlers, DomainOperation>;
 
 export function domainHandlers(db: Database, checks: DomainChecks, fanOut: EventSubscriber): DomainHandlers {
-  const domains = domainRepository(db, checks.schedule, eventLog('domain', fanOut));
+  const targets = targetsOf(checks);
+  const domains = domainRepository(db, checks.schedule, eventLog('domain', fanOut), targets);
   const update: Handler<'domains_update'> = async ({ account, path, headers, body, requestId }) => {
     const changes: DomainChanges = {};
     if (body.index_page !== undefined) changes.index_page = normalizePageUrl(body.index_page);
@@ -110,7 +111,11 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
         }
         case 'checked': {
           const { domain } = outcome;
-          return { status: 200, body: { data: toRecord(domain) }, etag: etagOf(path.id, Number(domain.version)) };
+          return {
+            status: 200,
+            body: { data: toRecord(domain, targets) },
+            etag: etagOf(path.id, Number(domain.version)),
+          };
         }
       }
     },

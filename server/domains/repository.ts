@@ -21,6 +21,16 @@ import {
   type Observation,
 } from './check-rules.js';
 import { domainNameKey } from './fields.js';
+import { type RoutingCode, type RoutingObservation, routingNotChecked } from './routing-rules.js';
+import {
+  type DnsRecord,
+  type DomainKind,
+  dnsRecords,
+  domainKind,
+  NO_TARGETS,
+  type RoutingTargets,
+  routingWay,
+} from './routing-targets.js';
 
 export interface DomainRecord {
   id: number;
@@ -29,6 +39,9 @@ export interface DomainRecord {
   not_found_page: string | null;
   status: DomainStatus;
   verification: { type: 'txt'; name: string; value: string };
+  kind: DomainKind;
+  dns_records: DnsRecord[];
+  routing: DomainRouting;
   verified_at: string | null;
   last_checked_at: string | null;
   next_check_at: string | null;
@@ -36,6 +49,10 @@ export interface DomainRecord {
   claimed_elsewhere_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+export interface DomainRouting extends RoutingObservation {
+  checked_at: string | null;
 }
 
 export interface NewDomain {
@@ -85,7 +102,22 @@ function grandfathered(name: string, token: string): Observation {
   };
 }
 
-export function toRecord(row: DomainRow): DomainRecord {
+/**
+ * The domain's routing as the API shows it: `no_target` whenever the service has no target for it (whatever was
+ * stored before the settings changed), `not_checked` until a check looked with targets, else the last check's.
+ */
+export function routingOf(row: DomainRow, kind: DomainKind, targets: RoutingTargets): DomainRouting {
+  const code = row.routing_code as RoutingCode;
+  if (routingWay(kind, targets) === 'none' || row.routing === null || code === 'no_target') {
+    return { ...routingNotChecked(row.name, kind, targets), checked_at: null };
+  }
+  const { message, observed } = JSON.parse(row.routing) as Omit<RoutingObservation, 'code'>;
+  return { code, message, observed, checked_at: iso(row.routing_checked_at) };
+}
+
+/** The domain's record as the API shows it; `targets` (the operator's settings) decide its routing records. */
+export function toRecord(row: DomainRow, targets: RoutingTargets = NO_TARGETS): DomainRecord {
+  const kind = domainKind(row.name);
   const observation = row.observation
     ? (JSON.parse(row.observation) as Observation)
     : row.status === 'active' && row.last_checked_at === null
@@ -98,6 +130,9 @@ export function toRecord(row: DomainRow): DomainRecord {
     not_found_page: row.not_found_page,
     status: row.status as DomainStatus,
     verification: { type: 'txt', name: challengeName(row.name), value: challengeValue(row.verification_token) },
+    kind,
+    dns_records: dnsRecords(row.name, row.verification_token, kind, targets),
+    routing: routingOf(row, kind, targets),
     verified_at: iso(row.verified_at),
     last_checked_at: iso(row.last_checked_at),
     next_check_at: iso(row.next_check_at),
@@ -113,8 +148,9 @@ export function domainRepository(
   db: Database,
   schedule: Pick<CheckSchedule, 'pendingFirstMs' | 'pendingExpiryMs'>,
   log: ChangeLog<DomainRecord>,
+  targets: RoutingTargets = NO_TARGETS,
 ) {
-  const owned = ownedRecords(db, 'domains', toRecord, log);
+  const owned = ownedRecords(db, 'domains', (row: DomainRow) => toRecord(row, targets), log);
   return {
     ...owned,
 

@@ -18,6 +18,7 @@ const SUBSCRIBABLE: Record<Exclude<EnabledEvent, '*'>, true> = {
   'domain.misconfigured': true,
   'domain.claimed_elsewhere': true,
   'domain.expired': true,
+  'domain.routing_changed': true,
   'space.created': true,
   'space.updated': true,
   'space.deleted': true,
