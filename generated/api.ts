@@ -765,6 +765,11 @@ export interface webhooks {
 export interface components {
     schemas: {
         /**
+         * Format: int64
+         * @description Identifier of the record, a positive integer assigned by the service.
+         */
+        id: number;
+        /**
          * @description Where the domain stands in proving that the account controls its name (see "Domain states" in the guide):
          *
          *     - `pending`: stored, not proven yet. Publish the `verification` TXT record; the service looks for it with
@@ -788,11 +793,6 @@ export interface components {
          * @enum {string}
          */
         "domain-status": "pending" | "active" | "misconfigured" | "claimed_elsewhere" | "expired";
-        /**
-         * Format: int64
-         * @description Identifier of the record, a positive integer assigned by the service.
-         */
-        id: number;
         /**
          * @description The DNS record that proves this account controls the name: a TXT record named `name` (on its own label, so
          *     it never clashes with a CNAME of the domain) whose value is `value`. The value is random (128 bits) and
@@ -2249,10 +2249,20 @@ export interface components {
          */
         after: string;
         /**
-         * @description Only the domains in this state (see "Domain states" in the guide); all of them when omitted.
+         * @description Only the domains in these states (see "Domain states" in the guide): one state, or several comma-separated
+         *     (`status=pending,misconfigured`); all of them when omitted. An unknown state is refused with `422` naming
+         *     `status` (the states: `pending`, `active`, `misconfigured`, `claimed_elsewhere`, `expired`).
          * @example active
          */
-        "domain-status": components["schemas"]["domain-status"];
+        "domain-status": string;
+        /**
+         * @description Only the domains whose `routing.code` is one of these: one code, or several comma-separated
+         *     (`routing=not_pointed,partly_pointed`); all of them when omitted. An unknown code is refused with `422` naming
+         *     `routing` (the codes: `pointed`, `not_pointed`, `partly_pointed`, `missing`, `lookup_failed`, `not_checked`,
+         *     `no_target`).
+         * @example not_pointed,partly_pointed
+         */
+        "domain-routing": string;
         /**
          * @description Makes the create safe to retry. A new value per intended create, 1–255 printable ASCII characters: a UUID
          *     such as `2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21` is a good choice; never reuse one for another request. The
@@ -2538,10 +2548,20 @@ export interface operations {
                  */
                 after?: components["parameters"]["after"];
                 /**
-                 * @description Only the domains in this state (see "Domain states" in the guide); all of them when omitted.
+                 * @description Only the domains in these states (see "Domain states" in the guide): one state, or several comma-separated
+                 *     (`status=pending,misconfigured`); all of them when omitted. An unknown state is refused with `422` naming
+                 *     `status` (the states: `pending`, `active`, `misconfigured`, `claimed_elsewhere`, `expired`).
                  * @example active
                  */
                 status?: components["parameters"]["domain-status"];
+                /**
+                 * @description Only the domains whose `routing.code` is one of these: one code, or several comma-separated
+                 *     (`routing=not_pointed,partly_pointed`); all of them when omitted. An unknown code is refused with `422` naming
+                 *     `routing` (the codes: `pointed`, `not_pointed`, `partly_pointed`, `missing`, `lookup_failed`, `not_checked`,
+                 *     `no_target`).
+                 * @example not_pointed,partly_pointed
+                 */
+                routing?: components["parameters"]["domain-routing"];
             };
             header?: never;
             path?: never;
@@ -2707,10 +2727,20 @@ export interface operations {
                  */
                 after?: components["parameters"]["after"];
                 /**
-                 * @description Only the domains in this state (see "Domain states" in the guide); all of them when omitted.
+                 * @description Only the domains in these states (see "Domain states" in the guide): one state, or several comma-separated
+                 *     (`status=pending,misconfigured`); all of them when omitted. An unknown state is refused with `422` naming
+                 *     `status` (the states: `pending`, `active`, `misconfigured`, `claimed_elsewhere`, `expired`).
                  * @example active
                  */
                 status?: components["parameters"]["domain-status"];
+                /**
+                 * @description Only the domains whose `routing.code` is one of these: one code, or several comma-separated
+                 *     (`routing=not_pointed,partly_pointed`); all of them when omitted. An unknown code is refused with `422` naming
+                 *     `routing` (the codes: `pointed`, `not_pointed`, `partly_pointed`, `missing`, `lookup_failed`, `not_checked`,
+                 *     `no_target`).
+                 * @example not_pointed,partly_pointed
+                 */
+                routing?: components["parameters"]["domain-routing"];
             };
             header?: never;
             path?: never;

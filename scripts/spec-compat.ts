@@ -15,6 +15,7 @@ const ENV = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_
 
 interface DiffChange {
   path: string;
+  property?: string;
   impact: string;
   kind: string;
   verdicts?: Array<{ ruleId?: string; message?: string }>;
@@ -125,6 +126,24 @@ export function isEventTypeAdded(change: DiffChange, addedTypes: string[]): bool
   return false;
 }
 
+/**
+ * Whether a change only lets a request parameter carry reserved characters as they are (`allowReserved: true`,
+ * e.g. the commas of `status=pending,active`): the server accepts what it accepted before, percent-encoded, and
+ * more. `redocly diff` rates any change of a parameter's serialization major.
+ */
+export function isReservedAllowed(change: DiffChange & { property?: string }): boolean {
+  const rules = (change.verdicts ?? []).map((v) => v.ruleId);
+  return (
+    change.kind === 'modified' &&
+    change.property === 'allowReserved' &&
+    change.revision?.value === true &&
+    change.base?.value !== true &&
+    /\/parameters\/\d+$/.test(change.path) &&
+    !/\/responses\//.test(change.path) &&
+    rules.every((rule) => rule === 'parameter-serialization-changed')
+  );
+}
+
 /** The report with the changes the gate rates differently from `redocly diff` (above) counted as minor. */
 export function rated(
   report: DiffReport,
@@ -137,7 +156,10 @@ export function rated(
   const typesAdded = majors.filter(
     (c) => !declared.includes(c) && !narrowed.includes(c) && isEventTypeAdded(c, addedTypes),
   );
-  const relaxed = [...declared, ...narrowed, ...typesAdded];
+  const widened = majors.filter(
+    (c) => !declared.includes(c) && !narrowed.includes(c) && !typesAdded.includes(c) && isReservedAllowed(c),
+  );
+  const relaxed = [...declared, ...narrowed, ...typesAdded, ...widened];
   const { major, minor, patch } = report.summary;
   return {
     ...report,

@@ -25,8 +25,41 @@ export interface ListQuery {
   page: number;
   /** Walk by cursor: the rows after this position ('start': from the first row), instead of `page`. */
   after?: ListPosition | 'start';
-  /** Only the rows in this state (domains); all of them when undefined. */
-  status?: string;
+  /** Only the rows these filters keep; all of them when undefined. */
+  filters?: ListFilters;
+}
+
+/** What a filtered list keeps: rows holding one of the listed values in each column, and every metadata pair. */
+export interface ListFilters {
+  /** Columns of the listed table (domains: status, routing_code); an empty list of values keeps no row. */
+  columns?: Array<{ column: string; values: string[] }>;
+  /** Exact key and value pairs, each one probe of the `<table>_metadata` index (migration 0011). */
+  metadata?: Array<[string, string]>;
+}
+
+const isFiltered = (filters: ListFilters | undefined): filters is ListFilters =>
+  (filters?.columns?.length ?? 0) > 0 || (filters?.metadata?.length ?? 0) > 0;
+
+/** The account's rows that the filters keep. */
+function filtered(
+  base: SelectQueryBuilder<DB, ResourceTable, object>,
+  table: ResourceTable,
+  accountId: number,
+  filters: ListFilters,
+) {
+  let rows = base;
+  for (const { column, values } of filters.columns ?? []) {
+    rows = rows.where(
+      values.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`${sql.ref(column)} in (${sql.join(values)})`,
+    );
+  }
+  for (const [key, value] of filters.metadata ?? []) {
+    const pairs = sql.table(`${table}_metadata`);
+    rows = rows.where(
+      sql<SqlBool>`id in (select record_id from ${pairs} where account_id = ${accountId} and key = ${key} and value = ${value})`,
+    );
+  }
+  return rows;
 }
 
 export interface ListResult {
@@ -120,11 +153,12 @@ export async function listPage(
     precompiledShape(`count ${table}`, (on, account: number) =>
       on.selectFrom('record_counts').select('total').where('account_id', '=', account).where('resource', '=', table),
     )(db, accountId).then(([row]) => Number(row?.total ?? 0));
-  // A state's rows are counted and read through the (account_id, status, id) index.
-  if (query.status !== undefined) {
-    let inState = owned.where(sql<SqlBool>`status = ${query.status}`);
-    if (query.search !== '') inState = inState.where(matching(query.search));
-    return rowsOf(inState, query, await countOf(inState));
+  // Filtered rows are counted and read through the filters' indexes: (account_id, status, id),
+  // (account_id, routing_code, id), and the metadata pairs' (account_id, key, value, record_id).
+  if (isFiltered(query.filters)) {
+    let kept = filtered(owned, table, accountId, query.filters);
+    if (query.search !== '') kept = kept.where(matching(query.search));
+    return rowsOf(kept, query, await countOf(kept));
   }
   if (query.search === '') {
     const total = await counted();

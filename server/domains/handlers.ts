@@ -1,16 +1,20 @@
 // HTTP handlers of the domain operations: map validated input to the repository and records to replies.
 
 import type { Database } from '../db/database.js';
+import type { ListFilters } from '../db/listing.js';
 import { type EventSubscriber, eventLog } from '../events/outbox.js';
 import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
+import { commaFilters } from '../http/conventions/list-filters.js';
 import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
 import { HttpProblem, notFound, validationProblem } from '../http/problems/problem.js';
 import type { Handler, Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
-import { challengeName, uncheckableName } from './check-rules.js';
+import { challengeName, DOMAIN_STATUSES, uncheckableName } from './check-rules.js';
 import { type DomainChecks, targetsOf } from './checks.js';
 import { normalizeHostname, normalizePageUrl } from './fields.js';
 import { type DomainChanges, DuplicateDomainError, domainRepository, NameHeldError, toRecord } from './repository.js';
+import { ROUTING_CODES } from './routing-rules.js';
+import { hasTargets, type RoutingTargets } from './routing-targets.js';
 import { verifyDomain } from './verify.js';
 
 export type DomainOperation =
@@ -41,7 +45,8 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
   return {
     async domains_list({ account, query, url }) {
       const list = listQueryOf(query, url.sent);
-      const { records, total, totalExact, next } = await domains.list(account.id, { ...list, status: query.status });
+      const filters = domainListFilters(query, targets);
+      const { records, total, totalExact, next } = await domains.list(account.id, { ...list, filters });
       const pagination = paginationOf(url, list, { total, totalExact, onPage: records.length, next });
       return { status: 200, body: { data: records, ...pagination } };
     },
@@ -132,6 +137,22 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
       return { status: 204 };
     },
   };
+}
+
+/**
+ * The list's `status` and `routing` filters. Without any routing target every domain is `no_target` whatever
+ * its stored code (repository.ts routingOf), so that code keeps every row and the others none.
+ */
+function domainListFilters(query: { status?: string; routing?: string }, targets: RoutingTargets): ListFilters {
+  const { status, routing } = commaFilters({
+    status: { sent: query.status, allowed: DOMAIN_STATUSES },
+    routing: { sent: query.routing, allowed: ROUTING_CODES },
+  });
+  const columns: NonNullable<ListFilters['columns']> = [];
+  if (status) columns.push({ column: 'status', values: status });
+  if (routing && hasTargets(targets)) columns.push({ column: 'routing_code', values: routing });
+  else if (routing && !routing.includes('no_target')) columns.push({ column: 'routing_code', values: [] });
+  return { columns };
 }
 
 /** Why another account's active name cannot be stored, and how a name is proven. */

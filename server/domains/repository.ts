@@ -154,8 +154,8 @@ export function domainRepository(
   return {
     ...owned,
 
-    /** One page of the account's domains, of one status when `status` is given. */
-    list(accountId: number, query: ListQuery & { status?: DomainStatus }) {
+    /** One page of the account's domains, those the filters keep when given (`filters`). */
+    list(accountId: number, query: ListQuery) {
       return owned.list(accountId, query);
     },
 

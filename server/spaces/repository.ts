@@ -23,7 +23,17 @@ export type SpaceChanges = Schemas['space-update'];
 
 /** Every column is a field of the record, but the account, the search key and the version. */
 function toRecord(row: Selectable<SpacesTable>): SpaceRecord {
-  const { account_id: _account, name_key: _key, version: _version, id, color, created_at, updated_at, ...rest } = row;
+  const {
+    account_id: _account,
+    name_key: _key,
+    version: _version,
+    metadata: _metadata,
+    id,
+    color,
+    created_at,
+    updated_at,
+    ...rest
+  } = row;
   return {
     id: Number(id),
     ...rest,

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   isEventTypeAdded,
   isListedNarrowing,
+  isReservedAllowed,
   listedNarrowings,
   rated,
   type SecurityNarrowing,
@@ -101,5 +102,24 @@ describe('isEventTypeAdded', () => {
   ] as const)('%s: %s', (_case, diff, allowed) => {
     expect(isEventTypeAdded(diff, ADDED)).toBe(allowed);
     expect(isEventTypeAdded(diff, [])).toBe(false);
+  });
+});
+
+describe('isReservedAllowed', () => {
+  const serialization = (path: string, before: unknown, after: unknown) => ({
+    ...change(path, before, after, 'parameter-serialization-changed'),
+    property: 'allowReserved',
+  });
+  it.each([
+    ['set on a request parameter', serialization('#/paths/~1domains/get/parameters/7', undefined, true), true],
+    ['taken away', serialization('#/paths/~1domains/get/parameters/7', true, false), false],
+    ['on a response header', serialization('#/paths/~1domains/get/responses/200/parameters/1', undefined, true), false],
+    [
+      'explode changed',
+      { ...serialization('#/paths/~1domains/get/parameters/7', undefined, true), property: 'explode' },
+      false,
+    ],
+  ] as const)('%s: %s', (_case, diff, allowed) => {
+    expect(isReservedAllowed(diff)).toBe(allowed);
   });
 });

@@ -1,0 +1,40 @@
+// A list's filter parameters that take one value or several comma-separated (`status=pending,misconfigured`):
+// read into the values a repository filters on, an unknown value refused with a 422 naming the parameter.
+import { type FieldError, validationProblem } from '../problems/problem.js';
+
+/** The values of `parameter` as sent (undefined when it was not), or the error naming it. */
+export function oneOrMoreOf(
+  parameter: string,
+  sent: string | undefined,
+  allowed: readonly string[],
+): { values: string[] | undefined } | { error: FieldError } {
+  if (sent === undefined) return { values: undefined };
+  const values = [...new Set(sent.split(','))];
+  const unknown = values.filter((value) => !allowed.includes(value));
+  if (unknown.length === 0) return { values };
+  const shown = unknown.slice(0, 3).map((value) => `"${value.length > 40 ? `${value.slice(0, 40)}…` : value}"`);
+  return {
+    error: {
+      location: 'query',
+      field: parameter,
+      message: `must be one or more of ${allowed.join(', ')}, separated by commas (${shown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not one)`,
+    },
+  };
+}
+
+/** The values of each parameter, or one 422 naming every parameter with an unknown value. */
+export function commaFilters<P extends string>(
+  parameters: Record<P, { sent: string | undefined; allowed: readonly string[] }>,
+): Record<P, string[] | undefined> {
+  const errors: FieldError[] = [];
+  const read = {} as Record<P, string[] | undefined>;
+  for (const [parameter, { sent, allowed }] of Object.entries(parameters) as Array<
+    [P, { sent: string | undefined; allowed: readonly string[] }]
+  >) {
+    const result = oneOrMoreOf(parameter, sent, allowed);
+    if ('error' in result) errors.push(result.error);
+    else read[parameter] = result.values;
+  }
+  if (errors.length > 0) throw validationProblem(errors);
+  return read;
+}
