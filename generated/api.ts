@@ -887,6 +887,18 @@ export interface components {
              */
             checked_at: string | null;
         };
+        /**
+         * @description Your own keys and text values on the record (up to 20 keys of 1–40 letters, digits, `_`, `-` and `.`; values
+         *     up to 500 characters), e.g. the id of the tenant a record belongs to in your system. `{}` when none. Lists
+         *     find records by an exact key and value (`?metadata[tenant]=t_123`).
+         * @example {
+         *       "tenant": "t_123",
+         *       "plan": "pro"
+         *     }
+         */
+        metadata: {
+            [key: string]: string;
+        };
         /** @description What the last check of the domain's record saw, and what to do about it. */
         "domain-observation": {
             /**
@@ -946,6 +958,7 @@ export interface components {
              */
             dns_records: components["schemas"]["domain-dns-record"][];
             routing: components["schemas"]["domain-routing"];
+            metadata: components["schemas"]["metadata"];
             /**
              * Format: date-time
              * @description When the record was last found (the domain became or stayed `active`); `null` before that.
@@ -1088,11 +1101,26 @@ export interface components {
          * @example https://shop.example.com/welcome.html
          */
         "page-url": string | null;
+        /**
+         * @description Metadata to set: up to 20 keys of 1–40 letters, digits, `_`, `-` and `.`, each with a text value of up to 500
+         *     characters. As JSON an object (`{"metadata": {"tenant": "t_123"}}`), in a form one field per key
+         *     (`metadata[tenant]=t_123`). An update merges: keys sent are set, keys not sent are kept, and a key sent with
+         *     an empty value is removed. A bad key, a value too long or holding NUL or an unpaired surrogate, or more than
+         *     20 keys on the record is refused with `422` naming `metadata[key]`.
+         * @example {
+         *       "tenant": "t_123",
+         *       "plan": ""
+         *     }
+         */
+        "metadata-changes": {
+            [key: string]: string;
+        };
         /** @description Fields of a new domain. */
         "domain-store": {
             name: components["schemas"]["domain-name"];
             index_page?: components["schemas"]["page-url"];
             not_found_page?: components["schemas"]["page-url"];
+            metadata?: components["schemas"]["metadata-changes"];
         };
         /** @description One domain. */
         "domain-resource": {
@@ -1105,6 +1133,7 @@ export interface components {
         "domain-update": {
             index_page?: components["schemas"]["page-url"];
             not_found_page?: components["schemas"]["page-url"];
+            metadata?: components["schemas"]["metadata-changes"];
         };
         /**
          * Format: int32
@@ -1121,6 +1150,7 @@ export interface components {
              */
             name: string;
             color: components["schemas"]["color"];
+            metadata: components["schemas"]["metadata"];
             created_at: components["schemas"]["timestamp"];
             updated_at: components["schemas"]["timestamp"];
         };
@@ -1142,6 +1172,7 @@ export interface components {
             name: components["schemas"]["space-name"];
             /** @description Colour of the new space, 1 to 6; 1 when omitted. */
             color?: components["schemas"]["color"];
+            metadata?: components["schemas"]["metadata-changes"];
         };
         /** @description One space. */
         "space-resource": {
@@ -1151,6 +1182,7 @@ export interface components {
         "space-update": {
             name?: components["schemas"]["space-name"];
             color?: components["schemas"]["color"];
+            metadata?: components["schemas"]["metadata-changes"];
         };
         /**
          * Format: webhook-url
@@ -1178,6 +1210,7 @@ export interface components {
             enabled_events: components["schemas"]["webhook-enabled-events"];
             /** @description A note of yours about the endpoint, or null. */
             description: string | null;
+            metadata: components["schemas"]["metadata"];
             /**
              * @description `enabled` receives deliveries. `disabled` receives none; events meanwhile are not queued for it (they stay in
              *     `GET /events` to be redelivered). Set `status` back to `enabled` with an update.
@@ -1210,6 +1243,7 @@ export interface components {
             url: components["schemas"]["webhook-url"];
             enabled_events: components["schemas"]["webhook-enabled-events"];
             description?: components["schemas"]["webhook-description"];
+            metadata?: components["schemas"]["metadata-changes"];
         };
         /** @description An endpoint, and its new signing secret (shown this once). */
         "webhook-endpoint-with-secret": {
@@ -1236,6 +1270,7 @@ export interface components {
              * @enum {string}
              */
             status?: "enabled" | "disabled";
+            metadata?: components["schemas"]["metadata-changes"];
         };
         /**
          * @description Identifier of the event, `evt_` and 24 hex digits. A delivery's `webhook-id` header carries it, the same on
@@ -1763,6 +1798,7 @@ export interface components {
                  *           "name": "_dss-challenge.shop.example.com",
                  *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
                  *         },
+                 *         "metadata": {},
                  *         "kind": "subdomain",
                  *         "dns_records": [
                  *           {
@@ -1900,6 +1936,7 @@ export interface components {
                  *         "id": 7,
                  *         "name": "Marketing",
                  *         "color": 3,
+                 *         "metadata": {},
                  *         "created_at": "2026-11-21T06:07:49.123Z",
                  *         "updated_at": "2026-11-21T06:07:49.123Z"
                  *       }
@@ -1928,6 +1965,7 @@ export interface components {
                  *             "*"
                  *           ],
                  *           "description": null,
+                 *           "metadata": {},
                  *           "status": "disabled",
                  *           "disabled_reason": "gone",
                  *           "secret_rotated_at": null,
@@ -1983,6 +2021,7 @@ export interface components {
                  *           "space.deleted"
                  *         ],
                  *         "description": "Billing sync",
+                 *         "metadata": {},
                  *         "status": "enabled",
                  *         "disabled_reason": null,
                  *         "secret_rotated_at": null,
@@ -2015,6 +2054,7 @@ export interface components {
                  *           "space.deleted"
                  *         ],
                  *         "description": "Billing sync",
+                 *         "metadata": {},
                  *         "status": "enabled",
                  *         "disabled_reason": null,
                  *         "secret_rotated_at": null,
@@ -2148,6 +2188,7 @@ export interface components {
                  *               "id": 7,
                  *               "name": "Marketing",
                  *               "color": 5,
+                 *               "metadata": {},
                  *               "created_at": "2026-11-21T06:07:49.123Z",
                  *               "updated_at": "2026-11-22T09:15:02.456Z"
                  *             },
@@ -2263,6 +2304,17 @@ export interface components {
          * @example not_pointed,partly_pointed
          */
         "domain-routing": string;
+        /**
+         * @description Only the records whose metadata holds each of these keys with exactly this value:
+         *     `?metadata[tenant]=t_123&metadata[plan]=pro`. Up to 20 keys; a malformed key or value is refused with `422`
+         *     naming `metadata[key]`.
+         * @example {
+         *       "tenant": "t_123"
+         *     }
+         */
+        metadata: {
+            [key: string]: string;
+        };
         /**
          * @description Makes the create safe to retry. A new value per intended create, 1–255 printable ASCII characters: a UUID
          *     such as `2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21` is a good choice; never reuse one for another request. The
@@ -2562,6 +2614,15 @@ export interface operations {
                  * @example not_pointed,partly_pointed
                  */
                 routing?: components["parameters"]["domain-routing"];
+                /**
+                 * @description Only the records whose metadata holds each of these keys with exactly this value:
+                 *     `?metadata[tenant]=t_123&metadata[plan]=pro`. Up to 20 keys; a malformed key or value is refused with `422`
+                 *     naming `metadata[key]`.
+                 * @example {
+                 *       "tenant": "t_123"
+                 *     }
+                 */
+                metadata?: components["parameters"]["metadata"];
             };
             header?: never;
             path?: never;
@@ -2625,6 +2686,7 @@ export interface operations {
                      *           "name": "_dss-challenge.shop.example.com",
                      *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
                      *         },
+                     *         "metadata": {},
                      *         "kind": "subdomain",
                      *         "dns_records": [
                      *           {
@@ -2741,6 +2803,15 @@ export interface operations {
                  * @example not_pointed,partly_pointed
                  */
                 routing?: components["parameters"]["domain-routing"];
+                /**
+                 * @description Only the records whose metadata holds each of these keys with exactly this value:
+                 *     `?metadata[tenant]=t_123&metadata[plan]=pro`. Up to 20 keys; a malformed key or value is refused with `422`
+                 *     naming `metadata[key]`.
+                 * @example {
+                 *       "tenant": "t_123"
+                 *     }
+                 */
+                metadata?: components["parameters"]["metadata"];
             };
             header?: never;
             path?: never;
@@ -2837,6 +2908,7 @@ export interface operations {
                      *           "name": "_dss-challenge.shop.example.com",
                      *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
                      *         },
+                     *         "metadata": {},
                      *         "kind": "subdomain",
                      *         "dns_records": [
                      *           {
@@ -3008,6 +3080,7 @@ export interface operations {
                      *           "name": "_dss-challenge.shop.example.com",
                      *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
                      *         },
+                     *         "metadata": {},
                      *         "kind": "subdomain",
                      *         "dns_records": [
                      *           {
@@ -3136,6 +3209,15 @@ export interface operations {
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
                  */
                 after?: components["parameters"]["after"];
+                /**
+                 * @description Only the records whose metadata holds each of these keys with exactly this value:
+                 *     `?metadata[tenant]=t_123&metadata[plan]=pro`. Up to 20 keys; a malformed key or value is refused with `422`
+                 *     naming `metadata[key]`.
+                 * @example {
+                 *       "tenant": "t_123"
+                 *     }
+                 */
+                metadata?: components["parameters"]["metadata"];
             };
             header?: never;
             path?: never;
@@ -3196,6 +3278,7 @@ export interface operations {
                      *         "id": 7,
                      *         "name": "Marketing",
                      *         "color": 3,
+                     *         "metadata": {},
                      *         "created_at": "2026-11-21T06:07:49.123Z",
                      *         "updated_at": "2026-11-21T06:07:49.123Z"
                      *       }
@@ -3263,6 +3346,15 @@ export interface operations {
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
                  */
                 after?: components["parameters"]["after"];
+                /**
+                 * @description Only the records whose metadata holds each of these keys with exactly this value:
+                 *     `?metadata[tenant]=t_123&metadata[plan]=pro`. Up to 20 keys; a malformed key or value is refused with `422`
+                 *     naming `metadata[key]`.
+                 * @example {
+                 *       "tenant": "t_123"
+                 *     }
+                 */
+                metadata?: components["parameters"]["metadata"];
             };
             header?: never;
             path?: never;
@@ -3352,6 +3444,7 @@ export interface operations {
                      *         "id": 7,
                      *         "name": "Sales",
                      *         "color": 5,
+                     *         "metadata": {},
                      *         "created_at": "2026-11-21T06:07:49.123Z",
                      *         "updated_at": "2026-11-22T09:15:02.456Z"
                      *       }
@@ -3480,6 +3573,7 @@ export interface operations {
                      *         "id": 7,
                      *         "name": "Marketing",
                      *         "color": 5,
+                     *         "metadata": {},
                      *         "created_at": "2026-11-21T06:07:49.123Z",
                      *         "updated_at": "2026-11-22T09:15:02.456Z"
                      *       }
@@ -3555,6 +3649,7 @@ export interface operations {
                      *           "*"
                      *         ],
                      *         "description": null,
+                     *         "metadata": {},
                      *         "status": "enabled",
                      *         "disabled_reason": null,
                      *         "secret_rotated_at": null,

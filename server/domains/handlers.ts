@@ -4,7 +4,8 @@ import type { Database } from '../db/database.js';
 import type { ListFilters } from '../db/listing.js';
 import { type EventSubscriber, eventLog } from '../events/outbox.js';
 import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
-import { commaFilters } from '../http/conventions/list-filters.js';
+import { commaFilters, metadataFilter } from '../http/conventions/list-filters.js';
+import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
 import { HttpProblem, notFound, validationProblem } from '../http/problems/problem.js';
 import type { Handler, Handlers } from '../http/routing/operations.js';
@@ -34,9 +35,10 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
     const changes: DomainChanges = {};
     if (body.index_page !== undefined) changes.index_page = normalizePageUrl(body.index_page);
     if (body.not_found_page !== undefined) changes.not_found_page = normalizePageUrl(body.not_found_page);
+    if (body.metadata !== undefined) changes.metadata = body.metadata;
     const expected = ifMatchVersions(headers['If-Match'], path.id);
     const domain = await unlessChanged('domain', path.id, () =>
-      domains.update(account.id, path.id, changes, expected, causeOf(requestId)),
+      withinMetadataLimit(() => domains.update(account.id, path.id, changes, expected, causeOf(requestId))),
     );
     if (!domain) throw notFound('domain', path.id);
     return { status: 200, body: { data: domain.record }, etag: etagOf(path.id, domain.version) };
@@ -45,7 +47,7 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
   return {
     async domains_list({ account, query, url }) {
       const list = listQueryOf(query, url.sent);
-      const filters = domainListFilters(query, targets);
+      const filters = { ...domainListFilters(query, targets), metadata: metadataFilter(url.sent) };
       const { records, total, totalExact, next } = await domains.list(account.id, { ...list, filters });
       const pagination = paginationOf(url, list, { total, totalExact, onPage: records.length, next });
       return { status: 200, body: { data: records, ...pagination } };
@@ -71,6 +73,7 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
             name,
             index_page: normalizePageUrl(body.index_page) ?? null,
             not_found_page: normalizePageUrl(body.not_found_page) ?? null,
+            metadata: body.metadata,
           },
           causeOf(requestId, headers['Idempotency-Key']),
         );

@@ -12,6 +12,8 @@ import {
   type Versioned,
 } from '../db/owned.js';
 import type { DomainsTable } from '../db/schema.js';
+import { newMetadata, updateWithMetadata, writePairs } from '../metadata/pairs.js';
+import { type Metadata, parseMetadata, serializeMetadata } from '../metadata/rules.js';
 import {
   type CheckSchedule,
   challengeName,
@@ -42,6 +44,7 @@ export interface DomainRecord {
   kind: DomainKind;
   dns_records: DnsRecord[];
   routing: DomainRouting;
+  metadata: Metadata;
   verified_at: string | null;
   last_checked_at: string | null;
   next_check_at: string | null;
@@ -59,9 +62,12 @@ export interface NewDomain {
   name: string;
   index_page: string | null;
   not_found_page: string | null;
+  /** As sent: an empty value sets nothing. */
+  metadata?: Metadata;
 }
 
-export type DomainChanges = Partial<Pick<NewDomain, 'index_page' | 'not_found_page'>>;
+/** The pages to change, and the metadata to merge (an empty value removes a key). */
+export type DomainChanges = Partial<Pick<NewDomain, 'index_page' | 'not_found_page' | 'metadata'>>;
 
 /** This account already has a domain of this name. */
 export class DuplicateDomainError extends Error {
@@ -133,6 +139,7 @@ export function toRecord(row: DomainRow, targets: RoutingTargets = NO_TARGETS): 
     kind,
     dns_records: dnsRecords(row.name, row.verification_token, kind, targets),
     routing: routingOf(row, kind, targets),
+    metadata: parseMetadata(row.metadata),
     verified_at: iso(row.verified_at),
     last_checked_at: iso(row.last_checked_at),
     next_check_at: iso(row.next_check_at),
@@ -150,7 +157,8 @@ export function domainRepository(
   log: ChangeLog<DomainRecord>,
   targets: RoutingTargets = NO_TARGETS,
 ) {
-  const owned = ownedRecords(db, 'domains', (row: DomainRow) => toRecord(row, targets), log);
+  const record = (row: DomainRow) => toRecord(row, targets);
+  const owned = ownedRecords(db, 'domains', record, log);
   return {
     ...owned,
 
@@ -178,15 +186,18 @@ export function domainRepository(
       // A pending claim blocks nobody, so a store that races a proof elsewhere and wins is harmless: it is pending.
       if (await this.heldElsewhere(accountId, domain.name)) throw new NameHeldError(domain.name);
       const now = new Date();
+      const { metadata: sent, ...fields } = domain;
+      const metadata = newMetadata(sent);
       // ON CONFLICT DO NOTHING rather than catching the unique violation: on PostgreSQL a failed statement
       // aborts the transaction it runs in (an idempotent create's), and the 409 still has to read and save in it.
       const created = await owned.created(
         accountId,
-        (trx) =>
-          trx
+        async (trx) => {
+          const row = await trx
             .insertInto('domains')
             .values({
-              ...domain,
+              ...fields,
+              metadata: serializeMetadata(metadata),
               account_id: accountId,
               name_key: domainNameKey(domain.name),
               status: 'pending',
@@ -201,7 +212,10 @@ export function domainRepository(
             })
             .onConflict((conflict) => conflict.columns(['account_id', 'name']).doNothing())
             .returningAll()
-            .executeTakeFirst(),
+            .executeTakeFirst();
+          if (row) await writePairs(trx, 'domains', accountId, Number(row.id), metadata);
+          return row;
+        },
         cause,
       );
       if (!created) throw new DuplicateDomainError(domain.name);
@@ -230,7 +244,17 @@ export function domainRepository(
       expected: ExpectedVersions,
       cause: ChangeCause,
     ): Promise<Updated<DomainRecord> | undefined> {
-      return owned.change(accountId, id, changes, expected, cause);
+      const { metadata, ...columns } = changes;
+      if (metadata === undefined) return owned.change(accountId, id, columns, expected, cause);
+      return updateWithMetadata(db, 'domains', accountId, id, metadata, (trx, merged) =>
+        ownedRecords(trx, 'domains', record, log).change(
+          accountId,
+          id,
+          { ...columns, metadata: merged },
+          expected,
+          cause,
+        ),
+      );
     },
   };
 }

@@ -4,6 +4,8 @@ import type { Selectable } from 'kysely';
 import type { components } from '../../generated/api.js';
 import { type Database, type PruneBatch, toIso } from '../db/database.js';
 import type { WebhookEndpointsTable } from '../db/schema.js';
+import { mergedMetadataOf, newMetadata, syncPairs, writePairs } from '../metadata/pairs.js';
+import { type Metadata, parseMetadata, serializeMetadata } from '../metadata/rules.js';
 import { newSecret } from './signature.js';
 
 // The records are the contract's shapes: enabled_events and disabled_reason hold only the values it names.
@@ -15,6 +17,7 @@ export interface NewWebhookEndpoint {
   url: string;
   enabled_events: EnabledEvents;
   description: string | null;
+  metadata?: Metadata;
 }
 
 export interface WebhookEndpointChanges {
@@ -22,6 +25,8 @@ export interface WebhookEndpointChanges {
   enabled_events?: EnabledEvents;
   description?: string | null;
   status?: 'enabled' | 'disabled';
+  /** Merged into the endpoint's metadata (an empty value removes a key). */
+  metadata?: Metadata;
 }
 
 const isoOrNull = (value: string | Date | null) => (value === null ? null : toIso(value));
@@ -32,6 +37,7 @@ export function toEndpointRecord(row: Selectable<WebhookEndpointsTable>): Webhoo
     url: row.url,
     enabled_events: JSON.parse(row.enabled_events) as EnabledEvents,
     description: row.description,
+    metadata: parseMetadata(row.metadata),
     status: row.status,
     disabled_reason:
       row.status === 'enabled' ? null : (row.disabled_reason as WebhookEndpointRecord['disabled_reason']),
@@ -81,6 +87,7 @@ export function webhookEndpointRepository(db: Database) {
         if (Number(count.n) >= max) return undefined;
         const now = new Date().toISOString();
         const secret = newSecret();
+        const metadata = newMetadata(endpoint.metadata);
         const row = await trx
           .insertInto('webhook_endpoints')
           .values({
@@ -88,6 +95,7 @@ export function webhookEndpointRepository(db: Database) {
             url: endpoint.url,
             enabled_events: JSON.stringify(endpoint.enabled_events),
             description: endpoint.description,
+            metadata: serializeMetadata(metadata),
             status: 'enabled',
             secret,
             created_at: now,
@@ -95,6 +103,7 @@ export function webhookEndpointRepository(db: Database) {
           })
           .returningAll()
           .executeTakeFirstOrThrow();
+        await writePairs(trx, 'webhook_endpoints', accountId, Number(row.id), metadata);
         return { record: toEndpointRecord(row), secret };
       });
     },
@@ -111,15 +120,28 @@ export function webhookEndpointRepository(db: Database) {
       if (changes.status === 'enabled')
         Object.assign(set, { status: 'enabled', disabled_reason: null, failing_since: null });
       if (changes.status === 'disabled') Object.assign(set, { status: 'disabled', disabled_reason: 'manual' });
-      if (Object.keys(set).length === 0) return this.find(accountId, id);
-      const row = await db
-        .updateTable('webhook_endpoints')
-        .set({ ...set, updated_at: new Date().toISOString() })
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirst();
-      return row && toEndpointRecord(row);
+      if (Object.keys(set).length === 0 && changes.metadata === undefined) return this.find(accountId, id);
+      const write = (on: Database) =>
+        on
+          .updateTable('webhook_endpoints')
+          .set({ ...set, updated_at: new Date().toISOString() })
+          .where('account_id', '=', accountId)
+          .where('id', '=', id)
+          .returningAll()
+          .executeTakeFirst();
+      if (changes.metadata === undefined) {
+        const row = await write(db);
+        return row && toEndpointRecord(row);
+      }
+      const sent = changes.metadata;
+      return db.transaction().execute(async (trx) => {
+        const merged = await mergedMetadataOf(trx, 'webhook_endpoints', accountId, id, sent);
+        if (merged === undefined) return undefined;
+        set.metadata = merged;
+        const row = await write(trx);
+        if (row) await syncPairs(trx, 'webhook_endpoints', accountId, id, merged);
+        return row && toEndpointRecord(row);
+      });
     },
 
     async remove(accountId: number, id: number): Promise<boolean> {

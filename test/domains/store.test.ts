@@ -52,6 +52,7 @@ describe('domains_store', () => {
         observed: { cname: [], a: [], aaaa: [] },
         checked_at: null,
       },
+      metadata: {},
       verified_at: null,
       last_checked_at: null,
       next_check_at: expect.stringMatching(TIMESTAMP),

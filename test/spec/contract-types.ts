@@ -18,6 +18,7 @@ const record = {
     observed: { cname: [], a: [], aaaa: [] },
     checked_at: null,
   },
+  metadata: {},
   verified_at: null,
   last_checked_at: null,
   next_check_at: null,

@@ -1,5 +1,6 @@
 // A list's filter parameters that take one value or several comma-separated (`status=pending,misconfigured`):
 // read into the values a repository filters on, an unknown value refused with a 422 naming the parameter.
+import { metadataOfQuery } from '../../metadata/rules.js';
 import { type FieldError, validationProblem } from '../problems/problem.js';
 
 /** The values of `parameter` as sent (undefined when it was not), or the error naming it. */
@@ -37,4 +38,9 @@ export function commaFilters<P extends string>(
   }
   if (errors.length > 0) throw validationProblem(errors);
   return read;
+}
+
+/** A list's `metadata[key]=value` parameters as sent (the validation step has checked each key and value). */
+export function metadataFilter(sent: Record<string, string>): Array<[string, string]> {
+  return metadataOfQuery(sent).map(([key, value]) => [key, String(value)]);
 }
