@@ -2292,15 +2292,14 @@ export interface components {
         /**
          * @description Only the domains in these states (see "Domain states" in the guide): one state, or several comma-separated
          *     (`status=pending,misconfigured`); all of them when omitted. An unknown state is refused with `422` naming
-         *     `status` (the states: `pending`, `active`, `misconfigured`, `claimed_elsewhere`, `expired`).
+         *     `status`.
          * @example active
          */
         "domain-status": string;
         /**
          * @description Only the domains whose `routing.code` is one of these: one code, or several comma-separated
          *     (`routing=not_pointed,partly_pointed`); all of them when omitted. An unknown code is refused with `422` naming
-         *     `routing` (the codes: `pointed`, `not_pointed`, `partly_pointed`, `missing`, `lookup_failed`, `not_checked`,
-         *     `no_target`).
+         *     `routing`.
          * @example not_pointed,partly_pointed
          */
         "domain-routing": string;
@@ -2602,15 +2601,14 @@ export interface operations {
                 /**
                  * @description Only the domains in these states (see "Domain states" in the guide): one state, or several comma-separated
                  *     (`status=pending,misconfigured`); all of them when omitted. An unknown state is refused with `422` naming
-                 *     `status` (the states: `pending`, `active`, `misconfigured`, `claimed_elsewhere`, `expired`).
+                 *     `status`.
                  * @example active
                  */
                 status?: components["parameters"]["domain-status"];
                 /**
                  * @description Only the domains whose `routing.code` is one of these: one code, or several comma-separated
                  *     (`routing=not_pointed,partly_pointed`); all of them when omitted. An unknown code is refused with `422` naming
-                 *     `routing` (the codes: `pointed`, `not_pointed`, `partly_pointed`, `missing`, `lookup_failed`, `not_checked`,
-                 *     `no_target`).
+                 *     `routing`.
                  * @example not_pointed,partly_pointed
                  */
                 routing?: components["parameters"]["domain-routing"];
@@ -2791,15 +2789,14 @@ export interface operations {
                 /**
                  * @description Only the domains in these states (see "Domain states" in the guide): one state, or several comma-separated
                  *     (`status=pending,misconfigured`); all of them when omitted. An unknown state is refused with `422` naming
-                 *     `status` (the states: `pending`, `active`, `misconfigured`, `claimed_elsewhere`, `expired`).
+                 *     `status`.
                  * @example active
                  */
                 status?: components["parameters"]["domain-status"];
                 /**
                  * @description Only the domains whose `routing.code` is one of these: one code, or several comma-separated
                  *     (`routing=not_pointed,partly_pointed`); all of them when omitted. An unknown code is refused with `422` naming
-                 *     `routing` (the codes: `pointed`, `not_pointed`, `partly_pointed`, `missing`, `lookup_failed`, `not_checked`,
-                 *     `no_target`).
+                 *     `routing`.
                  * @example not_pointed,partly_pointed
                  */
                 routing?: components["parameters"]["domain-routing"];

@@ -19,7 +19,7 @@ interface DiffChange {
   impact: string;
   kind: string;
   verdicts?: Array<{ ruleId?: string; message?: string }>;
-  base?: { value?: unknown };
+  base?: { value?: unknown; pointer?: string };
   revision?: { value?: unknown };
 }
 
@@ -144,11 +144,47 @@ export function isReservedAllowed(change: DiffChange & { property?: string }): b
   );
 }
 
+/** The node at a JSON pointer (`#/components/schemas/x`) of a parsed document, following `$ref`s on the way. */
+function nodeAt(document: unknown, pointer: string): unknown {
+  const parts = pointer
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter((part) => part !== '');
+  let node = document;
+  for (const part of parts) {
+    const ref = (node as { $ref?: unknown } | undefined)?.$ref;
+    if (typeof ref === 'string') node = nodeAt(document, ref);
+    node = (node as Record<string, unknown> | undefined)?.[part.replaceAll('~1', '/').replaceAll('~0', '~')];
+  }
+  const ref = (node as { $ref?: unknown } | undefined)?.$ref;
+  return typeof ref === 'string' ? nodeAt(document, ref) : node;
+}
+
+/**
+ * Whether a change only makes a request parameter's enum a pattern that every value of the enum still matches
+ * (`status=active` as before, and now `status=pending,active`): what the server accepted, it still does.
+ * `redocly diff` rates the added pattern major on its own; the enum's removal beside it is minor already.
+ */
+export function isEnumWidenedToPattern(change: DiffChange, released: unknown): boolean {
+  const rules = (change.verdicts ?? []).map((v) => v.ruleId);
+  const pattern = change.revision?.value;
+  if (change.property !== 'pattern' || typeof pattern !== 'string' || /\/responses\//.test(change.path)) return false;
+  if (!/\/parameters\/\d+\/schema$/.test(change.path) || !rules.every((rule) => rule === 'schema-constraint-changed')) {
+    return false;
+  }
+  const before = change.base?.pointer ? nodeAt(released, change.base.pointer) : undefined;
+  const values = (before as { enum?: unknown } | undefined)?.enum;
+  if (!Array.isArray(values) || values.length === 0) return false;
+  const matches = new RegExp(pattern, 'u');
+  return values.every((value) => typeof value === 'string' && matches.test(value));
+}
+
 /** The report with the changes the gate rates differently from `redocly diff` (above) counted as minor. */
 export function rated(
   report: DiffReport,
   narrowings: SecurityNarrowing[] = [],
   addedTypes: string[] = [],
+  released: unknown = {},
 ): DiffReport & { scopesDeclared: number; narrowed: number } {
   const majors = report.changes.filter((c) => c.impact === 'major');
   const declared = majors.filter((c) => isScopeDeclaredOnOpenRequirement(c));
@@ -157,7 +193,11 @@ export function rated(
     (c) => !declared.includes(c) && !narrowed.includes(c) && isEventTypeAdded(c, addedTypes),
   );
   const widened = majors.filter(
-    (c) => !declared.includes(c) && !narrowed.includes(c) && !typesAdded.includes(c) && isReservedAllowed(c),
+    (c) =>
+      !declared.includes(c) &&
+      !narrowed.includes(c) &&
+      !typesAdded.includes(c) &&
+      (isReservedAllowed(c) || isEnumWidenedToPattern(c, released)),
   );
   const relaxed = [...declared, ...narrowed, ...typesAdded, ...widened];
   const { major, minor, patch } = report.summary;
@@ -200,7 +240,12 @@ export function checkCompatibility(released: string, current: string, log = cons
     });
     const releasedTypes = webhookTypes(readFileSync(released, 'utf8'));
     const addedTypes = webhookTypes(readFileSync(current, 'utf8')).filter((type) => !releasedTypes.includes(type));
-    const report = rated(JSON.parse(readFileSync(json, 'utf8')) as DiffReport, listedNarrowings(), addedTypes);
+    const report = rated(
+      JSON.parse(readFileSync(json, 'utf8')) as DiffReport,
+      listedNarrowings(),
+      addedTypes,
+      parse(readFileSync(base, 'utf8')),
+    );
     const stylish = spawnSync(redocly, ['diff', base, revision, '--fail-on', 'none'], { cwd: root, env: ENV });
     const shown = stylish.stdout.toString().trim();
     const problem = verdict(report);

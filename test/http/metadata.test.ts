@@ -190,3 +190,23 @@ describe('metadata on webhook endpoints', () => {
     expect(fieldsOf(bad.body)).toEqual(['body:metadata[x/y]']);
   });
 });
+
+describe('the client library with metadata and filters', () => {
+  it('sends metadata in forms and JSON, and lists by metadata and status through listAll', async () => {
+    const { createClient } = await import('../../client/src/index.js');
+    for (const bodyEncoding of ['form', 'json'] as const) {
+      const api = createClient({ baseUrl: server.apiUrl, apiKey: bob.key, bodyEncoding });
+      const domain = await api.domains.create({ name: fresh(), metadata: { via: `client-${bodyEncoding}` } });
+      expect(domain.metadata).toEqual({ via: `client-${bodyEncoding}` });
+      const updated = await api.domains.update(domain.id, { metadata: { via: '', team: 'green' } });
+      expect(updated.metadata).toEqual({ team: 'green' });
+      const found = [];
+      for await (const each of api.domains.listAll({ metadata: { team: 'green' }, status: 'pending,active' })) {
+        found.push(each.id);
+      }
+      expect(found).toContain(domain.id);
+      const space = await api.spaces.create({ name: 'Client', metadata: { k: 'v' } });
+      expect((await api.spaces.list({ metadata: { k: 'v' } })).data.map((s) => s.id)).toContain(space.id);
+    }
+  });
+});

@@ -2,6 +2,7 @@
 // an operation's requirement passes only when spec/released/narrowed-for-security.yaml lists exactly it.
 import { describe, expect, it } from 'vitest';
 import {
+  isEnumWidenedToPattern,
   isEventTypeAdded,
   isListedNarrowing,
   isReservedAllowed,
@@ -121,5 +122,32 @@ describe('isReservedAllowed', () => {
     ],
   ] as const)('%s: %s', (_case, diff, allowed) => {
     expect(isReservedAllowed(diff)).toBe(allowed);
+  });
+});
+
+describe('isEnumWidenedToPattern', () => {
+  const released = {
+    components: { schemas: { state: { enum: ['pending', 'active'] } } },
+  };
+  const pattern = (
+    value: string,
+    path = '#/paths/~1domains/get/parameters/7/schema',
+    pointer = '#/components/schemas/state',
+  ) => ({
+    path,
+    kind: 'modified',
+    impact: 'major',
+    property: 'pattern',
+    verdicts: [{ ruleId: 'schema-constraint-changed' }],
+    base: { pointer },
+    revision: { value },
+  });
+  it.each([
+    ['a pattern every old value matches', pattern('^(pending|active)(,(pending|active))*$'), true],
+    ['a pattern an old value fails', pattern('^(pending)(,(pending))*$'), false],
+    ['on a response', pattern('^(pending|active)$', '#/paths/~1domains/get/responses/200/x/schema'), false],
+    ['where there was no enum', pattern('^(pending|active)$', undefined, '#/components/schemas/none'), false],
+  ] as const)('%s: %s', (_case, diff, allowed) => {
+    expect(isEnumWidenedToPattern(diff, released)).toBe(allowed);
   });
 });

@@ -3,6 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { observeRouting, type RoutingLookupResult } from '../../server/domains/routing-rules.js';
 import { dnsRecords, domainKind, NO_TARGETS, type RoutingTargets } from '../../server/domains/routing-targets.js';
+import { commaListValues } from '../../server/formats.js';
+import { commaListMessage } from '../../server/http/validation/field-messages.js';
 
 const BOTH: RoutingTargets = { cname: 'edge.platform.example', a: ['192.0.2.10'], aaaa: ['2001:db8::10'] };
 const CNAME_ONLY: RoutingTargets = { cname: 'edge.platform.example', a: [], aaaa: [] };
@@ -131,5 +133,22 @@ describe('observeRouting', () => {
     expect(observation.message).toMatch(
       /198\.51\.100\.1.*CNAME record at shop\.example\.com to edge\.platform\.example/,
     );
+  });
+});
+
+describe('comma-separated list patterns (status, routing)', () => {
+  it.each([
+    ['^(a|b_c)(,(a|b_c))*$', ['a', 'b_c']],
+    ['^(a|b)(,(a|c))*$', undefined],
+    ['^[a-z]+$', undefined],
+  ])('%s lists %j', (pattern, values) => {
+    expect(commaListValues(pattern)).toEqual(values);
+  });
+
+  it('names the values sent that are not allowed', () => {
+    expect(commaListMessage(['a', 'b'], 'a,x,y,x')).toBe(
+      'must be one or more of a, b, separated by commas ("x", "y" are not one)',
+    );
+    expect(commaListMessage(['a', 'b'], '')).toBe('must be one or more of a, b, separated by commas ("" is not one)');
   });
 });

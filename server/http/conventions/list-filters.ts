@@ -2,6 +2,7 @@
 // read into the values a repository filters on, an unknown value refused with a 422 naming the parameter.
 import { metadataOfQuery } from '../../metadata/rules.js';
 import { type FieldError, validationProblem } from '../problems/problem.js';
+import { commaListMessage } from '../validation/field-messages.js';
 
 /** The values of `parameter` as sent (undefined when it was not), or the error naming it. */
 export function oneOrMoreOf(
@@ -11,16 +12,8 @@ export function oneOrMoreOf(
 ): { values: string[] | undefined } | { error: FieldError } {
   if (sent === undefined) return { values: undefined };
   const values = [...new Set(sent.split(','))];
-  const unknown = values.filter((value) => !allowed.includes(value));
-  if (unknown.length === 0) return { values };
-  const shown = unknown.slice(0, 3).map((value) => `"${value.length > 40 ? `${value.slice(0, 40)}…` : value}"`);
-  return {
-    error: {
-      location: 'query',
-      field: parameter,
-      message: `must be one or more of ${allowed.join(', ')}, separated by commas (${shown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not one)`,
-    },
-  };
+  if (values.every((value) => allowed.includes(value))) return { values };
+  return { error: { location: 'query', field: parameter, message: commaListMessage(allowed, sent) } };
 }
 
 /** The values of each parameter, or one 422 naming every parameter with an unknown value. */
