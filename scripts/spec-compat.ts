@@ -161,22 +161,27 @@ function nodeAt(document: unknown, pointer: string): unknown {
 }
 
 /**
- * Whether a change only makes a request parameter's enum a pattern that every value of the enum still matches
- * (`status=active` as before, and now `status=pending,active`): what the server accepted, it still does.
- * `redocly diff` rates the added pattern major on its own; the enum's removal beside it is minor already.
+ * Whether a change only makes a request parameter's enum a pattern (and a maxLength) that every value of the enum
+ * still meets (`status=active` as before, and now `status=pending,active`): what the server accepted, it still
+ * does. `redocly diff` rates each added constraint major on its own; the enum's removal beside it is minor.
  */
 export function isEnumWidenedToPattern(change: DiffChange, released: unknown): boolean {
   const rules = (change.verdicts ?? []).map((v) => v.ruleId);
-  const pattern = change.revision?.value;
-  if (change.property !== 'pattern' || typeof pattern !== 'string' || /\/responses\//.test(change.path)) return false;
+  const limit = change.revision?.value;
+  const meets =
+    change.property === 'pattern' && typeof limit === 'string'
+      ? (value: string) => new RegExp(limit, 'u').test(value)
+      : change.property === 'maxLength' && typeof limit === 'number'
+        ? (value: string) => value.length <= limit
+        : undefined;
+  if (!meets || /\/responses\//.test(change.path)) return false;
   if (!/\/parameters\/\d+\/schema$/.test(change.path) || !rules.every((rule) => rule === 'schema-constraint-changed')) {
     return false;
   }
   const before = change.base?.pointer ? nodeAt(released, change.base.pointer) : undefined;
   const values = (before as { enum?: unknown } | undefined)?.enum;
   if (!Array.isArray(values) || values.length === 0) return false;
-  const matches = new RegExp(pattern, 'u');
-  return values.every((value) => typeof value === 'string' && matches.test(value));
+  return values.every((value) => typeof value === 'string' && meets(value));
 }
 
 /** The report with the changes the gate rates differently from `redocly diff` (above) counted as minor. */

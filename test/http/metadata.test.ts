@@ -149,6 +149,16 @@ describe('metadata on domains', () => {
   });
 });
 
+describe('routing filters without any routing target', () => {
+  it('keeps every domain for no_target and none for another code', async () => {
+    const all = await list(bob, '/domains?per_page=100');
+    const noTarget = await list(bob, '/domains?routing=no_target&per_page=100');
+    expect(noTarget.body.meta.total).toBe(all.body.meta.total);
+    expect(noTarget.body.data.every((d: { routing: { code: string } }) => d.routing.code === 'no_target')).toBe(true);
+    expect((await list(bob, '/domains?routing=pointed,not_checked')).body.meta.total).toBe(0);
+  });
+});
+
 describe('metadata on spaces', () => {
   it('is set, merged and searched as on domains', async () => {
     const created = await alice.client.POST('/spaces', { body: { name: 'Meta', metadata: { tenant: 't_9' } } });

@@ -147,6 +147,12 @@ describe('isEnumWidenedToPattern', () => {
     ['a pattern an old value fails', pattern('^(pending)(,(pending))*$'), false],
     ['on a response', pattern('^(pending|active)$', '#/paths/~1domains/get/responses/200/x/schema'), false],
     ['where there was no enum', pattern('^(pending|active)$', undefined, '#/components/schemas/none'), false],
+    ['a maxLength every old value fits', { ...pattern('x'), property: 'maxLength', revision: { value: 7 } }, true],
+    [
+      'a maxLength an old value does not fit',
+      { ...pattern('x'), property: 'maxLength', revision: { value: 6 } },
+      false,
+    ],
   ] as const)('%s: %s', (_case, diff, allowed) => {
     expect(isEnumWidenedToPattern(diff, released)).toBe(allowed);
   });
