@@ -64,6 +64,7 @@ async function database(): Promise<{ db: Database; drop: () => Promise<void> }> 
   return {
     db,
     drop: async () => {
+      if (process.env.KEEP) return console.log(`kept ${url}`);
       const client = new pg.Client({ connectionString: base });
       await client.connect();
       await client.query(`drop database if exists ${name}`);
@@ -153,12 +154,16 @@ async function main() {
     for (const [label, run] of cases) {
       const times: number[] = [];
       let total = 0;
-      for (let i = 0; i < RUNS; i++) {
-        const started = performance.now();
-        total = (await run()).total;
-        times.push(performance.now() - started);
+      try {
+        for (let i = 0; i < RUNS; i++) {
+          const started = performance.now();
+          total = (await run()).total;
+          times.push(performance.now() - started);
+        }
+        console.log(`| ${label} | ${median(times).toFixed(2)} | ${total} |`);
+      } catch (error) {
+        console.log(`| ${label} | failed: ${error instanceof Error ? error.message : error} | |`);
       }
-      console.log(`| ${label} | ${median(times).toFixed(2)} | ${total} |`);
     }
   } finally {
     await db.destroy();

@@ -18,10 +18,16 @@ export async function addRoutingAndMetadata(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.alterTable('domains').addColumn('routing', 'text').execute();
   await db.schema.alterTable('domains').addColumn('routing_checked_at', type.timestamp).execute();
+  // A list by routing code, and by state and routing code together (by state alone: domains_account_status).
   await db.schema
     .createIndex('domains_account_routing')
     .on('domains')
     .columns(['account_id', 'routing_code', 'id'])
+    .execute();
+  await db.schema
+    .createIndex('domains_account_status_routing')
+    .on('domains')
+    .columns(['account_id', 'status', 'routing_code', 'id'])
     .execute();
 
   for (const table of TABLES_WITH_METADATA) {
