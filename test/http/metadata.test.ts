@@ -143,7 +143,7 @@ describe('metadata on domains', () => {
   });
 
   it('refuses a malformed filter, naming the parameter', async () => {
-    const bad = await list(alice, '/domains?metadata[bad%20key]=x&metadata[ok]=' + 'v'.repeat(501));
+    const bad = await list(alice, `/domains?metadata[bad%20key]=x&metadata[ok]=${'v'.repeat(501)}`);
     expect(bad.status).toBe(422);
     expect(fieldsOf(bad.body)).toEqual(['query:metadata[bad key]', 'query:metadata[ok]']);
   });

@@ -84,8 +84,10 @@ function gatherBracketFields(fields: Record<string, unknown>, schema: Schema | u
       Object.defineProperty(gathered, name, { value, enumerable: true, writable: true, configurable: true });
       continue;
     }
-    const inner = (gathered[base] ??= Object.create(null)) as Record<string, unknown>;
-    if (typeof inner === 'object' && inner !== null) inner[name.slice(bracket + 1, -1)] = value;
+    if (gathered[base] === undefined) gathered[base] = Object.create(null);
+    const inner = gathered[base];
+    if (typeof inner === 'object' && inner !== null)
+      (inner as Record<string, unknown>)[name.slice(bracket + 1, -1)] = value;
   }
   return gathered;
 }
