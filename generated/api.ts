@@ -670,6 +670,27 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "domain.routing_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.routing_changed
+         * @description A domain's `routing.code` changed (`data.previous_attributes.routing` holds the routing before). Needs `domains:read`. POSTed to every enabled endpoint whose `enabled_events` lists `domain.routing_changed` or `*`, as JSON, with the
+         *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
+         */
+        post: operations["webhooks_domain_routing_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "space.created": {
         parameters: {
             query?: never;
@@ -758,6 +779,11 @@ export interface webhooks {
 export interface components {
     schemas: {
         /**
+         * Format: int64
+         * @description Identifier of the record, a positive integer assigned by the service.
+         */
+        id: number;
+        /**
          * @description Where the domain stands in proving that the account controls its name (see "Domain states" in the guide):
          *
          *     - `pending`: stored, not proven yet. Publish the `verification` TXT record; the service looks for it with
@@ -782,11 +808,6 @@ export interface components {
          */
         "domain-status": "pending" | "active" | "misconfigured" | "claimed_elsewhere" | "expired";
         /**
-         * Format: int64
-         * @description Identifier of the record, a positive integer assigned by the service.
-         */
-        id: number;
-        /**
          * @description The DNS record that proves this account controls the name: a TXT record named `name` (on its own label, so
          *     it never clashes with a CNAME of the domain) whose value is `value`. The value is random (128 bits) and
          *     belongs to this domain of this account alone.
@@ -807,6 +828,90 @@ export interface components {
              * @example dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A
              */
             value: string;
+        };
+        /**
+         * @description - `apex`: the name is a registrable domain itself (`example.com`, `example.co.uk`), as the Public Suffix List
+         *       decides; an apex cannot have a CNAME record, so its traffic is routed with A and AAAA records.
+         *     - `subdomain`: a name below a registrable domain (`shop.example.com`), routed with a CNAME record when the
+         *       service has a CNAME target.
+         * @enum {string}
+         */
+        "domain-kind": "apex" | "subdomain";
+        /** @description One DNS record the domain's owner publishes at their DNS provider. */
+        "domain-dns-record": {
+            /**
+             * @description The record's type.
+             * @enum {string}
+             */
+            type: "TXT" | "CNAME" | "A" | "AAAA";
+            /**
+             * @description The record's full host name, as `verification.name` is written.
+             * @example shop.example.com
+             */
+            name: string;
+            /**
+             * @description The record's value, exactly (a host name for a CNAME, an address for A and AAAA).
+             * @example edge.platform.example
+             */
+            value: string;
+            /**
+             * @description - `ownership`: proves the account controls the name (the `verification` record; see Domain states).
+             *     - `routing`: sends the name's traffic to the service (see "Pointing your domain" in the guide).
+             * @enum {string}
+             */
+            purpose: "ownership" | "routing";
+        };
+        /**
+         * @description Whether the name's traffic will reach the service: what the last look at the name's CNAME, A and AAAA records
+         *     saw, compared with the service's targets (see "Pointing your domain" in the guide). Looked up with every check
+         *     of the ownership record (`POST /domains/{id}/verify` and the scheduled checks); it never changes `status`.
+         */
+        "domain-routing": {
+            /**
+             * @description - `pointed`: the name's CNAME chain reaches the service's host name, or every A and AAAA answer is one of
+             *       the service's addresses.
+             *     - `not_pointed`: the name resolves elsewhere; `message` says what was found and what to publish instead.
+             *     - `partly_pointed`: some answers are the service's addresses, others not (an old record left beside the
+             *       new one, say): some visitors go elsewhere.
+             *     - `missing`: the name has no CNAME, A or AAAA record.
+             *     - `lookup_failed`: the lookup failed (timeout, SERVFAIL, refused); the service tries again soon.
+             *     - `not_checked`: no check has looked at the routing yet.
+             *     - `no_target`: the service has no routing target for this domain (none configured, or an apex when the
+             *       service has only a CNAME target); routing is not checked.
+             * @enum {string}
+             */
+            code: "pointed" | "not_pointed" | "partly_pointed" | "missing" | "lookup_failed" | "not_checked" | "no_target";
+            /**
+             * @description A sentence saying what was seen and what to do.
+             * @example No CNAME, A or AAAA record at shop.example.com. Publish a CNAME record at shop.example.com to edge.platform.example.
+             */
+            message: string;
+            /** @description What the last lookup answered (empty lists before the first check). */
+            observed: {
+                /** @description The CNAME chain from the name, one host name per hop (at most 4 followed). */
+                cname: string[];
+                /** @description The IPv4 addresses the name resolves to (at most 20 shown). */
+                a: string[];
+                /** @description The IPv6 addresses the name resolves to (at most 20 shown). */
+                aaaa: string[];
+            };
+            /**
+             * Format: date-time
+             * @description When the routing was last looked up; `null` before that.
+             */
+            checked_at: string | null;
+        };
+        /**
+         * @description Your own keys and text values on the record (up to 20 keys of 1–40 letters, digits, `_`, `-` and `.`; values
+         *     up to 500 characters), e.g. the id of the tenant a record belongs to in your system. `{}` when none. Lists
+         *     find records by an exact key and value (`?metadata[tenant]=t_123`).
+         * @example {
+         *       "tenant": "t_123",
+         *       "plan": "pro"
+         *     }
+         */
+        metadata: {
+            [key: string]: string;
         };
         /** @description What the last check of the domain's record saw, and what to do about it. */
         "domain-observation": {
@@ -858,6 +963,16 @@ export interface components {
             not_found_page: string | null;
             status: components["schemas"]["domain-status"];
             verification: components["schemas"]["domain-verification"];
+            kind: components["schemas"]["domain-kind"];
+            /**
+             * @description The records to publish for this domain: first the ownership TXT record (the same as `verification`),
+             *     then the routing records, if the service has targets: a CNAME to the service's host name for a
+             *     `subdomain`, or A and AAAA records with the service's addresses for an `apex` (and for a subdomain when the
+             *     service has addresses only). No routing record when the service has no target for this kind of name.
+             */
+            dns_records: components["schemas"]["domain-dns-record"][];
+            routing: components["schemas"]["domain-routing"];
+            metadata: components["schemas"]["metadata"];
             /**
              * Format: date-time
              * @description When the record was last found (the domain became or stayed `active`); `null` before that.
@@ -1000,11 +1115,26 @@ export interface components {
          * @example https://shop.example.com/welcome.html
          */
         "page-url": string | null;
+        /**
+         * @description Metadata to set: up to 20 keys of 1–40 letters, digits, `_`, `-` and `.`, each with a text value of up to 500
+         *     characters. As JSON an object (`{"metadata": {"tenant": "t_123"}}`), in a form one field per key
+         *     (`metadata[tenant]=t_123`). An update merges: keys sent are set, keys not sent are kept, and a key sent with
+         *     an empty value is removed. A bad key, a value too long or holding NUL or an unpaired surrogate, or more than
+         *     20 keys on the record is refused with `422` naming `metadata[key]`.
+         * @example {
+         *       "tenant": "t_123",
+         *       "plan": ""
+         *     }
+         */
+        "metadata-changes": {
+            [key: string]: string;
+        };
         /** @description Fields of a new domain. */
         "domain-store": {
             name: components["schemas"]["domain-name"];
             index_page?: components["schemas"]["page-url"];
             not_found_page?: components["schemas"]["page-url"];
+            metadata?: components["schemas"]["metadata-changes"];
         };
         /** @description One domain. */
         "domain-resource": {
@@ -1017,6 +1147,7 @@ export interface components {
         "domain-update": {
             index_page?: components["schemas"]["page-url"];
             not_found_page?: components["schemas"]["page-url"];
+            metadata?: components["schemas"]["metadata-changes"];
         };
         /**
          * Format: int32
@@ -1033,6 +1164,7 @@ export interface components {
              */
             name: string;
             color: components["schemas"]["color"];
+            metadata: components["schemas"]["metadata"];
             created_at: components["schemas"]["timestamp"];
             updated_at: components["schemas"]["timestamp"];
         };
@@ -1054,6 +1186,7 @@ export interface components {
             name: components["schemas"]["space-name"];
             /** @description Colour of the new space, 1 to 6; 1 when omitted. */
             color?: components["schemas"]["color"];
+            metadata?: components["schemas"]["metadata-changes"];
         };
         /** @description One space. */
         "space-resource": {
@@ -1063,6 +1196,7 @@ export interface components {
         "space-update": {
             name?: components["schemas"]["space-name"];
             color?: components["schemas"]["color"];
+            metadata?: components["schemas"]["metadata-changes"];
         };
         /**
          * Format: webhook-url
@@ -1079,7 +1213,7 @@ export interface components {
          *       "space.updated"
          *     ]
          */
-        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted")[];
+        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "domain.routing_changed" | "space.created" | "space.updated" | "space.deleted")[];
         /**
          * @description Where the account's events are delivered, signed by the Standard Webhooks specification. The signing secret
          *     is shown only when it is made (create and rotate-secret).
@@ -1090,6 +1224,7 @@ export interface components {
             enabled_events: components["schemas"]["webhook-enabled-events"];
             /** @description A note of yours about the endpoint, or null. */
             description: string | null;
+            metadata: components["schemas"]["metadata"];
             /**
              * @description `enabled` receives deliveries. `disabled` receives none; events meanwhile are not queued for it (they stay in
              *     `GET /events` to be redelivered). Set `status` back to `enabled` with an update.
@@ -1122,6 +1257,7 @@ export interface components {
             url: components["schemas"]["webhook-url"];
             enabled_events: components["schemas"]["webhook-enabled-events"];
             description?: components["schemas"]["webhook-description"];
+            metadata?: components["schemas"]["metadata-changes"];
         };
         /** @description An endpoint, and its new signing secret (shown this once). */
         "webhook-endpoint-with-secret": {
@@ -1148,6 +1284,7 @@ export interface components {
              * @enum {string}
              */
             status?: "enabled" | "disabled";
+            metadata?: components["schemas"]["metadata-changes"];
         };
         /**
          * @description Identifier of the event, `evt_` and 24 hex digits. A delivery's `webhook-id` header carries it, the same on
@@ -1301,6 +1438,29 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
+        /**
+         * @description A domain's `routing.code` changed: a check found its traffic newly pointed at the service, or no longer (see
+         *     "Pointing your domain" in the guide). `data.previous_attributes.routing` is the routing before the check.
+         */
+        "event-domain-routing-changed": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.routing_changed";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The domain as stored after the check, its ETag, and its routing before the check. */
+            data: {
+                object: components["schemas"]["domain"];
+                etag: components["schemas"]["etag-value"];
+                /** @description The attributes the check changed, as they were before it. */
+                previous_attributes: {
+                    routing: components["schemas"]["domain-routing"];
+                };
+            };
+            cause: components["schemas"]["event-cause"];
+        };
         /** @description A space was created (`POST /spaces`). */
         "event-space-created": {
             id: components["schemas"]["event-id"];
@@ -1368,7 +1528,7 @@ export interface components {
          * @description An event: what changed, when, the record after the change and the request that caused it. The body of every
          *     webhook delivery, and an entry of `GET /events`. `type` says which of the shapes below it has.
          */
-        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"];
+        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-domain-routing-changed"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"];
         /** @description One event. */
         "event-resource": {
             data: components["schemas"]["event"];
@@ -1378,12 +1538,13 @@ export interface components {
          *     `domain.deleted`, `space.created`, `space.updated`, `space.deleted`. A domain's state: `domain.active`,
          *     `domain.misconfigured`, `domain.claimed_elsewhere`, `domain.expired`. `domain.pending` is reserved and not
          *     sent in v1: a domain is `pending` from its store (`domain.created` says so) and no change makes it `pending`
-         *     again; subscribing to it is accepted. `webhook.test` is sent only by
+         *     again; subscribing to it is accepted. A domain's routing: `domain.routing_changed` (its `routing.code`
+         *     changed; `data.previous_attributes.routing` is the routing before). `webhook.test` is sent only by
          *     `POST /webhook-endpoints/{id}/test`. New types may be added within v1: ignore a type you do not know.
          * @example space.updated
          * @enum {string}
          */
-        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted" | "webhook.test";
+        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "domain.routing_changed" | "space.created" | "space.updated" | "space.deleted" | "webhook.test";
         /** @description One attempt to deliver an event to the endpoint, newest first in the list. */
         "webhook-delivery": {
             id: components["schemas"]["id"];
@@ -1657,6 +1818,32 @@ export interface components {
                  *           "name": "_dss-challenge.shop.example.com",
                  *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
                  *         },
+                 *         "metadata": {},
+                 *         "kind": "subdomain",
+                 *         "dns_records": [
+                 *           {
+                 *             "type": "TXT",
+                 *             "name": "_dss-challenge.shop.example.com",
+                 *             "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A",
+                 *             "purpose": "ownership"
+                 *           },
+                 *           {
+                 *             "type": "CNAME",
+                 *             "name": "shop.example.com",
+                 *             "value": "edge.platform.example",
+                 *             "purpose": "routing"
+                 *           }
+                 *         ],
+                 *         "routing": {
+                 *           "code": "not_checked",
+                 *           "message": "Not checked yet. Publish a CNAME record at shop.example.com to edge.platform.example, then POST /domains/{id}/verify.",
+                 *           "observed": {
+                 *             "cname": [],
+                 *             "a": [],
+                 *             "aaaa": []
+                 *           },
+                 *           "checked_at": null
+                 *         },
                  *         "verified_at": "2026-11-21T06:09:02.311Z",
                  *         "last_checked_at": "2026-11-21T06:09:02.311Z",
                  *         "next_check_at": "2026-11-21T07:09:02.311Z",
@@ -1769,6 +1956,7 @@ export interface components {
                  *         "id": 7,
                  *         "name": "Marketing",
                  *         "color": 3,
+                 *         "metadata": {},
                  *         "created_at": "2026-11-21T06:07:49.123Z",
                  *         "updated_at": "2026-11-21T06:07:49.123Z"
                  *       }
@@ -1797,6 +1985,7 @@ export interface components {
                  *             "*"
                  *           ],
                  *           "description": null,
+                 *           "metadata": {},
                  *           "status": "disabled",
                  *           "disabled_reason": "gone",
                  *           "secret_rotated_at": null,
@@ -1852,6 +2041,7 @@ export interface components {
                  *           "space.deleted"
                  *         ],
                  *         "description": "Billing sync",
+                 *         "metadata": {},
                  *         "status": "enabled",
                  *         "disabled_reason": null,
                  *         "secret_rotated_at": null,
@@ -1884,6 +2074,7 @@ export interface components {
                  *           "space.deleted"
                  *         ],
                  *         "description": "Billing sync",
+                 *         "metadata": {},
                  *         "status": "enabled",
                  *         "disabled_reason": null,
                  *         "secret_rotated_at": null,
@@ -2033,6 +2224,7 @@ export interface components {
                  *               "id": 7,
                  *               "name": "Marketing",
                  *               "color": 5,
+                 *               "metadata": {},
                  *               "created_at": "2026-11-21T06:07:49.123Z",
                  *               "updated_at": "2026-11-22T09:15:02.456Z"
                  *             },
@@ -2134,10 +2326,30 @@ export interface components {
          */
         after: string;
         /**
-         * @description Only the domains in this state (see "Domain states" in the guide); all of them when omitted.
+         * @description Only the domains in these states (see "Domain states" in the guide): one state, or several comma-separated
+         *     (`status=pending,misconfigured`); all of them when omitted. An unknown state is refused with `422` naming
+         *     `status`.
          * @example active
          */
-        "domain-status": components["schemas"]["domain-status"];
+        "domain-status": string;
+        /**
+         * @description Only the domains whose `routing.code` is one of these: one code, or several comma-separated
+         *     (`routing=not_pointed,partly_pointed`); all of them when omitted. An unknown code is refused with `422` naming
+         *     `routing`.
+         * @example not_pointed,partly_pointed
+         */
+        "domain-routing": string;
+        /**
+         * @description Only the records whose metadata holds each of these keys with exactly this value:
+         *     `?metadata[tenant]=t_123&metadata[plan]=pro`. Up to 20 keys; a malformed key or value is refused with `422`
+         *     naming `metadata[key]`.
+         * @example {
+         *       "tenant": "t_123"
+         *     }
+         */
+        metadata: {
+            [key: string]: string;
+        };
         /**
          * @description Makes the create safe to retry. A new value per intended create, 1–255 printable ASCII characters: a UUID
          *     such as `2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21` is a good choice; never reuse one for another request. The
@@ -2423,10 +2635,28 @@ export interface operations {
                  */
                 after?: components["parameters"]["after"];
                 /**
-                 * @description Only the domains in this state (see "Domain states" in the guide); all of them when omitted.
+                 * @description Only the domains in these states (see "Domain states" in the guide): one state, or several comma-separated
+                 *     (`status=pending,misconfigured`); all of them when omitted. An unknown state is refused with `422` naming
+                 *     `status`.
                  * @example active
                  */
                 status?: components["parameters"]["domain-status"];
+                /**
+                 * @description Only the domains whose `routing.code` is one of these: one code, or several comma-separated
+                 *     (`routing=not_pointed,partly_pointed`); all of them when omitted. An unknown code is refused with `422` naming
+                 *     `routing`.
+                 * @example not_pointed,partly_pointed
+                 */
+                routing?: components["parameters"]["domain-routing"];
+                /**
+                 * @description Only the records whose metadata holds each of these keys with exactly this value:
+                 *     `?metadata[tenant]=t_123&metadata[plan]=pro`. Up to 20 keys; a malformed key or value is refused with `422`
+                 *     naming `metadata[key]`.
+                 * @example {
+                 *       "tenant": "t_123"
+                 *     }
+                 */
+                metadata?: components["parameters"]["metadata"];
             };
             header?: never;
             path?: never;
@@ -2489,6 +2719,32 @@ export interface operations {
                      *           "type": "txt",
                      *           "name": "_dss-challenge.shop.example.com",
                      *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
+                     *         },
+                     *         "metadata": {},
+                     *         "kind": "subdomain",
+                     *         "dns_records": [
+                     *           {
+                     *             "type": "TXT",
+                     *             "name": "_dss-challenge.shop.example.com",
+                     *             "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A",
+                     *             "purpose": "ownership"
+                     *           },
+                     *           {
+                     *             "type": "CNAME",
+                     *             "name": "shop.example.com",
+                     *             "value": "edge.platform.example",
+                     *             "purpose": "routing"
+                     *           }
+                     *         ],
+                     *         "routing": {
+                     *           "code": "not_checked",
+                     *           "message": "Not checked yet. Publish a CNAME record at shop.example.com to edge.platform.example, then POST /domains/{id}/verify.",
+                     *           "observed": {
+                     *             "cname": [],
+                     *             "a": [],
+                     *             "aaaa": []
+                     *           },
+                     *           "checked_at": null
                      *         },
                      *         "verified_at": null,
                      *         "last_checked_at": null,
@@ -2567,10 +2823,28 @@ export interface operations {
                  */
                 after?: components["parameters"]["after"];
                 /**
-                 * @description Only the domains in this state (see "Domain states" in the guide); all of them when omitted.
+                 * @description Only the domains in these states (see "Domain states" in the guide): one state, or several comma-separated
+                 *     (`status=pending,misconfigured`); all of them when omitted. An unknown state is refused with `422` naming
+                 *     `status`.
                  * @example active
                  */
                 status?: components["parameters"]["domain-status"];
+                /**
+                 * @description Only the domains whose `routing.code` is one of these: one code, or several comma-separated
+                 *     (`routing=not_pointed,partly_pointed`); all of them when omitted. An unknown code is refused with `422` naming
+                 *     `routing`.
+                 * @example not_pointed,partly_pointed
+                 */
+                routing?: components["parameters"]["domain-routing"];
+                /**
+                 * @description Only the records whose metadata holds each of these keys with exactly this value:
+                 *     `?metadata[tenant]=t_123&metadata[plan]=pro`. Up to 20 keys; a malformed key or value is refused with `422`
+                 *     naming `metadata[key]`.
+                 * @example {
+                 *       "tenant": "t_123"
+                 *     }
+                 */
+                metadata?: components["parameters"]["metadata"];
             };
             header?: never;
             path?: never;
@@ -2666,6 +2940,32 @@ export interface operations {
                      *           "type": "txt",
                      *           "name": "_dss-challenge.shop.example.com",
                      *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
+                     *         },
+                     *         "metadata": {},
+                     *         "kind": "subdomain",
+                     *         "dns_records": [
+                     *           {
+                     *             "type": "TXT",
+                     *             "name": "_dss-challenge.shop.example.com",
+                     *             "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A",
+                     *             "purpose": "ownership"
+                     *           },
+                     *           {
+                     *             "type": "CNAME",
+                     *             "name": "shop.example.com",
+                     *             "value": "edge.platform.example",
+                     *             "purpose": "routing"
+                     *           }
+                     *         ],
+                     *         "routing": {
+                     *           "code": "not_checked",
+                     *           "message": "Not checked yet. Publish a CNAME record at shop.example.com to edge.platform.example, then POST /domains/{id}/verify.",
+                     *           "observed": {
+                     *             "cname": [],
+                     *             "a": [],
+                     *             "aaaa": []
+                     *           },
+                     *           "checked_at": null
                      *         },
                      *         "verified_at": "2026-11-21T06:09:02.311Z",
                      *         "last_checked_at": "2026-11-21T06:09:02.311Z",
@@ -2813,6 +3113,32 @@ export interface operations {
                      *           "name": "_dss-challenge.shop.example.com",
                      *           "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A"
                      *         },
+                     *         "metadata": {},
+                     *         "kind": "subdomain",
+                     *         "dns_records": [
+                     *           {
+                     *             "type": "TXT",
+                     *             "name": "_dss-challenge.shop.example.com",
+                     *             "value": "dss-verify=4kq8Yc0b2mZ7xW1vT9pR3A",
+                     *             "purpose": "ownership"
+                     *           },
+                     *           {
+                     *             "type": "CNAME",
+                     *             "name": "shop.example.com",
+                     *             "value": "edge.platform.example",
+                     *             "purpose": "routing"
+                     *           }
+                     *         ],
+                     *         "routing": {
+                     *           "code": "not_checked",
+                     *           "message": "Not checked yet. Publish a CNAME record at shop.example.com to edge.platform.example, then POST /domains/{id}/verify.",
+                     *           "observed": {
+                     *             "cname": [],
+                     *             "a": [],
+                     *             "aaaa": []
+                     *           },
+                     *           "checked_at": null
+                     *         },
                      *         "verified_at": "2026-11-21T06:09:02.311Z",
                      *         "last_checked_at": "2026-11-21T06:09:02.311Z",
                      *         "next_check_at": "2026-11-21T07:09:02.311Z",
@@ -2916,6 +3242,15 @@ export interface operations {
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
                  */
                 after?: components["parameters"]["after"];
+                /**
+                 * @description Only the records whose metadata holds each of these keys with exactly this value:
+                 *     `?metadata[tenant]=t_123&metadata[plan]=pro`. Up to 20 keys; a malformed key or value is refused with `422`
+                 *     naming `metadata[key]`.
+                 * @example {
+                 *       "tenant": "t_123"
+                 *     }
+                 */
+                metadata?: components["parameters"]["metadata"];
             };
             header?: never;
             path?: never;
@@ -2976,6 +3311,7 @@ export interface operations {
                      *         "id": 7,
                      *         "name": "Marketing",
                      *         "color": 3,
+                     *         "metadata": {},
                      *         "created_at": "2026-11-21T06:07:49.123Z",
                      *         "updated_at": "2026-11-21T06:07:49.123Z"
                      *       }
@@ -3043,6 +3379,15 @@ export interface operations {
                  *     `links.last` are page links. (`x-excludes` names the parameters this one cannot be sent with.)
                  */
                 after?: components["parameters"]["after"];
+                /**
+                 * @description Only the records whose metadata holds each of these keys with exactly this value:
+                 *     `?metadata[tenant]=t_123&metadata[plan]=pro`. Up to 20 keys; a malformed key or value is refused with `422`
+                 *     naming `metadata[key]`.
+                 * @example {
+                 *       "tenant": "t_123"
+                 *     }
+                 */
+                metadata?: components["parameters"]["metadata"];
             };
             header?: never;
             path?: never;
@@ -3132,6 +3477,7 @@ export interface operations {
                      *         "id": 7,
                      *         "name": "Sales",
                      *         "color": 5,
+                     *         "metadata": {},
                      *         "created_at": "2026-11-21T06:07:49.123Z",
                      *         "updated_at": "2026-11-22T09:15:02.456Z"
                      *       }
@@ -3260,6 +3606,7 @@ export interface operations {
                      *         "id": 7,
                      *         "name": "Marketing",
                      *         "color": 5,
+                     *         "metadata": {},
                      *         "created_at": "2026-11-21T06:07:49.123Z",
                      *         "updated_at": "2026-11-22T09:15:02.456Z"
                      *       }
@@ -3335,6 +3682,7 @@ export interface operations {
                      *           "*"
                      *         ],
                      *         "description": null,
+                     *         "metadata": {},
                      *         "status": "enabled",
                      *         "disabled_reason": null,
                      *         "secret_rotated_at": null,
@@ -3971,6 +4319,37 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["event-domain-expired"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_domain_routing_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-domain-routing-changed"];
             };
         };
         responses: {

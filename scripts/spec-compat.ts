@@ -15,10 +15,11 @@ const ENV = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_
 
 interface DiffChange {
   path: string;
+  property?: string;
   impact: string;
   kind: string;
   verdicts?: Array<{ ruleId?: string; message?: string }>;
-  base?: { value?: unknown };
+  base?: { value?: unknown; pointer?: string };
   revision?: { value?: unknown };
 }
 
@@ -98,15 +99,112 @@ export function isListedNarrowing(change: DiffChange, narrowings: SecurityNarrow
   );
 }
 
+/** The event types of a document's `webhooks` section. */
+export function webhookTypes(text: string): string[] {
+  return Object.keys((parse(text) as { webhooks?: Record<string, unknown> }).webhooks ?? {});
+}
+
+/**
+ * Whether a change only adds event types that the revision's `webhooks` section adds: the contract promises new
+ * types within v1 ("ignore a type you do not know", event-type.yaml), so a new value in an enum of event types,
+ * or a new event shape in the `oneOf` of events, breaks no client. `redocly diff` rates both major.
+ */
+export function isEventTypeAdded(change: DiffChange, addedTypes: string[]): boolean {
+  if (addedTypes.length === 0) return false;
+  const rules = (change.verdicts ?? []).map((v) => v.ruleId);
+  const before = change.base?.value;
+  const after = change.revision?.value;
+  if (change.kind === 'modified' && rules.every((rule) => rule === 'enum-values-added')) {
+    if (!Array.isArray(before) || !Array.isArray(after)) return false;
+    const added = after.filter((value) => !before.includes(value));
+    return before.every((value) => after.includes(value)) && added.every((value) => addedTypes.includes(value));
+  }
+  if (change.kind === 'added' && rules.every((rule) => rule === 'schema-combinator-changed')) {
+    const type = (after as { properties?: { type?: { const?: unknown } } } | undefined)?.properties?.type?.const;
+    return typeof type === 'string' && addedTypes.includes(type);
+  }
+  return false;
+}
+
+/**
+ * Whether a change only lets a request parameter carry reserved characters as they are (`allowReserved: true`,
+ * e.g. the commas of `status=pending,active`): the server accepts what it accepted before, percent-encoded, and
+ * more. `redocly diff` rates any change of a parameter's serialization major.
+ */
+export function isReservedAllowed(change: DiffChange & { property?: string }): boolean {
+  const rules = (change.verdicts ?? []).map((v) => v.ruleId);
+  return (
+    change.kind === 'modified' &&
+    change.property === 'allowReserved' &&
+    change.revision?.value === true &&
+    change.base?.value !== true &&
+    /\/parameters\/\d+$/.test(change.path) &&
+    !/\/responses\//.test(change.path) &&
+    rules.every((rule) => rule === 'parameter-serialization-changed')
+  );
+}
+
+/** The node at a JSON pointer (`#/components/schemas/x`) of a parsed document, following `$ref`s on the way. */
+function nodeAt(document: unknown, pointer: string): unknown {
+  const parts = pointer
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter((part) => part !== '');
+  let node = document;
+  for (const part of parts) {
+    const ref = (node as { $ref?: unknown } | undefined)?.$ref;
+    if (typeof ref === 'string') node = nodeAt(document, ref);
+    node = (node as Record<string, unknown> | undefined)?.[part.replaceAll('~1', '/').replaceAll('~0', '~')];
+  }
+  const ref = (node as { $ref?: unknown } | undefined)?.$ref;
+  return typeof ref === 'string' ? nodeAt(document, ref) : node;
+}
+
+/**
+ * Whether a change only makes a request parameter's enum a pattern (and a maxLength) that every value of the enum
+ * still meets (`status=active` as before, and now `status=pending,active`): what the server accepted, it still
+ * does. `redocly diff` rates each added constraint major on its own; the enum's removal beside it is minor.
+ */
+export function isEnumWidenedToPattern(change: DiffChange, released: unknown): boolean {
+  const rules = (change.verdicts ?? []).map((v) => v.ruleId);
+  const limit = change.revision?.value;
+  const meets =
+    change.property === 'pattern' && typeof limit === 'string'
+      ? (value: string) => new RegExp(limit, 'u').test(value)
+      : change.property === 'maxLength' && typeof limit === 'number'
+        ? (value: string) => value.length <= limit
+        : undefined;
+  if (!meets || /\/responses\//.test(change.path)) return false;
+  if (!/\/parameters\/\d+\/schema$/.test(change.path) || !rules.every((rule) => rule === 'schema-constraint-changed')) {
+    return false;
+  }
+  const before = change.base?.pointer ? nodeAt(released, change.base.pointer) : undefined;
+  const values = (before as { enum?: unknown } | undefined)?.enum;
+  if (!Array.isArray(values) || values.length === 0) return false;
+  return values.every((value) => typeof value === 'string' && meets(value));
+}
+
 /** The report with the changes the gate rates differently from `redocly diff` (above) counted as minor. */
 export function rated(
   report: DiffReport,
   narrowings: SecurityNarrowing[] = [],
+  addedTypes: string[] = [],
+  released: unknown = {},
 ): DiffReport & { scopesDeclared: number; narrowed: number } {
   const majors = report.changes.filter((c) => c.impact === 'major');
   const declared = majors.filter((c) => isScopeDeclaredOnOpenRequirement(c));
   const narrowed = majors.filter((c) => !declared.includes(c) && isListedNarrowing(c, narrowings));
-  const relaxed = [...declared, ...narrowed];
+  const typesAdded = majors.filter(
+    (c) => !declared.includes(c) && !narrowed.includes(c) && isEventTypeAdded(c, addedTypes),
+  );
+  const widened = majors.filter(
+    (c) =>
+      !declared.includes(c) &&
+      !narrowed.includes(c) &&
+      !typesAdded.includes(c) &&
+      (isReservedAllowed(c) || isEnumWidenedToPattern(c, released)),
+  );
+  const relaxed = [...declared, ...narrowed, ...typesAdded, ...widened];
   const { major, minor, patch } = report.summary;
   return {
     ...report,
@@ -145,7 +243,14 @@ export function checkCompatibility(released: string, current: string, log = cons
       env: ENV,
       stdio: 'pipe',
     });
-    const report = rated(JSON.parse(readFileSync(json, 'utf8')) as DiffReport, listedNarrowings());
+    const releasedTypes = webhookTypes(readFileSync(released, 'utf8'));
+    const addedTypes = webhookTypes(readFileSync(current, 'utf8')).filter((type) => !releasedTypes.includes(type));
+    const report = rated(
+      JSON.parse(readFileSync(json, 'utf8')) as DiffReport,
+      listedNarrowings(),
+      addedTypes,
+      parse(readFileSync(base, 'utf8')),
+    );
     const stylish = spawnSync(redocly, ['diff', base, revision, '--fail-on', 'none'], { cwd: root, env: ENV });
     const shown = stylish.stdout.toString().trim();
     const problem = verdict(report);

@@ -3,6 +3,7 @@ import { parseWorkers } from './cluster.js';
 import { type DatabaseLimits, DEFAULT_DATABASE_LIMITS, DEFAULT_DATABASE_URL, parseDatabaseUrl } from './db/database.js';
 import { type CheckSchedule, DEFAULT_SCHEDULE } from './domains/check-rules.js';
 import { DEFAULT_VERIFY_QUOTA } from './domains/checks.js';
+import { type RoutingTargets, readRoutingTargets } from './domains/routing-targets.js';
 import { DEFAULT_TXT_LOOKUP, serversProblem, type TxtLookupSettings } from './domains/txt-lookup.js';
 import { numberSetting } from './env-numbers.js';
 import { type EventSettings, readEventSettings } from './events/settings.js';
@@ -67,6 +68,8 @@ export interface DomainVerificationConfig {
   scheduler: boolean;
   /** DNS queries per second of the scheduled checks, per process. */
   queriesPerSecond: number;
+  /** Where custom domains' traffic must go (DOMAIN_TARGET_CNAME, _A, _AAAA); routing is not checked when none. */
+  targets: RoutingTargets;
 }
 
 export const DEFAULTS = {
@@ -106,6 +109,9 @@ export const DEFAULTS = {
   DOMAIN_GRACE_S: String(DEFAULT_SCHEDULE.graceMs / 1000),
   DOMAIN_PENDING_EXPIRY_S: String(DEFAULT_SCHEDULE.pendingExpiryMs / 1000),
   DOMAIN_VERIFY_LIMIT: `${DEFAULT_VERIFY_QUOTA.limit}/${DEFAULT_VERIFY_QUOTA.windowSeconds}`,
+  DOMAIN_TARGET_CNAME: '',
+  DOMAIN_TARGET_A: '',
+  DOMAIN_TARGET_AAAA: '',
 } as const;
 
 export class ConfigError extends Error {
@@ -229,7 +235,10 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   };
 }
 
-/** DNS_SERVERS, DNS_TIMEOUT_S, DNS_TRIES, DOMAIN_CHECKS, DOMAIN_CHECK_QPS, the schedule and DOMAIN_VERIFY_LIMIT. */
+/**
+ * DNS_SERVERS, DNS_TIMEOUT_S, DNS_TRIES, DOMAIN_CHECKS, DOMAIN_CHECK_QPS, the schedule, DOMAIN_VERIFY_LIMIT and
+ * the routing targets DOMAIN_TARGET_CNAME, DOMAIN_TARGET_A, DOMAIN_TARGET_AAAA.
+ */
 function readDomainVerification(
   value: (name: keyof typeof DEFAULTS) => string,
   seconds: (name: keyof typeof DEFAULTS, options?: { zero?: boolean; max?: number }) => number,
@@ -266,12 +275,21 @@ function readDomainVerification(
   };
   // A failed lookup is retried no later than the state's own interval.
   schedule.retryMs = Math.min(DEFAULT_SCHEDULE.retryMs, schedule.activeIntervalMs, schedule.misconfiguredIntervalMs);
+  const targets = readRoutingTargets(
+    {
+      DOMAIN_TARGET_CNAME: value('DOMAIN_TARGET_CNAME'),
+      DOMAIN_TARGET_A: value('DOMAIN_TARGET_A'),
+      DOMAIN_TARGET_AAAA: value('DOMAIN_TARGET_AAAA'),
+    },
+    problems,
+  );
   return {
     lookup: { servers, timeoutMs: Math.round(seconds('DNS_TIMEOUT_S', { max: 60 }) * 1000), tries },
     schedule,
     verifyQuota: quota('DOMAIN_VERIFY_LIMIT'),
     scheduler: checks === 'on',
     queriesPerSecond: qps,
+    targets,
   };
 }
 

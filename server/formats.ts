@@ -18,6 +18,16 @@ export const PATTERN_MESSAGES: Record<string, string> = {
 };
 
 /**
+ * The values of a pattern that lists one or more of them, comma-separated (`^(a|b)(,(a|b))*$`: the list filters
+ * `status` and `routing`); undefined for any other pattern.
+ */
+export function commaListValues(pattern: string): string[] | undefined {
+  const match = /^\^\(([\w|]+)\)\(,\(([\w|]+)\)\)\*\$$/.exec(pattern);
+  if (!match || match[1] !== match[2]) return undefined;
+  return match[1]?.split('|');
+}
+
+/**
  * Only text that is valid Unicode can be stored as it was sent: JSON can carry lone UTF-16 surrogates
  * ("\ud800"), which would come back from the database as replacement characters.
  */

@@ -22,6 +22,8 @@ import { migrateToLatest } from './db/migrations.js';
 import { wakeupsOf } from './db/wakeups.js';
 import { buildDocsInBackground, docsBuildRequested } from './docs-build.js';
 import type { DomainChecks } from './domains/checks.js';
+import { routingLookup } from './domains/routing-lookup.js';
+import { hasTargets } from './domains/routing-targets.js';
 import { txtLookup } from './domains/txt-lookup.js';
 import { firstKeyLines } from './first-key.js';
 import type { KeyCheck } from './http/access/auth.js';
@@ -157,9 +159,12 @@ async function serve(
   const verification = config.domainVerification;
   const background = extra.metrics ? backgroundMetrics(extra.metrics.registry, db) : undefined;
   const lookup = background ? background.countLookups(txtLookup(verification.lookup)) : txtLookup(verification.lookup);
+  // Routing is looked up only where the operator set a target (DOMAIN_TARGET_*), through the same servers.
+  const routing = hasTargets(verification.targets) ? routingLookup(verification.lookup) : undefined;
   const domainChecks: DomainChecks = {
     schedule: verification.schedule,
     lookup,
+    ...(routing ? { routing: { targets: verification.targets, lookup: routing } } : {}),
     verifyQuota: verification.verifyQuota,
     sandbox: extra.sandbox,
   };
@@ -225,6 +230,7 @@ async function serve(
     async () => {
       await stopJobs();
       lookup.close();
+      routing?.close();
       await db.destroy();
       await redis?.close();
       await flushTraces();

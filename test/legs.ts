@@ -282,6 +282,11 @@ export const LEG_RULES: LegRule[] = [
     why: "the fair claim is SQL (a window function; FOR UPDATE SKIP LOCKED on PostgreSQL); waits out the schedule's real seconds",
   },
   {
+    suite: 'test/dns/routing.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: "routing's columns, its event and its list filter are SQL: both engines; Knot is a process of its own",
+  },
+  {
     suite: 'test/dns/race-postgres.test.ts',
     legs: ['postgres'],
     why: 'two service processes on one PostgreSQL database racing to prove one name, and sharing due checks',

@@ -16,6 +16,16 @@ export type DomainStatus = Schemas['domain-status'];
 export type DomainVerification = Schemas['domain-verification'];
 /** What the last check of a domain's record saw: `{ code, message, values }`. */
 export type DomainObservation = Schemas['domain-observation'];
+/** Whether a domain is the registrable domain itself (`apex`, routed with A/AAAA) or below one (`subdomain`). */
+export type DomainKind = Schemas['domain-kind'];
+/** One record a domain's owner publishes: `{ type, name, value, purpose: 'ownership' | 'routing' }`. */
+export type DnsRecord = Schemas['domain-dns-record'];
+/** Whether a domain's traffic reaches the service: `{ code, message, observed: { cname, a, aaaa }, checked_at }`. */
+export type DomainRouting = Schemas['domain-routing'];
+/** pointed, not_pointed, partly_pointed, missing, lookup_failed, not_checked, no_target. */
+export type RoutingCode = DomainRouting['code'];
+/** Your own keys and text values on a domain, space or webhook endpoint. */
+export type Metadata = Schemas['metadata'];
 
 export type Space = Schemas['space'];
 export type SpaceCollection = Schemas['space-collection'];

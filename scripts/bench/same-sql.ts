@@ -31,13 +31,18 @@ const SPACE_FIELDS = (() => {
   return Object.entries(properties).map(([name, schema]) => ({
     name,
     integer: (spec.resolve(schema) as Schema).type === 'integer',
+    // An object field (metadata) is stored as JSON text.
+    json: (spec.resolve(schema) as Schema).type === 'object',
   }));
 })();
 
 /** A row of `spaces` as the service answers it. */
 export function spaceRecord(row: Row): Row {
   return Object.fromEntries(
-    SPACE_FIELDS.map(({ name, integer }) => [name, integer ? Number(row[name]) : (row[name] ?? null)]),
+    SPACE_FIELDS.map(({ name, integer, json }) => [
+      name,
+      integer ? Number(row[name]) : json ? JSON.parse(String(row[name])) : (row[name] ?? null),
+    ]),
   );
 }
 

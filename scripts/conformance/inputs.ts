@@ -25,11 +25,22 @@ export function carrierOf(mediaType: string): 'json' | 'form' {
   return mediaType === FORM ? 'form' : 'json';
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** One field as text; an object (the spec's deepObject: metadata) as one `name[key]` field per key. */
+function appendField(params: URLSearchParams, name: string, value: unknown): void {
+  if (value === undefined) return;
+  if (isObject(value)) {
+    for (const [key, inner] of Object.entries(value)) appendField(params, `${name}[${key}]`, inner);
+    return;
+  }
+  params.append(name, stringify(value));
+}
+
 export function encodeQuery(query: Record<string, unknown>): string {
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) {
-    if (value !== undefined) params.append(name, value === null ? '' : String(value));
-  }
+  for (const [name, value] of Object.entries(query)) appendField(params, name, value);
   const text = params.toString();
   return text ? `?${text}` : '';
 }
@@ -37,9 +48,7 @@ export function encodeQuery(query: Record<string, unknown>): string {
 export function encodeBody(mediaType: string, value: unknown): WireBody {
   if (carrierOf(mediaType) === 'json') return { contentType: mediaType, text: JSON.stringify(value) };
   const form = new URLSearchParams();
-  for (const [name, field] of Object.entries((value ?? {}) as Record<string, unknown>)) {
-    if (field !== undefined) form.append(name, field === null ? '' : String(field));
-  }
+  for (const [name, field] of Object.entries((value ?? {}) as Record<string, unknown>)) appendField(form, name, field);
   return { contentType: mediaType, text: form.toString() };
 }
 
@@ -62,7 +71,10 @@ export function inputErrors(operation: Operation, input: Input): string | undefi
       if (param.required) errors.push(`query ${param.name} is required`);
       continue;
     }
-    const problem = schemaErrors(param.schema, readText(param.schema, stringify(value)));
+    const problem = schemaErrors(
+      param.schema,
+      isObject(value) ? asText(value) : readText(param.schema, stringify(value)),
+    );
     if (problem) errors.push(`query ${param.name}${problem}`);
   }
   const known = new Set(operation.queryParams.map((p: Parameter) => p.name));
@@ -83,13 +95,19 @@ export function inputErrors(operation: Operation, input: Input): string | undefi
 }
 
 function stringify(value: unknown): string {
-  return value === null ? '' : String(value);
+  return value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/** An object's values as a query string or a form carries them: text. */
+function asText(value: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, stringify(inner)]));
 }
 
 function readForm(schema: Schema, value: unknown): unknown {
   const properties = (schema.properties ?? {}) as Record<string, Schema>;
   return Object.fromEntries(
     Object.entries((value ?? {}) as Record<string, unknown>).map(([name, field]) => {
+      if (isObject(field)) return [name, asText(field)];
       const text = stringify(field);
       return [name, properties[name] ? readText(properties[name], text) : text];
     }),

@@ -25,8 +25,41 @@ export interface ListQuery {
   page: number;
   /** Walk by cursor: the rows after this position ('start': from the first row), instead of `page`. */
   after?: ListPosition | 'start';
-  /** Only the rows in this state (domains); all of them when undefined. */
-  status?: string;
+  /** Only the rows these filters keep; all of them when undefined. */
+  filters?: ListFilters;
+}
+
+/** What a filtered list keeps: rows holding one of the listed values in each column, and every metadata pair. */
+export interface ListFilters {
+  /** Columns of the listed table (domains: status, routing_code); an empty list of values keeps no row. */
+  columns?: Array<{ column: string; values: string[] }>;
+  /** Exact key and value pairs, each one probe of the `<table>_metadata` index (migration 0011). */
+  metadata?: Array<[string, string]>;
+}
+
+const isFiltered = (filters: ListFilters | undefined): filters is ListFilters =>
+  (filters?.columns?.length ?? 0) > 0 || (filters?.metadata?.length ?? 0) > 0;
+
+/** The account's rows that the filters keep. */
+function filtered(
+  base: SelectQueryBuilder<DB, ResourceTable, object>,
+  table: ResourceTable,
+  accountId: number,
+  filters: ListFilters,
+) {
+  let rows = base;
+  for (const { column, values } of filters.columns ?? []) {
+    rows = rows.where(
+      values.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`${sql.ref(column)} in (${sql.join(values)})`,
+    );
+  }
+  for (const [key, value] of filters.metadata ?? []) {
+    const pairs = sql.table(`${table}_metadata`);
+    rows = rows.where(
+      sql<SqlBool>`id in (select record_id from ${pairs} where account_id = ${accountId} and key = ${key} and value = ${value})`,
+    );
+  }
+  return rows;
 }
 
 export interface ListResult {
@@ -120,11 +153,21 @@ export async function listPage(
     precompiledShape(`count ${table}`, (on, account: number) =>
       on.selectFrom('record_counts').select('total').where('account_id', '=', account).where('resource', '=', table),
     )(db, accountId).then(([row]) => Number(row?.total ?? 0));
-  // A state's rows are counted and read through the (account_id, status, id) index.
-  if (query.status !== undefined) {
-    let inState = owned.where(sql<SqlBool>`status = ${query.status}`);
-    if (query.search !== '') inState = inState.where(matching(query.search));
-    return rowsOf(inState, query, await countOf(inState));
+  // Filtered rows are counted and read through the filters' indexes: (account_id, status, id),
+  // (account_id, routing_code, id), and the metadata pairs' (account_id, key, value, record_id).
+  if (isFiltered(query.filters)) {
+    if (query.search !== '') {
+      const among = await filteredMatches(db, table, accountId, query.search, query.filters);
+      if (among) return rowsOf(db, among, query, await countOf(among));
+    }
+    // PostgreSQL, a metadata filter: `account_id + 0` leaves the pairs' index to find the matches and the primary
+    // key to read each (their cost follows the matches). Without statistics the planner otherwise walked an index
+    // of the account's rows and joined each with every match.
+    const metadataFirst = engineOf(db) === 'postgres' && (query.filters.metadata?.length ?? 0) > 0;
+    const rows = metadataFirst ? db.selectFrom(table).where(sql<SqlBool>`account_id + 0 = ${accountId}`) : owned;
+    let kept = filtered(rows, table, accountId, query.filters);
+    if (query.search !== '') kept = kept.where(matching(query.search));
+    return rowsOf(db, kept, query, await countOf(kept));
   }
   if (query.search === '') {
     const total = await counted();
@@ -138,7 +181,7 @@ export async function listPage(
       );
       return { rows: await firstPage(db, accountId, query.perPage), total };
     }
-    return rowsOf(owned, query, total);
+    return rowsOf(db, owned, query, total);
   }
 
   // A small account's names are read directly: a trigram query costs more than reading a few hundred names,
@@ -166,7 +209,7 @@ export async function listPage(
       return { rows: await firstPage(db, accountId, pattern, query.perPage), total };
     }
     const scan = owned.where(matching(query.search));
-    return rowsOf(scan, query, await countOf(scan));
+    return rowsOf(db, scan, query, await countOf(scan));
   }
   // One pass through the index finds the matches, up to FEW_MATCHES of them: their ids give the total, and
   // the page is read among them instead of searching the index a second time. Past FEW_MATCHES the matches are
@@ -187,20 +230,54 @@ export async function listPage(
         .execute();
   if (ids.length === 0) return { rows: [], total: 0 };
   const all = owned.where(matching(query.search));
-  if (ids.length > FEW_MATCHES) return rowsOf(all, query, FEW_MATCHES + 1, false);
+  if (ids.length > FEW_MATCHES) return rowsOf(db, all, query, FEW_MATCHES + 1, false);
   const total = ids.length;
-  if (!sqlite) return rowsOf(byTrigrams, query, total);
+  if (!sqlite) return rowsOf(db, byTrigrams, query, total);
   // Many matches are read by walking the account in the page's order and testing each name, which finds a page
   // sooner than reading every match; few among the ids found. The walk wins when matches² > depth × size.
   const depth = (query.after === undefined ? (query.page - 1) * query.perPage : 0) + query.perPage;
-  if (total * total > depth * size) return rowsOf(all, query, total);
+  if (total * total > depth * size) return rowsOf(db, all, query, total);
   const among = amongIdsQuery(
     db,
     table,
     accountId,
     ids.map((row) => Number(row.id)),
   );
-  return rowsOf(among, query, total);
+  return rowsOf(db, among, query, total);
+}
+
+/**
+ * A filtered search's rows through the trigram index (as an unfiltered search's, below): its matches, up to
+ * FEW_MATCHES, then the filters among them, so that the cost follows the matches rather than the rows the filters
+ * keep. Undefined when the search is too short for the index or matches more: the filters' indexes read then.
+ */
+async function filteredMatches(
+  db: Database,
+  table: ResourceTable,
+  accountId: number,
+  search: string,
+  filters: ListFilters,
+): Promise<SelectQueryBuilder<DB, ResourceTable, object> | undefined> {
+  if ([...foldText(search)].length < INDEXED_SEARCH_LENGTH) return undefined;
+  if (engineOf(db) === 'sqlite') {
+    const ids = (await indexedIdsQuery(table, accountId, search, FEW_MATCHES + 1).execute(db)).rows;
+    if (ids.length > FEW_MATCHES) return undefined;
+    const among = amongIdsQuery(
+      db,
+      table,
+      accountId,
+      ids.map((row) => Number(row.id)),
+    );
+    return filtered(among, table, accountId, filters);
+  }
+  // `account_id + 0`: the trigram index finds the matches (see listPage); the filters are tested on them.
+  const byTrigrams = db.selectFrom(table).where(sql<SqlBool>`account_id + 0 = ${accountId}`).where(matching(search));
+  const probe = await byTrigrams
+    .select('id')
+    .limit(FEW_MATCHES + 1)
+    .execute();
+  if (probe.length > FEW_MATCHES) return undefined;
+  return filtered(byTrigrams, table, accountId, filters);
 }
 
 async function countOf(base: SelectQueryBuilder<DB, ResourceTable, object>): Promise<number> {
@@ -220,6 +297,7 @@ function inOrder<Q extends SelectQueryBuilder<DB, ResourceTable, any>>(
 
 /** One page of `base` (the account's rows, maybe filtered), by page number or after a cursor. */
 async function rowsOf(
+  db: Database,
   base: SelectQueryBuilder<DB, ResourceTable, object>,
   query: ListQuery,
   total: number,
@@ -256,8 +334,14 @@ async function rowsOf(
     offset === 0
       ? await ordered(base.selectAll()).limit(take).execute()
       : // A deep page skips its offset over the ids alone (the index covers them), then reads just its own rows.
+        // On PostgreSQL the page's ids are an array computed once (an InitPlan): as `id in (subquery)`, a planner
+        // without statistics (before autovacuum's first ANALYZE) ran the offset subquery again for every row.
         await ordered(
-          base.selectAll().where('id', 'in', ordered(base.select('id')).limit(take).offset(offset)),
+          engineOf(db) === 'postgres'
+            ? base
+                .selectAll()
+                .where(sql<SqlBool>`id = any(array(${ordered(base.select('id')).limit(take).offset(offset)}))`)
+            : base.selectAll().where('id', 'in', ordered(base.select('id')).limit(take).offset(offset)),
         ).execute();
   if (totalExact) return { rows, total };
   const reached = rows.length === 0 ? 0 : offset + rows.length;

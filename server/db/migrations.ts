@@ -6,6 +6,7 @@ import { addCountsAndSearch } from './counts-and-search.js';
 import { columnTypes } from './database.js';
 import { addDomainStates } from './domain-states.js';
 import { addEventsAndWebhooks } from './events-and-webhooks.js';
+import { addRoutingAndMetadata } from './routing-and-metadata.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': {
@@ -167,6 +168,7 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0011_domain_routing_and_metadata': { up: addRoutingAndMetadata },
   '0015_trace_context': {
     // Expand only: the W3C traceparent of the request that wrote an event (null when tracing was off), so that its
     // deliveries join that trace. The previous release writes events without it.

@@ -61,6 +61,13 @@ export interface DomainsTable {
   /** The previous release's window of the verify limit (this one counts in domain_verify_windows). */
   verify_window_started_at: NullableTimestamp;
   verify_count: Generated<number>;
+  /** The last routing check's code (server/domains/routing-rules.ts); `not_checked` before it (migration 0011). */
+  routing_code: Generated<string>;
+  /** The last routing check's message and observed answers as JSON; null before it. */
+  routing: string | null;
+  routing_checked_at: NullableTimestamp;
+  /** The record's metadata as a JSON object of strings (server/metadata/); `{}` when none. */
+  metadata: Generated<string>;
 }
 
 export interface SpacesTable {
@@ -72,6 +79,15 @@ export interface SpacesTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   version: Generated<number>;
+  metadata: Generated<string>;
+}
+
+/** One metadata pair of a record, for exact-match filters (migration 0011); tables `<records>_metadata`. */
+export interface MetadataPairsTable {
+  record_id: number;
+  account_id: number;
+  key: string;
+  value: string;
 }
 
 /** The Idempotency-Keys of an account with the answer each was first given (see server/idempotency/). */
@@ -147,6 +163,7 @@ export interface WebhookEndpointsTable {
   failing_since: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  metadata: Generated<string>;
 }
 
 /** An event to deliver to one endpoint (server/webhooks/deliveries.ts claims the due ones). */
@@ -200,4 +217,7 @@ export interface DB {
   idempotency_keys: IdempotencyKeysTable;
   record_counts: RecordCountsTable;
   service_secrets: ServiceSecretsTable;
+  domains_metadata: MetadataPairsTable;
+  spaces_metadata: MetadataPairsTable;
+  webhook_endpoints_metadata: MetadataPairsTable;
 }

@@ -13,6 +13,8 @@ import {
   type Observation,
   TEST_ZONE,
 } from './check-rules.js';
+import { EMPTY_OBSERVED, observeRouting, type RoutingLookupResult, type RoutingObservation } from './routing-rules.js';
+import { domainKind, NO_TARGETS, type RoutingTargets, routingWay } from './routing-targets.js';
 import { DEFAULT_TXT_LOOKUP, txtLookup } from './txt-lookup.js';
 
 export interface DomainChecks {
@@ -22,7 +24,18 @@ export interface DomainChecks {
   verifyQuota: Quota | undefined;
   /** In the sandbox, names of the test zone verify at once, without DNS. */
   sandbox: boolean;
+  /** Where custom domains' traffic must go; without it, routing is not checked (`no_target`). */
+  routing?: DomainRouting;
 }
+
+/** The operator's routing targets and the lookup of a name's CNAME, A and AAAA records. */
+export interface DomainRouting {
+  targets: RoutingTargets;
+  lookup(name: string): Promise<RoutingLookupResult>;
+}
+
+/** The routing targets of these checks (none when routing is not configured). */
+export const targetsOf = (checks: DomainChecks): RoutingTargets => checks.routing?.targets ?? NO_TARGETS;
 
 export const DEFAULT_VERIFY_QUOTA: Quota = { limit: 10, windowSeconds: 60 };
 
@@ -54,6 +67,34 @@ const TEST_ZONE_ELSEWHERE: Observation = {
 export function lookUp(checks: DomainChecks, name: string): Promise<LookupResult | Observation> {
   if (inTestZone(name)) return Promise.resolve(checks.sandbox ? TEST_ZONE_FOUND : TEST_ZONE_ELSEWHERE);
   return checks.lookup(challengeName(name));
+}
+
+/**
+ * What a check of the name's routing sees, looked up beside its ownership record: nothing is looked up when the
+ * service has no target for it (`no_target`); a name of the test zone is pointed at once in the sandbox and
+ * `missing` elsewhere, as its ownership record is.
+ */
+export async function lookUpRouting(checks: DomainChecks, name: string): Promise<RoutingObservation> {
+  const targets = targetsOf(checks);
+  const kind = domainKind(name);
+  const none = { error: 'ENODATA' };
+  if (checks.routing === undefined || routingWay(kind, targets) === 'none') {
+    return observeRouting(name, kind, targets, { cname: none, a: none, aaaa: none });
+  }
+  if (inTestZone(name)) {
+    return checks.sandbox
+      ? {
+          code: 'pointed',
+          message: `A name under ${TEST_ZONE}, the sandbox's test zone: pointed at once, without DNS.`,
+          observed: EMPTY_OBSERVED,
+        }
+      : {
+          code: 'missing',
+          message: `A name under ${TEST_ZONE}, the sandbox's test zone: such names are pointed only in the sandbox, never here.`,
+          observed: EMPTY_OBSERVED,
+        };
+  }
+  return observeRouting(name, kind, targets, await checks.routing.lookup(name));
 }
 
 /**

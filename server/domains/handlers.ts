@@ -1,16 +1,21 @@
 // HTTP handlers of the domain operations: map validated input to the repository and records to replies.
 
 import type { Database } from '../db/database.js';
+import type { ListFilters } from '../db/listing.js';
 import { type EventSubscriber, eventLog } from '../events/outbox.js';
 import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
+import { commaFilters, metadataFilter } from '../http/conventions/list-filters.js';
+import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
 import { HttpProblem, notFound, validationProblem } from '../http/problems/problem.js';
 import type { Handler, Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
-import { challengeName, uncheckableName } from './check-rules.js';
-import type { DomainChecks } from './checks.js';
+import { challengeName, DOMAIN_STATUSES, uncheckableName } from './check-rules.js';
+import { type DomainChecks, targetsOf } from './checks.js';
 import { normalizeHostname, normalizePageUrl } from './fields.js';
 import { type DomainChanges, DuplicateDomainError, domainRepository, NameHeldError, toRecord } from './repository.js';
+import { ROUTING_CODES } from './routing-rules.js';
+import { hasTargets, type RoutingTargets } from './routing-targets.js';
 import { verifyDomain } from './verify.js';
 
 export type DomainOperation =
@@ -24,14 +29,16 @@ export type DomainOperation =
 type DomainHandlers = Pick<Handlers, DomainOperation>;
 
 export function domainHandlers(db: Database, checks: DomainChecks, fanOut: EventSubscriber): DomainHandlers {
-  const domains = domainRepository(db, checks.schedule, eventLog('domain', fanOut));
+  const targets = targetsOf(checks);
+  const domains = domainRepository(db, checks.schedule, eventLog('domain', fanOut), targets);
   const update: Handler<'domains_update'> = async ({ account, path, headers, body, requestId }) => {
     const changes: DomainChanges = {};
     if (body.index_page !== undefined) changes.index_page = normalizePageUrl(body.index_page);
     if (body.not_found_page !== undefined) changes.not_found_page = normalizePageUrl(body.not_found_page);
+    if (body.metadata !== undefined) changes.metadata = body.metadata;
     const expected = ifMatchVersions(headers['If-Match'], path.id);
     const domain = await unlessChanged('domain', path.id, () =>
-      domains.update(account.id, path.id, changes, expected, causeOf(requestId)),
+      withinMetadataLimit(() => domains.update(account.id, path.id, changes, expected, causeOf(requestId))),
     );
     if (!domain) throw notFound('domain', path.id);
     return { status: 200, body: { data: domain.record }, etag: etagOf(path.id, domain.version) };
@@ -40,7 +47,8 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
   return {
     async domains_list({ account, query, url }) {
       const list = listQueryOf(query, url.sent);
-      const { records, total, totalExact, next } = await domains.list(account.id, { ...list, status: query.status });
+      const filters = { ...domainListFilters(query, targets), metadata: metadataFilter(url.sent) };
+      const { records, total, totalExact, next } = await domains.list(account.id, { ...list, filters });
       const pagination = paginationOf(url, list, { total, totalExact, onPage: records.length, next });
       return { status: 200, body: { data: records, ...pagination } };
     },
@@ -65,6 +73,7 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
             name,
             index_page: normalizePageUrl(body.index_page) ?? null,
             not_found_page: normalizePageUrl(body.not_found_page) ?? null,
+            metadata: body.metadata,
           },
           causeOf(requestId, headers['Idempotency-Key']),
         );
@@ -110,7 +119,11 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
         }
         case 'checked': {
           const { domain } = outcome;
-          return { status: 200, body: { data: toRecord(domain) }, etag: etagOf(path.id, Number(domain.version)) };
+          return {
+            status: 200,
+            body: { data: toRecord(domain, targets) },
+            etag: etagOf(path.id, Number(domain.version)),
+          };
         }
       }
     },
@@ -127,6 +140,22 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
       return { status: 204 };
     },
   };
+}
+
+/**
+ * The list's `status` and `routing` filters. Without any routing target every domain is `no_target` whatever
+ * its stored code (repository.ts routingOf), so that code keeps every row and the others none.
+ */
+function domainListFilters(query: { status?: string; routing?: string }, targets: RoutingTargets): ListFilters {
+  const { status, routing } = commaFilters({
+    status: { sent: query.status, allowed: DOMAIN_STATUSES },
+    routing: { sent: query.routing, allowed: ROUTING_CODES },
+  });
+  const columns: NonNullable<ListFilters['columns']> = [];
+  if (status) columns.push({ column: 'status', values: status });
+  if (routing && hasTargets(targets)) columns.push({ column: 'routing_code', values: routing });
+  else if (routing && !routing.includes('no_target')) columns.push({ column: 'routing_code', values: [] });
+  return { columns };
 }
 
 /** Why another account's active name cannot be stored, and how a name is proven. */

@@ -12,6 +12,8 @@ import {
   type Versioned,
 } from '../db/owned.js';
 import type { DomainsTable } from '../db/schema.js';
+import { newMetadata, updateWithMetadata, writePairs } from '../metadata/pairs.js';
+import { type Metadata, parseMetadata, serializeMetadata } from '../metadata/rules.js';
 import {
   type CheckSchedule,
   challengeName,
@@ -21,6 +23,16 @@ import {
   type Observation,
 } from './check-rules.js';
 import { domainNameKey } from './fields.js';
+import { type RoutingCode, type RoutingObservation, routingNotChecked } from './routing-rules.js';
+import {
+  type DnsRecord,
+  type DomainKind,
+  dnsRecords,
+  domainKind,
+  NO_TARGETS,
+  type RoutingTargets,
+  routingWay,
+} from './routing-targets.js';
 
 export interface DomainRecord {
   id: number;
@@ -29,6 +41,10 @@ export interface DomainRecord {
   not_found_page: string | null;
   status: DomainStatus;
   verification: { type: 'txt'; name: string; value: string };
+  kind: DomainKind;
+  dns_records: DnsRecord[];
+  routing: DomainRouting;
+  metadata: Metadata;
   verified_at: string | null;
   last_checked_at: string | null;
   next_check_at: string | null;
@@ -38,13 +54,20 @@ export interface DomainRecord {
   updated_at: string;
 }
 
+export interface DomainRouting extends RoutingObservation {
+  checked_at: string | null;
+}
+
 export interface NewDomain {
   name: string;
   index_page: string | null;
   not_found_page: string | null;
+  /** As sent: an empty value sets nothing. */
+  metadata?: Metadata;
 }
 
-export type DomainChanges = Partial<Pick<NewDomain, 'index_page' | 'not_found_page'>>;
+/** The pages to change, and the metadata to merge (an empty value removes a key). */
+export type DomainChanges = Partial<Pick<NewDomain, 'index_page' | 'not_found_page' | 'metadata'>>;
 
 /** This account already has a domain of this name. */
 export class DuplicateDomainError extends Error {
@@ -85,7 +108,22 @@ function grandfathered(name: string, token: string): Observation {
   };
 }
 
-export function toRecord(row: DomainRow): DomainRecord {
+/**
+ * The domain's routing as the API shows it: `no_target` whenever the service has no target for it (whatever was
+ * stored before the settings changed), `not_checked` until a check looked with targets, else the last check's.
+ */
+export function routingOf(row: DomainRow, kind: DomainKind, targets: RoutingTargets): DomainRouting {
+  const code = row.routing_code as RoutingCode;
+  if (routingWay(kind, targets) === 'none' || row.routing === null || code === 'no_target') {
+    return { ...routingNotChecked(row.name, kind, targets), checked_at: null };
+  }
+  const { message, observed } = JSON.parse(row.routing) as Omit<RoutingObservation, 'code'>;
+  return { code, message, observed, checked_at: iso(row.routing_checked_at) };
+}
+
+/** The domain's record as the API shows it; `targets` (the operator's settings) decide its routing records. */
+export function toRecord(row: DomainRow, targets: RoutingTargets = NO_TARGETS): DomainRecord {
+  const kind = domainKind(row.name);
   const observation = row.observation
     ? (JSON.parse(row.observation) as Observation)
     : row.status === 'active' && row.last_checked_at === null
@@ -98,6 +136,10 @@ export function toRecord(row: DomainRow): DomainRecord {
     not_found_page: row.not_found_page,
     status: row.status as DomainStatus,
     verification: { type: 'txt', name: challengeName(row.name), value: challengeValue(row.verification_token) },
+    kind,
+    dns_records: dnsRecords(row.name, row.verification_token, kind, targets),
+    routing: routingOf(row, kind, targets),
+    metadata: parseMetadata(row.metadata),
     verified_at: iso(row.verified_at),
     last_checked_at: iso(row.last_checked_at),
     next_check_at: iso(row.next_check_at),
@@ -113,13 +155,15 @@ export function domainRepository(
   db: Database,
   schedule: Pick<CheckSchedule, 'pendingFirstMs' | 'pendingExpiryMs'>,
   log: ChangeLog<DomainRecord>,
+  targets: RoutingTargets = NO_TARGETS,
 ) {
-  const owned = ownedRecords(db, 'domains', toRecord, log);
+  const record = (row: DomainRow) => toRecord(row, targets);
+  const owned = ownedRecords(db, 'domains', record, log);
   return {
     ...owned,
 
-    /** One page of the account's domains, of one status when `status` is given. */
-    list(accountId: number, query: ListQuery & { status?: DomainStatus }) {
+    /** One page of the account's domains, those the filters keep when given (`filters`). */
+    list(accountId: number, query: ListQuery) {
       return owned.list(accountId, query);
     },
 
@@ -142,15 +186,18 @@ export function domainRepository(
       // A pending claim blocks nobody, so a store that races a proof elsewhere and wins is harmless: it is pending.
       if (await this.heldElsewhere(accountId, domain.name)) throw new NameHeldError(domain.name);
       const now = new Date();
+      const { metadata: sent, ...fields } = domain;
+      const metadata = newMetadata(sent);
       // ON CONFLICT DO NOTHING rather than catching the unique violation: on PostgreSQL a failed statement
       // aborts the transaction it runs in (an idempotent create's), and the 409 still has to read and save in it.
       const created = await owned.created(
         accountId,
-        (trx) =>
-          trx
+        async (trx) => {
+          const row = await trx
             .insertInto('domains')
             .values({
-              ...domain,
+              ...fields,
+              metadata: serializeMetadata(metadata),
               account_id: accountId,
               name_key: domainNameKey(domain.name),
               status: 'pending',
@@ -165,7 +212,10 @@ export function domainRepository(
             })
             .onConflict((conflict) => conflict.columns(['account_id', 'name']).doNothing())
             .returningAll()
-            .executeTakeFirst(),
+            .executeTakeFirst();
+          if (row) await writePairs(trx, 'domains', accountId, Number(row.id), metadata);
+          return row;
+        },
         cause,
       );
       if (!created) throw new DuplicateDomainError(domain.name);
@@ -194,7 +244,17 @@ export function domainRepository(
       expected: ExpectedVersions,
       cause: ChangeCause,
     ): Promise<Updated<DomainRecord> | undefined> {
-      return owned.change(accountId, id, changes, expected, cause);
+      const { metadata, ...columns } = changes;
+      if (metadata === undefined) return owned.change(accountId, id, columns, expected, cause);
+      return updateWithMetadata(db, 'domains', accountId, id, metadata, (trx, merged) =>
+        ownedRecords(trx, 'domains', record, log).change(
+          accountId,
+          id,
+          { ...columns, metadata: merged },
+          expected,
+          cause,
+        ),
+      );
     },
   };
 }

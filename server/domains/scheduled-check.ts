@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { engineOf } from '../db/database.js';
 import type { EventSubscriber } from '../events/outbox.js';
-import { type DomainChecks, lookUp } from './checks.js';
+import { type DomainChecks, lookUp, lookUpRouting, targetsOf } from './checks.js';
 import { applyCheck, SCHEDULED_CAUSE } from './states.js';
 
 /** A claimed check: the domain, its account and its name (what the lookup needs). */
@@ -91,9 +91,10 @@ export async function runScheduledCheck(
   domain: ClaimedCheck,
   subscriber: EventSubscriber,
 ): Promise<void> {
-  const result = await lookUp(checks, domain.name);
-  await applyCheck(db, domain.id, result, checks.schedule, new Date(), {
+  const [result, routing] = await Promise.all([lookUp(checks, domain.name), lookUpRouting(checks, domain.name)]);
+  await applyCheck(db, domain.id, { result, routing }, checks.schedule, new Date(), {
     cause: SCHEDULED_CAUSE,
     subscriber,
+    targets: targetsOf(checks),
   });
 }

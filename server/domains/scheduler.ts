@@ -6,6 +6,7 @@ import type { EventSubscriber } from '../events/outbox.js';
 import type { Job } from '../jobs/runner.js';
 import { inSpan } from '../tracing.js';
 import type { DomainChecks } from './checks.js';
+import { ROUTING_QUERIES } from './routing-lookup.js';
 import { type ClaimedCheck, claimDueChecks, runScheduledCheck } from './scheduled-check.js';
 import { TokenBucket } from './token-bucket.js';
 
@@ -30,6 +31,9 @@ export function domainCheckJob(
 ): Job<ClaimedCheck> {
   const { queriesPerSecond, leaseMs = 60_000, idleMs = 1000 } = settings;
   const bucket = new TokenBucket(queriesPerSecond);
+  // A check with routing sends its CNAME, A and AAAA queries beside the TXT one: it takes that many tokens (never
+  // more than the bucket holds, so that a small DOMAIN_CHECK_QPS still checks).
+  const cost = Math.min(queriesPerSecond, 1 + (checks.routing ? ROUTING_QUERIES : 0));
   return {
     name: 'domain checks',
     // The bucket paces the lookups; a slow answer holds its slot until DNS_TIMEOUT_S, so up to ten seconds' worth
@@ -39,8 +43,8 @@ export function domainCheckJob(
     wakeOn: [],
     pollMs: idleMs,
     async claim(limit) {
-      const claimed = await claimDueChecks(db, Math.min(limit, bucket.available()), leaseMs);
-      bucket.take(claimed.length);
+      const claimed = await claimDueChecks(db, Math.min(limit, Math.floor(bucket.available() / cost)), leaseMs);
+      bucket.take(claimed.length * cost);
       return claimed;
     },
     // A failure leaves the lease to run out, and the check is done again.
@@ -48,6 +52,6 @@ export function domainCheckJob(
       inSpan('domain check', { attributes: { 'dss.domain.id': domain.id } }, () =>
         runScheduledCheck(db, checks, domain, subscriber),
       ),
-    retryInMs: () => (bucket.available() < 1 ? Math.max(bucket.msUntilNext(), 10) : undefined),
+    retryInMs: () => (bucket.available() < cost ? Math.max(bucket.msUntilNext(), 10) : undefined),
   };
 }

@@ -20,12 +20,24 @@ import {
   type Observation,
   observe,
 } from './check-rules.js';
-import { type DomainRow, toRecord } from './repository.js';
+import { type DomainRow, routingOf, toRecord } from './repository.js';
+import type { RoutingObservation } from './routing-rules.js';
+import { domainKind, NO_TARGETS, type RoutingTargets } from './routing-targets.js';
 
-/** Who asked for a check (a verify's request, or nobody: the scheduler), and the event log's subscriber. */
+/**
+ * Who asked for a check (a verify's request, or nobody: the scheduler), the event log's subscriber, and the
+ * routing targets the events' records are shown with.
+ */
 export interface CheckEvents {
   cause: ChangeCause;
   subscriber: EventSubscriber;
+  targets?: RoutingTargets;
+}
+
+/** What one check saw: the ownership record's lookup (or a verdict without one), and the routing's observation. */
+export interface CheckSeen {
+  result: LookupResult | Observation;
+  routing: RoutingObservation;
 }
 
 /** The cause of a change nobody asked for: a scheduled check, or what a check does to another account's domain. */
@@ -35,7 +47,8 @@ type Trx = Transaction<DB>;
 
 /**
  * Writes a check's outcome to the domain's row: observation, times, and its new status. The one place where a
- * domain changes state (an event of the change belongs here, in this transaction). Returns the new row.
+ * domain changes state (an event of the change belongs here, in this transaction), and with `routing` the one
+ * where its routing changes (`domain.routing_changed` when its code does). Returns the new row.
  */
 export async function transition(
   trx: Trx,
@@ -44,8 +57,19 @@ export async function transition(
   observation: Observation,
   now: Date,
   events: CheckEvents,
+  routing?: RoutingObservation,
 ): Promise<DomainRow> {
   const changed = to.status !== domain.status;
+  const targets = events.targets ?? NO_TARGETS;
+  const kind = domainKind(domain.name);
+  const routingBefore = routingOf(domain, kind, targets);
+  // A failed lookup keeps what was last seen, and the next check comes soon, as for the ownership record.
+  const routingStored = routing && {
+    code: routing.code,
+    message: routing.message,
+    observed: routing.code === 'lookup_failed' ? routingBefore.observed : routing.observed,
+  };
+
   const row = await trx
     .updateTable('domains')
     .set((eb) => ({
@@ -54,6 +78,13 @@ export async function transition(
       observation: JSON.stringify(observation),
       last_checked_at: now.toISOString(),
       next_check_at: to.nextCheckAt?.toISOString() ?? null,
+      ...(routingStored
+        ? {
+            routing_code: routingStored.code,
+            routing: JSON.stringify({ message: routingStored.message, observed: routingStored.observed }),
+            routing_checked_at: now.toISOString(),
+          }
+        : {}),
       ...(to.verified ? { verified_at: now.toISOString() } : {}),
       claimed_elsewhere_at: to.status === 'claimed_elsewhere' ? (to.claimedElsewhereAt ?? now).toISOString() : null,
       ...(changed ? { updated_at: now.toISOString() } : {}),
@@ -64,10 +95,16 @@ export async function transition(
     .executeTakeFirstOrThrow();
   // The state change's event, in the transaction that changes the state (domain.active, .misconfigured,
   // .claimed_elsewhere, .expired: nothing makes a domain pending again, so domain.pending is never sent).
+  const object = toRecord(row, targets);
+  const etag = etagOf(Number(row.id), Number(row.version));
+  const accountId = Number(row.account_id);
   if (changed) {
-    const data = { object: toRecord(row), etag: etagOf(Number(row.id), Number(row.version)) };
     const type = `domain.${row.status as DomainStatus}` as const;
-    await recordEvent(trx, { accountId: Number(row.account_id), type, data, cause: events.cause }, events.subscriber);
+    await recordEvent(trx, { accountId, type, data: { object, etag }, cause: events.cause }, events.subscriber);
+  }
+  if (object.routing.code !== routingBefore.code) {
+    const data = { object, etag, previous_attributes: { routing: routingBefore } };
+    await recordEvent(trx, { accountId, type: 'domain.routing_changed', data, cause: events.cause }, events.subscriber);
   }
   return row;
 }
@@ -87,23 +124,23 @@ const selectDomains = (trx: Trx) => trx.selectFrom('domains').selectAll();
 export async function applyCheck(
   db: Database,
   id: number,
-  result: LookupResult | Observation,
+  seen: CheckSeen,
   schedule: CheckSchedule,
   now: Date,
   events: CheckEvents,
 ): Promise<DomainRow | undefined> {
   try {
-    return await applyOnce(db, id, result, schedule, now, events);
+    return await applyOnce(db, id, seen, schedule, now, events);
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    return applyOnce(db, id, result, schedule, now, events);
+    return applyOnce(db, id, seen, schedule, now, events);
   }
 }
 
 async function applyOnce(
   db: Database,
   id: number,
-  result: LookupResult | Observation,
+  { result, routing }: CheckSeen,
   schedule: CheckSchedule,
   now: Date,
   events: CheckEvents,
@@ -146,6 +183,12 @@ async function applyOnce(
         );
       }
     }
-    return transition(trx, domain, afterCheck(state, observation.code, now, schedule), observation, now, events);
+    const outcome = afterCheck(state, observation.code, now, schedule);
+    // A failed routing lookup is retried as soon as a failed ownership lookup would be.
+    if (routing.code === 'lookup_failed' && outcome.nextCheckAt) {
+      const retry = now.getTime() + schedule.retryMs;
+      if (outcome.nextCheckAt.getTime() > retry) outcome.nextCheckAt = new Date(retry);
+    }
+    return transition(trx, domain, outcome, observation, now, events, routing);
   });
 }

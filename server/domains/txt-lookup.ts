@@ -35,24 +35,37 @@ export function serversProblem(servers: string[]): string | undefined {
   }
 }
 
-export function txtLookup(settings: TxtLookupSettings): TxtLookup {
+/** A resolver asking the configured servers, with tries that fit in one lookup's time (firstTryMs). */
+export function configuredResolver(settings: TxtLookupSettings): Resolver {
   const resolver = new Resolver({ timeout: firstTryMs(settings), tries: settings.tries });
   if (settings.servers.length > 0) resolver.setServers(settings.servers);
-  const lookup = async (name: string): Promise<LookupResult> => {
-    let timer: NodeJS.Timeout | undefined;
-    // The query left behind by a timeout ends at c-ares's own time limit, which firstTryMs keeps near this one.
-    const timedOut = new Promise<LookupResult>((resolve) => {
-      timer = setTimeout(() => resolve({ error: 'ETIMEOUT' }), settings.timeoutMs);
-    });
-    const answered = resolver.resolveTxt(name).then(
-      (records): LookupResult => ({ values: records.map((strings) => strings.join('')) }),
-      (error: unknown): LookupResult => ({ error: String((error as { code?: unknown }).code ?? 'EUNKNOWN') }),
+  return resolver;
+}
+
+/** One query's answer as a LookupResult, or ETIMEOUT when it takes longer than `timeoutMs`. */
+export async function bounded(query: Promise<string[]>, timeoutMs: number): Promise<LookupResult> {
+  let timer: NodeJS.Timeout | undefined;
+  // The query left behind by a timeout ends at c-ares's own time limit, which firstTryMs keeps near this one.
+  const timedOut = new Promise<LookupResult>((resolve) => {
+    timer = setTimeout(() => resolve({ error: 'ETIMEOUT' }), timeoutMs);
+  });
+  const answered = query.then(
+    (values): LookupResult => ({ values }),
+    (error: unknown): LookupResult => ({ error: String((error as { code?: unknown }).code ?? 'EUNKNOWN') }),
+  );
+  try {
+    return await Promise.race([answered, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function txtLookup(settings: TxtLookupSettings): TxtLookup {
+  const resolver = configuredResolver(settings);
+  const lookup = (name: string): Promise<LookupResult> =>
+    bounded(
+      resolver.resolveTxt(name).then((records) => records.map((strings) => strings.join(''))),
+      settings.timeoutMs,
     );
-    try {
-      return await Promise.race([answered, timedOut]);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
   return Object.assign(lookup, { close: () => resolver.cancel() });
 }

@@ -5,7 +5,7 @@ import type { Database } from '../db/database.js';
 import type { ChangeCause } from '../db/owned.js';
 import type { EventSubscriber } from '../events/outbox.js';
 import type { Quota } from '../quota.js';
-import { countVerifyOf, type DomainChecks, lookUp } from './checks.js';
+import { countVerifyOf, type DomainChecks, lookUp, lookUpRouting, targetsOf } from './checks.js';
 import type { DomainRow } from './repository.js';
 import { applyCheck } from './states.js';
 
@@ -35,7 +35,12 @@ export async function verifyDomain(
     const quota = checks.verifyQuota ?? { limit: 0, windowSeconds: 0 };
     return { kind: 'rate-limited', retryAfterSeconds: counted.retryAfterSeconds, quota };
   }
-  const result = await lookUp(checks, counted.name);
-  const domain = await applyCheck(db, id, result, checks.schedule, new Date(), { cause, subscriber });
+  // The ownership record and the routing are looked up together, through the same servers and limits.
+  const [result, routing] = await Promise.all([lookUp(checks, counted.name), lookUpRouting(checks, counted.name)]);
+  const domain = await applyCheck(db, id, { result, routing }, checks.schedule, new Date(), {
+    cause,
+    subscriber,
+    targets: targetsOf(checks),
+  });
   return domain ? { kind: 'checked', domain } : { kind: 'not-found' };
 }

@@ -1,5 +1,8 @@
 // HTTP handlers of the space operations: map validated input to the repository and records to replies.
+
 import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
+import { metadataFilter } from '../http/conventions/list-filters.js';
+import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
 import { notFound } from '../http/problems/problem.js';
 import type { Handler, Handlers } from '../http/routing/operations.js';
@@ -21,7 +24,7 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
     const changes: SpaceChanges = { ...body, ...(body.name !== undefined ? { name: body.name.trim() } : {}) };
     const expected = ifMatchVersions(headers['If-Match'], path.id);
     const space = await unlessChanged('space', path.id, () =>
-      spaces.update(account.id, path.id, changes, expected, causeOf(requestId)),
+      withinMetadataLimit(() => spaces.update(account.id, path.id, changes, expected, causeOf(requestId))),
     );
     if (!space) throw notFound('space', path.id);
     return { status: 200, body: { data: space.record }, etag: etagOf(path.id, space.version) };
@@ -30,7 +33,8 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
   return {
     async spaces_list({ account, query, url }) {
       const list = listQueryOf(query, url.sent);
-      const { records, total, totalExact, next } = await spaces.list(account.id, list);
+      const filters = { metadata: metadataFilter(url.sent) };
+      const { records, total, totalExact, next } = await spaces.list(account.id, { ...list, filters });
       const pagination = paginationOf(url, list, { total, totalExact, onPage: records.length, next });
       return { status: 200, body: { data: records, ...pagination } };
     },

@@ -14,6 +14,8 @@ import {
 } from '../db/owned.js';
 import { precompiledShape } from '../db/precompiled.js';
 import type { SpacesTable } from '../db/schema.js';
+import { newMetadata, updateWithMetadata, writePairs } from '../metadata/pairs.js';
+import { parseMetadata, serializeMetadata } from '../metadata/rules.js';
 
 type Schemas = components['schemas'];
 export type SpaceRecord = Schemas['space'];
@@ -23,11 +25,22 @@ export type SpaceChanges = Schemas['space-update'];
 
 /** Every column is a field of the record, but the account, the search key and the version. */
 function toRecord(row: Selectable<SpacesTable>): SpaceRecord {
-  const { account_id: _account, name_key: _key, version: _version, id, color, created_at, updated_at, ...rest } = row;
+  const {
+    account_id: _account,
+    name_key: _key,
+    version: _version,
+    metadata,
+    id,
+    color,
+    created_at,
+    updated_at,
+    ...rest
+  } = row;
   return {
     id: Number(id),
     ...rest,
     color: Number(color),
+    metadata: parseMetadata(metadata),
     created_at: toIso(created_at),
     updated_at: toIso(updated_at),
   };
@@ -62,16 +75,20 @@ export function spaceRepository(db: Database, log: ChangeLog<SpaceRecord>) {
       const now = new Date().toISOString();
       const created = await owned.created(
         accountId,
-        async (trx) =>
-          (
-            await insertSpace(trx, {
-              ...space,
-              account_id: accountId,
-              name_key: foldText(space.name),
-              created_at: now,
-              updated_at: now,
-            })
-          )[0],
+        async (trx) => {
+          const { metadata: sent, ...fields } = space;
+          const metadata = newMetadata(sent);
+          const [row] = await insertSpace(trx, {
+            ...fields,
+            metadata: serializeMetadata(metadata),
+            account_id: accountId,
+            name_key: foldText(space.name),
+            created_at: now,
+            updated_at: now,
+          });
+          if (row) await writePairs(trx, 'spaces', accountId, Number(row.id), metadata);
+          return row;
+        },
         cause,
       );
       if (!created) throw new Error('space insert returned no row');
@@ -89,8 +106,18 @@ export function spaceRepository(db: Database, log: ChangeLog<SpaceRecord>) {
       expected: ExpectedVersions,
       cause: ChangeCause,
     ): Promise<Updated<SpaceRecord> | undefined> {
-      const withKey = changes.name === undefined ? changes : { ...changes, name_key: foldText(changes.name) };
-      return owned.change(accountId, id, withKey, expected, cause);
+      const { metadata, ...fields } = changes;
+      const columns = fields.name === undefined ? fields : { ...fields, name_key: foldText(fields.name) };
+      if (metadata === undefined) return owned.change(accountId, id, columns, expected, cause);
+      return updateWithMetadata(db, 'spaces', accountId, id, metadata, (trx, merged) =>
+        ownedRecords(trx, 'spaces', toRecord, log).change(
+          accountId,
+          id,
+          { ...columns, metadata: merged },
+          expected,
+          cause,
+        ),
+      );
     },
   };
 }

@@ -7,6 +7,7 @@ import { recordEvent } from '../events/outbox.js';
 import { mayRead } from '../events/read-scopes.js';
 import { requireReadScopes } from '../http/access/scopes.js';
 import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
+import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { HttpProblem, notFound, validationProblem, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
@@ -61,7 +62,7 @@ export function webhookEndpointHandlers(
       );
     }
     if (body.url !== undefined) await requireSafeTarget(body.url, settings);
-    const endpoint = await endpoints.update(account.id, path.id, body);
+    const endpoint = await withinMetadataLimit(() => endpoints.update(account.id, path.id, body));
     if (!endpoint) throw endpointNotFound(path.id);
     return { status: 200, body: { data: endpoint } };
   };
@@ -86,7 +87,12 @@ export function webhookEndpointHandlers(
       await requireSafeTarget(body.url, settings);
       const created = await endpoints.create(
         account.id,
-        { url: body.url, enabled_events: body.enabled_events, description: body.description ?? null },
+        {
+          url: body.url,
+          enabled_events: body.enabled_events,
+          description: body.description ?? null,
+          metadata: body.metadata,
+        },
         settings.maxEndpoints,
       );
       if (!created) {

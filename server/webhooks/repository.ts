@@ -4,6 +4,8 @@ import type { Selectable } from 'kysely';
 import type { components } from '../../generated/api.js';
 import { type Database, type PruneBatch, toIso } from '../db/database.js';
 import type { WebhookEndpointsTable } from '../db/schema.js';
+import { mergedMetadataOf, newMetadata, syncPairs, writePairs } from '../metadata/pairs.js';
+import { type Metadata, parseMetadata, serializeMetadata } from '../metadata/rules.js';
 import { cancelUntakenDeliveries } from './endpoint-policy.js';
 import { newSecret } from './signature.js';
 
@@ -16,6 +18,7 @@ export interface NewWebhookEndpoint {
   url: string;
   enabled_events: EnabledEvents;
   description: string | null;
+  metadata?: Metadata;
 }
 
 export interface WebhookEndpointChanges {
@@ -23,6 +26,8 @@ export interface WebhookEndpointChanges {
   enabled_events?: EnabledEvents;
   description?: string | null;
   status?: 'enabled' | 'disabled';
+  /** Merged into the endpoint's metadata (an empty value removes a key). */
+  metadata?: Metadata;
 }
 
 const isoOrNull = (value: string | Date | null) => (value === null ? null : toIso(value));
@@ -33,6 +38,7 @@ export function toEndpointRecord(row: Selectable<WebhookEndpointsTable>): Webhoo
     url: row.url,
     enabled_events: JSON.parse(row.enabled_events) as EnabledEvents,
     description: row.description,
+    metadata: parseMetadata(row.metadata),
     status: row.status,
     disabled_reason:
       row.status === 'enabled' ? null : (row.disabled_reason as WebhookEndpointRecord['disabled_reason']),
@@ -82,6 +88,7 @@ export function webhookEndpointRepository(db: Database) {
         if (Number(count.n) >= max) return undefined;
         const now = new Date().toISOString();
         const secret = newSecret();
+        const metadata = newMetadata(endpoint.metadata);
         const row = await trx
           .insertInto('webhook_endpoints')
           .values({
@@ -89,6 +96,7 @@ export function webhookEndpointRepository(db: Database) {
             url: endpoint.url,
             enabled_events: JSON.stringify(endpoint.enabled_events),
             description: endpoint.description,
+            metadata: serializeMetadata(metadata),
             status: 'enabled',
             secret,
             created_at: now,
@@ -96,6 +104,7 @@ export function webhookEndpointRepository(db: Database) {
           })
           .returningAll()
           .executeTakeFirstOrThrow();
+        await writePairs(trx, 'webhook_endpoints', accountId, Number(row.id), metadata);
         return { record: toEndpointRecord(row), secret };
       });
     },
@@ -112,10 +121,17 @@ export function webhookEndpointRepository(db: Database) {
       if (changes.status === 'enabled')
         Object.assign(set, { status: 'enabled', disabled_reason: null, failing_since: null });
       if (changes.status === 'disabled') Object.assign(set, { status: 'disabled', disabled_reason: 'manual' });
-      if (Object.keys(set).length === 0) return this.find(accountId, id);
-      // One transaction: no delivery of a type the endpoint stops taking outlives the change (nor is sent to a
-      // new url); the delivery job checks again at send time (deliveries.ts).
+      if (Object.keys(set).length === 0 && changes.metadata === undefined) return this.find(accountId, id);
+      // One transaction: the metadata merged with what is stored, and no delivery of a type the endpoint stops
+      // taking outlives the change (nor is sent to a new url); the delivery job checks again at send time
+      // (deliveries.ts).
+      const sent = changes.metadata;
       return db.transaction().execute(async (trx) => {
+        if (sent !== undefined) {
+          const merged = await mergedMetadataOf(trx, 'webhook_endpoints', accountId, id, sent);
+          if (merged === undefined) return undefined;
+          set.metadata = merged;
+        }
         const row = await trx
           .updateTable('webhook_endpoints')
           .set({ ...set, updated_at: new Date().toISOString() })
@@ -123,6 +139,9 @@ export function webhookEndpointRepository(db: Database) {
           .where('id', '=', id)
           .returningAll()
           .executeTakeFirst();
+        if (row && sent !== undefined) {
+          await syncPairs(trx, 'webhook_endpoints', accountId, id, set.metadata as string);
+        }
         if (row && changes.enabled_events !== undefined) {
           await cancelUntakenDeliveries(trx, Number(row.id), changes.enabled_events);
         }

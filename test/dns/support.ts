@@ -3,6 +3,8 @@
 import { afterAll } from 'vitest';
 import { type CheckSchedule, DEFAULT_SCHEDULE, type LookupResult } from '../../server/domains/check-rules.js';
 import type { DomainChecks } from '../../server/domains/checks.js';
+import { routingLookup } from '../../server/domains/routing-lookup.js';
+import type { RoutingTargets } from '../../server/domains/routing-targets.js';
 import { type TxtLookup, txtLookup } from '../../server/domains/txt-lookup.js';
 import { type KnotServer, silentServer, startKnot } from '../support/knot.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
@@ -17,7 +19,12 @@ export interface DnsWorld {
 
 /** Knot, a silent server and an app that looks records up through them; all stopped after the file's tests. */
 export async function dnsWorld(
-  options: { schedule?: Partial<CheckSchedule>; verifyLimit?: number; sandbox?: boolean } = {},
+  options: {
+    schedule?: Partial<CheckSchedule>;
+    verifyLimit?: number;
+    sandbox?: boolean;
+    targets?: RoutingTargets;
+  } = {},
 ): Promise<DnsWorld> {
   const knot = await startKnot();
   // Registered before anything else can fail, so that Knot never outlives the file.
@@ -27,16 +34,20 @@ export async function dnsWorld(
   const viaKnot = txtLookup({ servers: [knot.address], timeoutMs: 2000, tries: 3 });
   const viaSilent = txtLookup({ servers: [silent.address], timeoutMs: 300, tries: 1 });
   let current: TxtLookup = viaKnot;
+  // Routing is looked up through Knot when the test gives targets (as DOMAIN_TARGET_* would).
+  const routing = options.targets && routingLookup({ servers: [knot.address], timeoutMs: 2000, tries: 3 });
   const checks: DomainChecks = {
     schedule: { ...DEFAULT_SCHEDULE, ...options.schedule },
     lookup: (name: string): Promise<LookupResult> => current(name),
     verifyQuota: { limit: options.verifyLimit ?? 1000, windowSeconds: 60 },
     sandbox: options.sandbox ?? false,
+    ...(options.targets && routing ? { routing: { targets: options.targets, lookup: routing } } : {}),
   };
   const server = await startServer({ domainChecks: checks });
   afterAll(async () => {
     viaKnot.close();
     viaSilent.close();
+    routing?.close();
     await server.close();
     await silent.close();
   });

@@ -41,6 +41,18 @@ describe('domains_store', () => {
         name: `_dss-challenge.${name}`,
         value: expect.stringMatching(/^dss-verify=[A-Za-z0-9_-]{22}$/),
       },
+      kind: 'subdomain',
+      // The ownership record alone: this app has no routing target.
+      dns_records: [
+        { type: 'TXT', name: `_dss-challenge.${name}`, value: domain?.verification.value, purpose: 'ownership' },
+      ],
+      routing: {
+        code: 'no_target',
+        message: expect.stringContaining('no routing target'),
+        observed: { cname: [], a: [], aaaa: [] },
+        checked_at: null,
+      },
+      metadata: {},
       verified_at: null,
       last_checked_at: null,
       next_check_at: expect.stringMatching(TIMESTAMP),

@@ -1,7 +1,15 @@
 // The breaking-change gate's one deliberate allowance for a narrowing (scripts/spec-compat.ts): a scope added to
 // an operation's requirement passes only when spec/released/narrowed-for-security.yaml lists exactly it.
 import { describe, expect, it } from 'vitest';
-import { isListedNarrowing, listedNarrowings, rated, type SecurityNarrowing } from '../../scripts/spec-compat.js';
+import {
+  isEnumWidenedToPattern,
+  isEventTypeAdded,
+  isListedNarrowing,
+  isReservedAllowed,
+  listedNarrowings,
+  rated,
+  type SecurityNarrowing,
+} from '../../scripts/spec-compat.js';
 
 const LISTED: SecurityNarrowing[] = [
   { operation: 'POST /events/{id}/redeliver', scopes: ['events:read'], why: 'closes a hole' },
@@ -72,5 +80,80 @@ describe('a listed narrowing', () => {
       expect(entry.scopes.length).toBeGreaterThan(0);
       expect(entry.why.length).toBeGreaterThan(20);
     }
+  });
+});
+
+describe('isEventTypeAdded', () => {
+  const ADDED = ['domain.routing_changed'];
+  const enumChange = (before: string[], after: string[]) =>
+    change('#/paths/~1events/get/x/enum', before, after, 'enum-values-added');
+  const shape = (type: string) => ({
+    path: '#/paths/~1webhook-endpoints~1{id}~1test/post/x/oneOf/8',
+    kind: 'added',
+    impact: 'major',
+    verdicts: [{ ruleId: 'schema-combinator-changed' }],
+    revision: { value: { properties: { type: { const: type } } } },
+  });
+  it.each([
+    ['an event type the webhooks section adds', enumChange(['a.b'], ['a.b', 'domain.routing_changed']), true],
+    ['another value', enumChange(['a.b'], ['a.b', 'domain.other']), false],
+    ['a value taken away as well', enumChange(['a.b'], ['domain.routing_changed']), false],
+    ['the added event shape', shape('domain.routing_changed'), true],
+    ['another shape', shape('domain.other'), false],
+  ] as const)('%s: %s', (_case, diff, allowed) => {
+    expect(isEventTypeAdded(diff, ADDED)).toBe(allowed);
+    expect(isEventTypeAdded(diff, [])).toBe(false);
+  });
+});
+
+describe('isReservedAllowed', () => {
+  const serialization = (path: string, before: unknown, after: unknown) => ({
+    ...change(path, before, after, 'parameter-serialization-changed'),
+    property: 'allowReserved',
+  });
+  it.each([
+    ['set on a request parameter', serialization('#/paths/~1domains/get/parameters/7', undefined, true), true],
+    ['taken away', serialization('#/paths/~1domains/get/parameters/7', true, false), false],
+    ['on a response header', serialization('#/paths/~1domains/get/responses/200/parameters/1', undefined, true), false],
+    [
+      'explode changed',
+      { ...serialization('#/paths/~1domains/get/parameters/7', undefined, true), property: 'explode' },
+      false,
+    ],
+  ] as const)('%s: %s', (_case, diff, allowed) => {
+    expect(isReservedAllowed(diff)).toBe(allowed);
+  });
+});
+
+describe('isEnumWidenedToPattern', () => {
+  const released = {
+    components: { schemas: { state: { enum: ['pending', 'active'] } } },
+  };
+  const pattern = (
+    value: string,
+    path = '#/paths/~1domains/get/parameters/7/schema',
+    pointer = '#/components/schemas/state',
+  ) => ({
+    path,
+    kind: 'modified',
+    impact: 'major',
+    property: 'pattern',
+    verdicts: [{ ruleId: 'schema-constraint-changed' }],
+    base: { pointer },
+    revision: { value },
+  });
+  it.each([
+    ['a pattern every old value matches', pattern('^(pending|active)(,(pending|active))*$'), true],
+    ['a pattern an old value fails', pattern('^(pending)(,(pending))*$'), false],
+    ['on a response', pattern('^(pending|active)$', '#/paths/~1domains/get/responses/200/x/schema'), false],
+    ['where there was no enum', pattern('^(pending|active)$', undefined, '#/components/schemas/none'), false],
+    ['a maxLength every old value fits', { ...pattern('x'), property: 'maxLength', revision: { value: 7 } }, true],
+    [
+      'a maxLength an old value does not fit',
+      { ...pattern('x'), property: 'maxLength', revision: { value: 6 } },
+      false,
+    ],
+  ] as const)('%s: %s', (_case, diff, allowed) => {
+    expect(isEnumWidenedToPattern(diff, released)).toBe(allowed);
   });
 });

@@ -21,6 +21,40 @@ describe('readConfig', () => {
     );
   });
 
+  it.each([
+    ['DOMAIN_TARGET_CNAME', 'https://edge.platform.example', 'https://edge.platform.example'],
+    ['DOMAIN_TARGET_CNAME', 'edge', 'edge'],
+    ['DOMAIN_TARGET_A', '192.0.2.1,192.0.2.300', '192.0.2.300'],
+    ['DOMAIN_TARGET_A', '2001:db8::1', '2001:db8::1'],
+    ['DOMAIN_TARGET_AAAA', '2001:db8::1, 192.0.2.1', '192.0.2.1'],
+    ['DOMAIN_TARGET_AAAA', '2001:db8::g', '2001:db8::g'],
+  ])('refuses %s=%s, naming the setting and the malformed entry', (variable, value, entry) => {
+    expect(() => readConfig({ [variable]: value })).toThrow(ConfigError);
+    expect(() => readConfig({ [variable]: value })).toThrow(
+      new RegExp(`${variable} must .*"${entry.replace(/[.:/]/g, '\\$&')}"`),
+    );
+  });
+
+  it('reports every malformed routing target at once', () => {
+    const problems = () =>
+      readConfig({ DOMAIN_TARGET_CNAME: 'a b', DOMAIN_TARGET_A: 'x', DOMAIN_TARGET_AAAA: 'y' }).domainVerification;
+    expect(problems).toThrow(/DOMAIN_TARGET_CNAME[\s\S]*DOMAIN_TARGET_A must[\s\S]*DOMAIN_TARGET_AAAA must/);
+  });
+
+  it('reads the routing targets: a normalised host name and canonical, de-duplicated addresses', () => {
+    const { targets } = readConfig({
+      DOMAIN_TARGET_CNAME: 'Edge.Platform.Example.',
+      DOMAIN_TARGET_A: '192.0.2.10, 198.51.100.7,192.0.2.10',
+      DOMAIN_TARGET_AAAA: '2001:DB8:0:0::10',
+    }).domainVerification;
+    expect(targets).toEqual({
+      cname: 'edge.platform.example',
+      a: ['192.0.2.10', '198.51.100.7'],
+      aaaa: ['2001:db8::10'],
+    });
+    expect(readConfig({}).domainVerification.targets).toEqual({ cname: undefined, a: [], aaaa: [] });
+  });
+
   it('refuses a METRICS_TOKEN too short without echoing it', () => {
     expect(() => readConfig({ METRICS_TOKEN: 'short-secret' })).toThrow(/METRICS_TOKEN must be/);
     expect(() => readConfig({ METRICS_TOKEN: 'short-secret' })).not.toThrow(/short-secret/);

@@ -1,8 +1,11 @@
 // Webhook delivery end to end on the real app and a real receiver: every change of a domain or a space is
 // delivered once, signed so that the standardwebhooks package verifies it, with a payload the spec's `webhooks`
 // section describes; failures are retried, 410 disables, a rotated secret signs beside the new one.
+
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { noTarget } from '../../server/domains/routing-rules.js';
+import { NO_TARGETS } from '../../server/domains/routing-targets.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 import { payloadFindings } from '../support/webhook-payloads.js';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
@@ -213,7 +216,7 @@ describe('domain state changes', () => {
     await applyCheck(
       server.db,
       id,
-      { code: 'found', message: 'found', values: [] },
+      { result: { code: 'found', message: 'found', values: [] }, routing: noTarget('subdomain', NO_TARGETS) },
       DEFAULT_SCHEDULE,
       new Date(),
       events,
@@ -227,7 +230,7 @@ describe('domain state changes', () => {
     await applyCheck(
       server.db,
       id,
-      { code: 'found', message: 'found', values: [] },
+      { result: { code: 'found', message: 'found', values: [] }, routing: noTarget('subdomain', NO_TARGETS) },
       DEFAULT_SCHEDULE,
       new Date(),
       events,

@@ -5,6 +5,7 @@
 // JSON is taken as sent.
 import { parse } from 'node:querystring';
 import express, { type RequestHandler } from 'express';
+import type { Schema } from '../../spec-model.js';
 import { HttpProblem } from '../problems/problem.js';
 import { context } from '../routing/request-context.js';
 import { refuseJsonSentAsForm } from './json-as-form.js';
@@ -56,16 +57,40 @@ const acceptOnlyDocumentedTypes: RequestHandler = (req, res, next) => {
  * A form as body-parser reads it as text, then parsed once by node's querystring: body-parser's own form
  * parser (qs) drops "__proto__", which is an unknown field like any other and must be named in the 422.
  */
-const fieldsOfForm: RequestHandler = (req, _res, next) => {
+const fieldsOfForm: RequestHandler = (req, res, next) => {
   // Only the form's reader leaves text: the JSON one (strict) makes an object or an array, or refuses the body.
   if (typeof req.body !== 'string') return next();
   const text = req.body;
   let fields = text === '' ? 0 : 1;
   for (let at = text.indexOf('&'); at >= 0 && fields <= MAX_FORM_FIELDS; at = text.indexOf('&', at + 1)) fields++;
   if (fields > MAX_FORM_FIELDS) throw new HttpProblem('content-too-large', 'The form has too many fields.');
-  req.body = { ...parse(text) };
+  req.body = gatherBracketFields({ ...parse(text) }, context(res).route?.bodies[FORM]);
   next();
 };
+
+/**
+ * A form's `metadata[key]=value` fields gathered into one object field `metadata`, as Stripe's forms send an
+ * object (the spec's deepObject encoding), for each object property of the form's schema; other fields as sent.
+ */
+function gatherBracketFields(fields: Record<string, unknown>, schema: Schema | undefined): Record<string, unknown> {
+  const properties = (schema?.properties ?? {}) as Record<string, Schema>;
+  const objects = Object.keys(properties).filter((name) => properties[name]?.type === 'object');
+  if (objects.length === 0) return fields;
+  const gathered: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(fields)) {
+    const bracket = name.indexOf('[');
+    const base = bracket > 0 && name.endsWith(']') ? name.slice(0, bracket) : undefined;
+    if (base === undefined || !objects.includes(base)) {
+      Object.defineProperty(gathered, name, { value, enumerable: true, writable: true, configurable: true });
+      continue;
+    }
+    if (gathered[base] === undefined) gathered[base] = Object.create(null);
+    const inner = gathered[base];
+    if (typeof inner === 'object' && inner !== null)
+      (inner as Record<string, unknown>)[name.slice(bracket + 1, -1)] = value;
+  }
+  return gathered;
+}
 
 const MAX_FORM_FIELDS = 100;
 

@@ -2,7 +2,7 @@
 // ("must be one of 10, 25, 50, 100", "must not be empty"). Built from structured data only: the schema keyword
 // that failed, the field's schema as the spec model reads it (its format, pattern, enum, limits) and the value
 // sent; never from a validator's message text, which is no API.
-import { type FieldFormat, MAX_FORMAT_INPUT, PATTERN_MESSAGES } from '../../formats.js';
+import { commaListValues, type FieldFormat, MAX_FORMAT_INPUT, PATTERN_MESSAGES } from '../../formats.js';
 import type { Schema } from '../../spec-model.js';
 import { type IntegerRule, integerRuleMessage } from './integers.js';
 
@@ -39,6 +39,14 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const listed = (values: unknown[]) =>
   values.map((value) => (typeof value === 'string' ? value : JSON.stringify(value)));
 
+/** A comma-separated list with values outside `values`: which are allowed, and which of those sent are not. */
+export function commaListMessage(values: readonly string[], sent: unknown): string {
+  const unknown = typeof sent === 'string' ? [...new Set(sent.split(','))].filter((v) => !values.includes(v)) : [];
+  const shown = unknown.slice(0, 3).map((v) => `"${v.length > 40 ? `${v.slice(0, 40)}…` : v}"`);
+  const which = shown.length > 0 ? ` (${shown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not one)` : '';
+  return `must be one or more of ${values.join(', ')}, separated by commas${which}`;
+}
+
 /** Our message for one finding. */
 export function messageFor({ keyword, field, schema = {}, value }: Finding, context: MessageContext): string {
   switch (keyword) {
@@ -58,6 +66,8 @@ export function messageFor({ keyword, field, schema = {}, value }: Finding, cont
     }
     case 'pattern': {
       const pattern = typeof schema.pattern === 'string' ? schema.pattern : '';
+      const values = commaListValues(pattern);
+      if (values) return commaListMessage(values, value);
       return (
         (Object.hasOwn(PATTERN_MESSAGES, pattern) ? PATTERN_MESSAGES[pattern] : undefined) ??
         `must match the pattern ${pattern}`

@@ -10,6 +10,7 @@ import addFormats from 'ajv-formats';
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
 import { type FieldFormat, MAX_FORMAT_INPUT } from '../../formats.js';
+import { metadataFindings, metadataQueryFindings } from '../../metadata/rules.js';
 import { type ApiSpec, flatten, type Schema } from '../../spec-model.js';
 import { ifMatchProblem } from '../conventions/conditional.js';
 import { type CursorSeal, readCursor, type Sorting } from '../conventions/cursor.js';
@@ -112,6 +113,7 @@ function findBeforeValidating(route: Route): RequestHandler {
     const findings = unknownQueryParameters(route, sent.query);
     findings.push(...integerParameters(integers, sent));
     findings.push(...unstorableText(sent.body));
+    findings.push(...metadataOf(route, sent));
     if (route.formIntegerFields.length > 0 && req.is(FORM)) findings.push(...formIntegers(route, req.body));
     ctx.findings = findings;
     next();
@@ -189,9 +191,11 @@ function oneProblemOfAllFindings(route: Route, formats: Record<string, FieldForm
     const ours = ctx.findings ?? [];
     const sent = { path: ctx.pathParams ?? {}, query: ctx.sentQuery ?? {}, body: req.body as unknown };
     const said = new Set(ours.map((e) => `${e.location}:${e.field}`));
+    const saidMetadata = new Set(ours.filter((e) => isMetadataField(e.field)).map((e) => e.location));
     const theirs = fieldErrorsOf(error, route, formats, sent, req.is(FORM) ? FORM : JSON_TYPE).filter(
       (e) =>
         !said.has(`${e.location}:${e.field}`) &&
+        !(isMetadataField(e.field) && saidMetadata.has(e.location)) &&
         !(e.field === '(path)' && ours.length > 0) &&
         // The validator reads "search[]=x" as the array "search"; the client sent no "search" to blame.
         !(e.location === 'query' && !Object.hasOwn(sent.query, e.field)),
@@ -218,16 +222,43 @@ const unstorable = (value: unknown): boolean =>
 
 function unstorableText(values: unknown): FieldError[] {
   if (typeof values !== 'object' || values === null) return [];
-  return Object.entries(values)
-    .filter(([field, value]) => unstorable(value) || unstorable(field))
-    .map(([field]) => ({ location: 'body' as const, field, message: UNSTORABLE_TEXT_MESSAGE }));
+  return (
+    Object.entries(values)
+      // metadata's own check names the key (metadataOf).
+      .filter(([field]) => field !== 'metadata')
+      .filter(([field, value]) => unstorable(value) || unstorable(field))
+      .map(([field]) => ({ location: 'body' as const, field, message: UNSTORABLE_TEXT_MESSAGE }))
+  );
 }
+
+/**
+ * A route's metadata as sent, in a body (an object field `metadata`) or in a list's filter (`metadata[key]` query
+ * parameters), checked by the metadata rules, which name each bad key (`metadata[key]`): the validator's own
+ * findings on it are left out (oneProblemOfAllFindings), as they name the field alone.
+ */
+function metadataOf(route: Route, sent: { query: Record<string, unknown>; body: unknown }): FieldError[] {
+  const findings: FieldError[] = [];
+  if (takesMetadataQuery(route)) findings.push(...metadataQueryFindings(sent.query));
+  const body = sent.body as Record<string, unknown> | undefined;
+  const takesMetadata = Object.values(route.bodies).some(
+    (schema) => typeof schema.properties === 'object' && schema.properties !== null && 'metadata' in schema.properties,
+  );
+  if (takesMetadata && typeof body === 'object' && body !== null && Object.hasOwn(body, 'metadata')) {
+    findings.push(...metadataFindings(body.metadata));
+  }
+  return findings;
+}
+
+const takesMetadataQuery = (route: Route) => route.parameters.some((p) => p.in === 'query' && p.name === 'metadata');
+const isMetadataField = (field: string) => field === 'metadata' || /^metadata[.[]/.test(field);
 
 /** The validator is told to allow unknown query parameters (prepareValidation says why): named here. */
 function unknownQueryParameters(route: Route, sent: Record<string, unknown>): FieldError[] {
   const known = route.queryNames;
+  // `metadata[key]` parameters are the metadata filter's (deepObject), checked by metadataOf.
+  const metadataQuery = takesMetadataQuery(route);
   return Object.keys(sent)
-    .filter((name) => !known.includes(name))
+    .filter((name) => !known.includes(name) && !(metadataQuery && /^metadata\[.*\]$/s.test(name)))
     .map((name) => ({ location: 'query', field: name, message: unknownParameterMessage(known) }));
 }
 
