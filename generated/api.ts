@@ -1146,7 +1146,37 @@ export interface components {
          * @example "7.2"
          */
         "etag-value": string;
-        /** @description The request that made the change, as the service saw it. */
+        /**
+         * @description Who made the change: a request with an API key (`api_key`), the keys command (`cli`), or the service on its
+         *     own (`system`: a scheduled domain check, a key's expiry, the move of a name another account proved).
+         */
+        "event-actor": {
+            /**
+             * @description What made the change.
+             * @example api_key
+             * @enum {string}
+             */
+            type: "api_key" | "cli" | "system";
+            /**
+             * @description The id of the API key that made the request (the 12 hex digits `npm run keys -- list` and
+             *     `GET /api-keys` show), or null (the keys command, the service, a sandbox key). Filter with
+             *     `GET /events?key_id=`.
+             * @example 3f1c0a9b2d4e
+             */
+            key_id: string | null;
+            /**
+             * @description The client address the service saw (behind a proxy it trusts, `TRUST_PROXY`, the address that proxy
+             *     reported), or null when no request made the change.
+             * @example 203.0.113.7
+             */
+            ip: string | null;
+            /**
+             * @description The request's `User-Agent`, cut to 256 characters, or null (none sent, or no request).
+             * @example dss-client/1.3.0
+             */
+            user_agent: string | null;
+        };
+        /** @description The request that made the change and who sent it, as the service saw them. */
         "event-cause": {
             /**
              * @description The `X-Request-Id` of the request (null for a change the service made on its own).
@@ -1158,6 +1188,7 @@ export interface components {
              * @example 2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21
              */
             idempotency_key: string | null;
+            actor: components["schemas"]["event-actor"];
         };
         /** @description A domain was created (`POST /domains`). */
         "event-domain-created": {

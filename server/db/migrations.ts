@@ -167,6 +167,26 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0012_event_actors': {
+    // Expand only: two nullable columns that the previous release leaves null (its events then match no
+    // key_id or object_id filter), and the indexes of GET /events' filters, each ending in the list's order (id).
+    // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('events').addColumn('key_id', 'text').execute();
+      await db.schema.alterTable('events').addColumn('object_id', 'text').execute();
+      await db.schema.createIndex('events_account_key').on('events').columns(['account_id', 'key_id', 'id']).execute();
+      await db.schema
+        .createIndex('events_account_object')
+        .on('events')
+        .columns(['account_id', 'object_id', 'id'])
+        .execute();
+      await db.schema
+        .createIndex('events_account_created')
+        .on('events')
+        .columns(['account_id', 'created_at', 'id'])
+        .execute();
+    },
+  },
 };
 
 export const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -229,11 +229,37 @@ export async function deleteOwned<T extends ResourceTable>(
   return (row ?? (await missingOrStale(db, table, accountId, id, expected))) as Selectable<DB[T]> | undefined;
 }
 
-/** The request behind a change, as the event log keeps it. */
+/**
+ * Who made a change: a request with an API key (its key id, where it has one of 12 hex digits; the client
+ * address after TRUST_PROXY; its User-Agent, cut), the keys command, or the service on its own.
+ */
+export interface Actor {
+  type: 'api_key' | 'cli' | 'system';
+  keyId: string | null;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+/** The request behind a change and who sent it, as the event log keeps them. */
 export interface ChangeCause {
   requestId: string | null;
   idempotencyKey: string | null;
+  actor: Actor;
 }
+
+/** The cause of a change nobody asked for: a scheduled check, an expiry, a seed of the sandbox. */
+export const SYSTEM_CAUSE: ChangeCause = {
+  requestId: null,
+  idempotencyKey: null,
+  actor: { type: 'system', keyId: null, ip: null, userAgent: null },
+};
+
+/** The cause of a change made with the keys command (no request, no key of the API). */
+export const CLI_CAUSE: ChangeCause = {
+  requestId: null,
+  idempotencyKey: null,
+  actor: { type: 'cli', keyId: null, ip: null, userAgent: null },
+};
 
 /**
  * Where a change of a record is written, inside the change's own transaction (the event log: a rolled-back

@@ -127,6 +127,10 @@ export interface EventsTable {
   created_at: Timestamp;
   /** The JSON body of every delivery of the event. */
   payload: string;
+  /** The id of the key whose request made the change (migration 0012; null before it, and for no key). */
+  key_id: string | null;
+  /** The id of the record the event is about, as text (migration 0012; null before it). */
+  object_id: string | null;
 }
 
 export interface WebhookEndpointsTable {

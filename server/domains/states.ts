@@ -3,7 +3,7 @@
 // through `transition`, inside the transaction that changes the row.
 import type { Transaction } from 'kysely';
 import { type Database, engineOf, isUniqueViolation } from '../db/database.js';
-import type { ChangeCause } from '../db/owned.js';
+import { type ChangeCause, SYSTEM_CAUSE } from '../db/owned.js';
 import type { DB } from '../db/schema.js';
 import { etagOf } from '../etag.js';
 import { type EventSubscriber, recordEvent } from '../events/outbox.js';
@@ -29,7 +29,7 @@ export interface CheckEvents {
 }
 
 /** The cause of a change nobody asked for: a scheduled check, or what a check does to another account's domain. */
-export const SCHEDULED_CAUSE: ChangeCause = { requestId: null, idempotencyKey: null };
+export const SCHEDULED_CAUSE: ChangeCause = SYSTEM_CAUSE;
 
 type Trx = Transaction<DB>;
 

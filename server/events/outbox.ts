@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/api.js';
 import type { Database } from '../db/database.js';
 import type { ChangeCause, ChangeLog } from '../db/owned.js';
-import { precompiledOnAny } from '../db/precompiled.js';
+import { precompiledShape } from '../db/precompiled.js';
 import { etagOf } from '../etag.js';
 
 export type EventType = components['schemas']['event-type'];
@@ -15,6 +15,8 @@ export interface NewEvent {
   type: EventType;
   data: object;
   cause: ChangeCause;
+  /** The record the event is about (GET /events?object_id=); by default `data.object.id`. */
+  objectId?: string | number;
 }
 
 export interface StoredEvent {
@@ -36,14 +38,49 @@ export function newEventId(): string {
   return `evt_${randomBytes(12).toString('hex')}`;
 }
 
-// Every change writes an event: compiled once (server/db/precompiled.ts).
-const insertEvent = precompiledOnAny(
-  (db, publicId: string, accountId: number, type: string, createdAt: string, payload: string) =>
-    db
+// Every change writes an event: compiled once per engine and per which of its two ids are null (a null is no
+// value precompiled.ts can stand in for; server/db/precompiled.ts).
+function insertEvent(
+  db: Database,
+  values: [publicId: string, accountId: number, type: string, createdAt: string, payload: string],
+  keyId: string | null,
+  objectId: string | null,
+) {
+  const given = [keyId, objectId].filter((id): id is string => id !== null);
+  const shape = `insert event ${keyId === null ? '-' : 'key'} ${objectId === null ? '-' : 'object'}`;
+  const run = precompiledShape(shape, (on, ...args: Array<string | number>) => {
+    const [publicId, accountId, type, createdAt, payload, ...ids] = args as [string, number, string, string, string];
+    const idsLeft = [...(ids as string[])];
+    return on
       .insertInto('events')
-      .values({ public_id: publicId, account_id: accountId, type: type as EventType, created_at: createdAt, payload })
-      .returning('id'),
-);
+      .values({
+        public_id: publicId,
+        account_id: accountId,
+        type: type as EventType,
+        created_at: createdAt,
+        payload,
+        key_id: keyId === null ? null : (idsLeft.shift() as string),
+        object_id: objectId === null ? null : (idsLeft.shift() as string),
+      })
+      .returning('id');
+  });
+  return run(db, ...values, ...given);
+}
+
+/** The cause as every event shows it (spec/components/schemas/event-cause.yaml). */
+function causeBody({ requestId, idempotencyKey, actor }: ChangeCause) {
+  return {
+    request_id: requestId,
+    idempotency_key: idempotencyKey,
+    actor: { type: actor.type, key_id: actor.keyId, ip: actor.ip, user_agent: actor.userAgent },
+  };
+}
+
+/** The record an event is about: as given, or the id of the record it carries. */
+function objectIdOf(event: NewEvent): string | null {
+  const id = event.objectId ?? (event.data as { object?: { id?: unknown } }).object?.id;
+  return typeof id === 'string' || typeof id === 'number' ? String(id) : null;
+}
 
 /** Writes the event in `db`'s transaction and hands it to `subscriber` there. */
 export async function recordEvent(db: Database, event: NewEvent, subscriber: EventSubscriber): Promise<StoredEvent> {
@@ -54,9 +91,14 @@ export async function recordEvent(db: Database, event: NewEvent, subscriber: Eve
     type: event.type,
     timestamp,
     data: event.data,
-    cause: { request_id: event.cause.requestId, idempotency_key: event.cause.idempotencyKey },
+    cause: causeBody(event.cause),
   });
-  const [row] = await insertEvent(db, publicId, event.accountId, event.type, timestamp, payload);
+  const [row] = await insertEvent(
+    db,
+    [publicId, event.accountId, event.type, timestamp, payload],
+    event.cause.actor.keyId,
+    objectIdOf(event),
+  );
   if (!row) throw new Error('event insert returned no row');
   const stored = { id: Number(row.id), publicId, accountId: event.accountId, type: event.type, payload };
   await subscriber(db, stored);

@@ -4,7 +4,9 @@
 // account's active domain, its record removed, is seen misconfigured on the schedule alone; no check is left
 // due in the past. Also what a check writes into events (each its own account's cause) and the verify window
 // that a delete and a new store keep.
+
 import { describe, expect, it } from 'vitest';
+import { SYSTEM_CAUSE } from '../../server/db/owned.js';
 import { wakeupsOf } from '../../server/db/wakeups.js';
 import { domainRepository } from '../../server/domains/repository.js';
 import { claimDueChecks } from '../../server/domains/scheduled-check.js';
@@ -125,7 +127,7 @@ describe('a new claim', () => {
     const { record } = await repository.create(
       Number(accountId),
       { name: `short.${BROKEN_ZONE}`, index_page: null, not_found_page: null },
-      { requestId: null, idempotencyKey: null },
+      SYSTEM_CAUSE,
     );
     expect(Date.parse(record.next_check_at ?? '') - Date.parse(record.created_at)).toBe(4000);
   });

@@ -4,7 +4,9 @@
 import type { RequestHandler } from 'express';
 import type { operations } from '../../../generated/api.js';
 import type { Account } from '../../accounts/keys.js';
+import type { Actor } from '../../db/owned.js';
 import type { CursorSeal } from '../conventions/cursor.js';
+import { requestActor } from './request-cause.js';
 import { context } from './request-context.js';
 import type { Route } from './routes.js';
 
@@ -42,6 +44,8 @@ export interface HandlerInput<K extends OperationId> {
   url: { path: string; sent: Record<string, string> };
   /** The request's X-Request-Id, which the event log records with each change. */
   requestId: string;
+  /** Who sent the request (its key, client address and User-Agent), which the event log records too. */
+  actor: Actor;
 }
 
 export type Handler<K extends OperationId> = (input: HandlerInput<K>) => Promise<Reply<K>>;
@@ -99,6 +103,7 @@ export function dispatch(
       body: req.body ?? {},
       url: { path: `${req.baseUrl}${req.path}`, sent: sentQuery },
       requestId,
+      actor: requestActor(account, req),
     } as UntypedInput;
     // The spec matched the operation at run time; its input and reply were checked per operation at compile time.
     const operationId = route.operation.id as OperationId;
