@@ -1206,6 +1206,57 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
+        /**
+         * @description Custom index URL, or `null` when none is set.
+         * @example https://shop.example.com/welcome.html
+         */
+        index_page: string | null;
+        /**
+         * @description Custom 404 URL, or `null` when none is set.
+         * @example https://shop.example.com/404.html
+         */
+        not_found_page: string | null;
+        /**
+         * Format: date-time
+         * @description When the record was last found (the domain became or stayed `active`); `null` before that.
+         */
+        verified_at: string | null;
+        /**
+         * Format: date-time
+         * @description When the service last looked the record up; `null` before the first check.
+         */
+        last_checked_at: string | null;
+        /**
+         * Format: date-time
+         * @description When the service will look again without being asked; `null` when it will not (`claimed_elsewhere`, `expired`).
+         */
+        next_check_at: string | null;
+        /**
+         * Format: date-time
+         * @description When another account proved the name and took it over; `null` unless `status` is `claimed_elsewhere`.
+         */
+        claimed_elsewhere_at: string | null;
+        /**
+         * @description The fields of the domain that the change changed, each with its value before the change (Stripe's
+         *     `previous_attributes`); a field the change left as it was is not listed, nor is `updated_at`, which every
+         *     change moves. For a state event, `status` and the check's fields (`observation`, `last_checked_at`, ...).
+         * @example {
+         *       "index_page": null
+         *     }
+         */
+        "domain-previous-attributes": {
+            /** @description The host name before the change. */
+            name?: string;
+            index_page?: components["schemas"]["index_page"];
+            not_found_page?: components["schemas"]["not_found_page"];
+            status?: components["schemas"]["domain-status"];
+            verification?: components["schemas"]["domain-verification"];
+            verified_at?: components["schemas"]["verified_at"];
+            last_checked_at?: components["schemas"]["last_checked_at"];
+            next_check_at?: components["schemas"]["next_check_at"];
+            observation?: components["schemas"]["domain-observation"];
+            claimed_elsewhere_at?: components["schemas"]["claimed_elsewhere_at"];
+        };
         /** @description A domain was changed (`PUT`/`PATCH /domains/{id}`); an update that changed nothing sends no event. */
         "event-domain-updated": {
             id: components["schemas"]["event-id"];
@@ -1215,10 +1266,11 @@ export interface components {
              */
             type: "domain.updated";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The domain as stored after the change, and its ETag. */
+            /** @description The domain as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["domain"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["domain-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1247,10 +1299,11 @@ export interface components {
              */
             type: "domain.pending";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The domain as stored after the change, and its ETag. */
+            /** @description The domain as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["domain"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["domain-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1263,10 +1316,11 @@ export interface components {
              */
             type: "domain.active";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The domain as stored after the change, and its ETag. */
+            /** @description The domain as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["domain"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["domain-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1279,10 +1333,11 @@ export interface components {
              */
             type: "domain.misconfigured";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The domain as stored after the change, and its ETag. */
+            /** @description The domain as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["domain"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["domain-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1295,10 +1350,11 @@ export interface components {
              */
             type: "domain.claimed_elsewhere";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The domain as stored after the change, and its ETag. */
+            /** @description The domain as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["domain"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["domain-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1311,10 +1367,11 @@ export interface components {
              */
             type: "domain.expired";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The domain as stored after the change, and its ETag. */
+            /** @description The domain as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["domain"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["domain-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1334,6 +1391,20 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
+        /**
+         * @description The fields of the space that the change changed, each with its value before the change (Stripe's
+         *     `previous_attributes`); a field the change left as it was is not listed, nor is `updated_at`, which every
+         *     change moves.
+         * @example {
+         *       "name": "Marketing",
+         *       "color": 2
+         *     }
+         */
+        "space-previous-attributes": {
+            /** @description The name before the change. */
+            name?: string;
+            color?: components["schemas"]["color"];
+        };
         /** @description A space was changed (`PUT`/`PATCH /spaces/{id}`); an update that changed nothing sends no event. */
         "event-space-updated": {
             id: components["schemas"]["event-id"];
@@ -1343,10 +1414,11 @@ export interface components {
              */
             type: "space.updated";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The space as stored after the change, and its ETag. */
+            /** @description The space as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["space"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["space-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1928,7 +2000,13 @@ export interface components {
                  *         },
                  *         "cause": {
                  *           "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11",
-                 *           "idempotency_key": null
+                 *           "idempotency_key": null,
+                 *           "actor": {
+                 *             "type": "api_key",
+                 *             "key_id": "3f1c0a9b2d4e",
+                 *             "ip": "203.0.113.7",
+                 *             "user_agent": "curl/8.5.0"
+                 *           }
                  *         }
                  *       }
                  *     }
@@ -2031,11 +2109,20 @@ export interface components {
                  *               "created_at": "2026-11-21T06:07:49.123Z",
                  *               "updated_at": "2026-11-22T09:15:02.456Z"
                  *             },
-                 *             "etag": "\"7.2\""
+                 *             "etag": "\"7.2\"",
+                 *             "previous_attributes": {
+                 *               "color": 2
+                 *             }
                  *           },
                  *           "cause": {
                  *             "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11",
-                 *             "idempotency_key": null
+                 *             "idempotency_key": null,
+                 *             "actor": {
+                 *               "type": "api_key",
+                 *               "key_id": "3f1c0a9b2d4e",
+                 *               "ip": "203.0.113.7",
+                 *               "user_agent": "dss-client/1.3.0"
+                 *             }
                  *           }
                  *         }
                  *       ],

@@ -1,7 +1,7 @@
 // Reads and writes of one account's record by id, shared by domains and spaces. A record of another account
 // is treated exactly as a missing one: the account id is part of every statement.
 import type { ExpressionBuilder, Selectable, Updateable } from 'kysely';
-import type { Database } from './database.js';
+import { type Database, engineOf } from './database.js';
 import { type ListPosition, type ListQuery, listPage } from './listing.js';
 import { precompiled, precompiledShape } from './precompiled.js';
 import type { DB, ResourceTable } from './schema.js';
@@ -267,7 +267,14 @@ export const CLI_CAUSE: ChangeCause = {
  */
 export type ChangeLog<R> = (
   trx: Database,
-  change: { kind: 'created' | 'updated' | 'deleted'; accountId: number; changed: Versioned<R>; cause: ChangeCause },
+  change: {
+    kind: 'created' | 'updated' | 'deleted';
+    accountId: number;
+    changed: Versioned<R>;
+    cause: ChangeCause;
+    /** An update's record as it was before it (read in the update's transaction). */
+    previous?: R;
+  },
 ) => Promise<void>;
 
 /** Runs `work` in a transaction, or in the one `db` already is (an idempotent create's). */
@@ -328,10 +335,14 @@ export function ownedRecords<T extends ResourceTable, R>(
       cause: ChangeCause,
     ): Promise<Updated<R> | undefined> {
       return inTransaction(db, async (trx) => {
+        // The record before the change, for the event's previous_attributes: locked until the update, so that
+        // no other write comes between what was read and what is changed (SQLite's transaction is exclusive).
+        const before = await lockedOwned(trx, table, accountId, id);
         const written = await updateOwned(trx, table, accountId, id, changes, expected);
         if (!written) return undefined;
         const after = { ...versioned(written.row), changed: written.changed };
-        if (written.changed) await log(trx, { kind: 'updated', accountId, changed: after, cause });
+        const previous = before && toRecord(before);
+        if (written.changed) await log(trx, { kind: 'updated', accountId, changed: after, cause, previous });
         return after;
       });
     },
@@ -351,6 +362,18 @@ export function ownedRecords<T extends ResourceTable, R>(
       });
     },
   };
+}
+
+/** The account's record by id, locked for the transaction on PostgreSQL (SQLite's write transaction is exclusive). */
+async function lockedOwned<T extends ResourceTable>(trx: Database, table: T, accountId: number, id: number) {
+  const query = trx
+    .selectFrom(table as ResourceTable)
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id);
+  return (await (engineOf(trx) === 'postgres' ? query.forUpdate() : query).executeTakeFirst()) as
+    | Selectable<DB[T]>
+    | undefined;
 }
 
 /** A row's version (a number on either engine). */

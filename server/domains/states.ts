@@ -6,7 +6,7 @@ import { type Database, engineOf, isUniqueViolation } from '../db/database.js';
 import { type ChangeCause, SYSTEM_CAUSE } from '../db/owned.js';
 import type { DB } from '../db/schema.js';
 import { etagOf } from '../etag.js';
-import { type EventSubscriber, recordEvent } from '../events/outbox.js';
+import { type EventSubscriber, previousAttributes, recordEvent } from '../events/outbox.js';
 import {
   afterCheck,
   type CheckOutcome,
@@ -65,7 +65,12 @@ export async function transition(
   // The state change's event, in the transaction that changes the state (domain.active, .misconfigured,
   // .claimed_elsewhere, .expired: nothing makes a domain pending again, so domain.pending is never sent).
   if (changed) {
-    const data = { object: toRecord(row), etag: etagOf(Number(row.id), Number(row.version)) };
+    const object = toRecord(row);
+    const data = {
+      object,
+      etag: etagOf(Number(row.id), Number(row.version)),
+      previous_attributes: previousAttributes(toRecord(domain), object),
+    };
     const type = `domain.${row.status as DomainStatus}` as const;
     await recordEvent(trx, { accountId: Number(row.account_id), type, data, cause: events.cause }, events.subscriber);
   }

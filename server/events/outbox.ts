@@ -105,13 +105,31 @@ export async function recordEvent(db: Database, event: NewEvent, subscriber: Eve
   return stored;
 }
 
+/**
+ * The fields of `after` whose value differs from `before`, each with its value before (Stripe's
+ * `previous_attributes`); `updated_at`, which every change moves, is left out.
+ */
+export function previousAttributes(before: object, after: object): Record<string, unknown> {
+  const was = before as Record<string, unknown>;
+  const previous: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(after)) {
+    if (field === 'updated_at' || !(field in was)) continue;
+    if (JSON.stringify(was[field]) !== JSON.stringify(value)) previous[field] = was[field];
+  }
+  return previous;
+}
+
 /** The change log of a resource's records: `<resource>.created`, `.updated`, `.deleted` events with the ETag. */
 export function eventLog<R extends { id: number }>(
   resource: 'domain' | 'space',
   subscriber: EventSubscriber,
 ): ChangeLog<R> {
-  return async (trx, { kind, accountId, changed, cause }) => {
-    const data = { object: changed.record, etag: etagOf(changed.record.id, changed.version) };
+  return async (trx, { kind, accountId, changed, cause, previous }) => {
+    const data = {
+      object: changed.record,
+      etag: etagOf(changed.record.id, changed.version),
+      ...(kind === 'updated' ? { previous_attributes: previousAttributes(previous ?? {}, changed.record) } : {}),
+    };
     await recordEvent(trx, { accountId, type: `${resource}.${kind}`, data, cause }, subscriber);
   };
 }
