@@ -433,6 +433,12 @@ export interface paths {
          *     space, each with the record after the change and the request that made it. Events are kept
          *     `EVENT_RETENTION_DAYS` (30 by default), then deleted with their delivery log.
          *
+         *     Filters combine (all must hold) and stay with the walk: `links.next` carries them, and a cursor made under
+         *     other filters is refused (`422`, naming `after`). `since` and `until` bound the time (`since` inclusive,
+         *     `until` exclusive), `key_id` names the key whose requests made the changes (`cause.actor.key_id`),
+         *     `object_id` the record the events are about, and `type` an event type or a kind of record. A malformed value
+         *     is a `422` naming the parameter.
+         *
          *     **Scope:** `events:read` (a key without it gets `403`).
          */
         get: operations["events_list"];
@@ -1519,6 +1525,13 @@ export interface components {
             data: components["schemas"]["webhook-delivery"][];
             links: components["schemas"]["cursor-links"];
         };
+        /**
+         * @description A kind of record, standing for every event type about it: `domain` for `domain.*`, `space` for `space.*`,
+         *     `webhook` for `webhook.*`, `api_key` for `api_key.*`.
+         * @example space
+         * @enum {string}
+         */
+        "event-kind": "domain" | "space" | "webhook" | "api_key";
         /** @description One page of the account's events, newest first. */
         "event-collection": {
             data: components["schemas"]["event"][];
@@ -2253,10 +2266,35 @@ export interface components {
          */
         cursor: string;
         /**
-         * @description Only events of this type.
+         * @description Only events of this type (`space.updated`), or of every type about one kind of record (`space`).
          * @example space.updated
          */
-        "event-type": components["schemas"]["event-type"];
+        "event-type": components["schemas"]["event-type"] | components["schemas"]["event-kind"];
+        /**
+         * @description Only events made at or after this time (inclusive): an RFC 3339 date-time with its zone, as
+         *     `2026-11-22T09:00:00Z` or `2026-11-22T10:00:00+01:00`.
+         * @example 2026-11-22T09:00:00Z
+         */
+        "events-since": string;
+        /**
+         * @description Only events made before this time (exclusive): an RFC 3339 date-time with its zone. With `since`, it must be
+         *     later than `since` (`422` naming `until` otherwise).
+         * @example 2026-11-23T09:00:00Z
+         */
+        "events-until": string;
+        /**
+         * @description Only events made by requests with this API key (`cause.actor.key_id`: the 12 hex digits of the key's id, as
+         *     `GET /api-keys` and `npm run keys -- list` show them). Events written before 1.4.0 have no key to match.
+         * @example 3f1c0a9b2d4e
+         */
+        "events-key-id": string;
+        /**
+         * @description Only events about this record: a domain's, a space's or a webhook endpoint's id, or an API key's id (12 hex
+         *     digits). Ids of different kinds may be equal: add `type` (an event type, or a kind as `space`) to name the
+         *     record's kind. Events written before 1.4.0 have no record to match.
+         * @example 7
+         */
+        "events-object-id": string;
         /**
          * @description Identifier of the event (`evt_…`). Another account's event answers `404`, as an unknown one does.
          * @example evt_5f2c0e8a1b3d4c6e7f809a1b
@@ -3711,10 +3749,35 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Only events of this type.
+                 * @description Only events of this type (`space.updated`), or of every type about one kind of record (`space`).
                  * @example space.updated
                  */
                 type?: components["parameters"]["event-type"];
+                /**
+                 * @description Only events made at or after this time (inclusive): an RFC 3339 date-time with its zone, as
+                 *     `2026-11-22T09:00:00Z` or `2026-11-22T10:00:00+01:00`.
+                 * @example 2026-11-22T09:00:00Z
+                 */
+                since?: components["parameters"]["events-since"];
+                /**
+                 * @description Only events made before this time (exclusive): an RFC 3339 date-time with its zone. With `since`, it must be
+                 *     later than `since` (`422` naming `until` otherwise).
+                 * @example 2026-11-23T09:00:00Z
+                 */
+                until?: components["parameters"]["events-until"];
+                /**
+                 * @description Only events made by requests with this API key (`cause.actor.key_id`: the 12 hex digits of the key's id, as
+                 *     `GET /api-keys` and `npm run keys -- list` show them). Events written before 1.4.0 have no key to match.
+                 * @example 3f1c0a9b2d4e
+                 */
+                key_id?: components["parameters"]["events-key-id"];
+                /**
+                 * @description Only events about this record: a domain's, a space's or a webhook endpoint's id, or an API key's id (12 hex
+                 *     digits). Ids of different kinds may be equal: add `type` (an event type, or a kind as `space`) to name the
+                 *     record's kind. Events written before 1.4.0 have no record to match.
+                 * @example 7
+                 */
+                object_id?: components["parameters"]["events-object-id"];
                 /**
                  * @description Records per page.
                  * @example 25
@@ -3748,10 +3811,35 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Only events of this type.
+                 * @description Only events of this type (`space.updated`), or of every type about one kind of record (`space`).
                  * @example space.updated
                  */
                 type?: components["parameters"]["event-type"];
+                /**
+                 * @description Only events made at or after this time (inclusive): an RFC 3339 date-time with its zone, as
+                 *     `2026-11-22T09:00:00Z` or `2026-11-22T10:00:00+01:00`.
+                 * @example 2026-11-22T09:00:00Z
+                 */
+                since?: components["parameters"]["events-since"];
+                /**
+                 * @description Only events made before this time (exclusive): an RFC 3339 date-time with its zone. With `since`, it must be
+                 *     later than `since` (`422` naming `until` otherwise).
+                 * @example 2026-11-23T09:00:00Z
+                 */
+                until?: components["parameters"]["events-until"];
+                /**
+                 * @description Only events made by requests with this API key (`cause.actor.key_id`: the 12 hex digits of the key's id, as
+                 *     `GET /api-keys` and `npm run keys -- list` show them). Events written before 1.4.0 have no key to match.
+                 * @example 3f1c0a9b2d4e
+                 */
+                key_id?: components["parameters"]["events-key-id"];
+                /**
+                 * @description Only events about this record: a domain's, a space's or a webhook endpoint's id, or an API key's id (12 hex
+                 *     digits). Ids of different kinds may be equal: add `type` (an event type, or a kind as `space`) to name the
+                 *     record's kind. Events written before 1.4.0 have no record to match.
+                 * @example 7
+                 */
+                object_id?: components["parameters"]["events-object-id"];
                 /**
                  * @description Records per page.
                  * @example 25

@@ -3,6 +3,7 @@
 import type { Database } from '../db/database.js';
 import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
 import { HttpProblem, notFound, webhookQueueFull } from '../http/problems/problem.js';
+import { eventFilters } from './filters.js';
 import type { Handlers } from '../http/routing/operations.js';
 import { missingToReceive } from './read-scopes.js';
 import { type EventRow, eventRepository } from './repository.js';
@@ -32,7 +33,8 @@ export function eventHandlers(db: Database, redeliver: EventRedelivery): Pick<Ha
     async events_list({ account, query, url }) {
       const before = readIdCursor(query.after as string | undefined);
       const type = query.type as string | undefined;
-      const rows = await events.list(account.id, { type, limit: query.per_page, before });
+      const filters = eventFilters(query);
+      const rows = await events.list(account.id, { type, limit: query.per_page, before, ...filters });
       return {
         status: 200,
         body: {

@@ -26,16 +26,39 @@ export interface EventRow {
   payload: string;
 }
 
+/** What GET /events narrows the log to; every filter given must hold. */
+export interface EventFilters {
+  /** An event type (`space.updated`), or a kind of record (`space`: every `space.*` type). */
+  type?: string;
+  /** From this time on (inclusive). */
+  since?: Date;
+  /** Before this time (exclusive). */
+  until?: Date;
+  /** Made by requests with this key (migration 0012's events.key_id). */
+  keyId?: string;
+  /** About this record (migration 0012's events.object_id). */
+  objectId?: string;
+}
+
 export function eventRepository(db: Database) {
   return {
-    async list(accountId: number, { type, limit, before }: { type?: string; limit: number; before?: number }) {
+    async list(
+      accountId: number,
+      { type, limit, before, since, until, keyId, objectId }: EventFilters & { limit: number; before?: number },
+    ) {
       let query = db
         .selectFrom('events')
         .select(['id', 'public_id', 'type', 'payload'])
         .where('account_id', '=', accountId)
         .orderBy('id', 'desc')
         .limit(limit);
-      if (type !== undefined) query = query.where('type', '=', type);
+      if (type !== undefined) {
+        query = type.includes('.') ? query.where('type', '=', type) : query.where('type', 'like', `${type}.%`);
+      }
+      if (since !== undefined) query = query.where('created_at', '>=', since.toISOString());
+      if (until !== undefined) query = query.where('created_at', '<', until.toISOString());
+      if (keyId !== undefined) query = query.where('key_id', '=', keyId);
+      if (objectId !== undefined) query = query.where('object_id', '=', objectId);
       if (before !== undefined) query = query.where('id', '<', before);
       const rows = await query.execute();
       return rows.map(
