@@ -75,10 +75,7 @@ describe('GET /events filters', () => {
   it('takes a time in another zone as the same instant', async () => {
     const everything = await all();
     const at = new Date(everything[5]?.timestamp as string);
-    const shifted = new Date(at.getTime() + 2 * 3_600_000)
-      .toISOString()
-      .replace('Z', '+02:00')
-      .replace(/\.\d+/, (ms) => ms);
+    const shifted = new Date(at.getTime() + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
     const inUtc = await walk(owner, { since: at.toISOString(), per_page: 100 });
     const inZone = await walk(owner, { since: shifted, per_page: 100 });
     expect(inZone.events.map((event) => event.id)).toEqual(inUtc.events.map((event) => event.id));
