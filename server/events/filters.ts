@@ -1,9 +1,13 @@
 // GET /events' filters beside `type`, read from the validated query: the spec's patterns and formats have
-// judged their shape; what a format cannot say (a time that does not exist, `until` not after `since`) is a 422
-// naming the parameter here.
+// judged their shape; what a format cannot say (a time that does not exist, `until` not after `since`) is
+// found here, each finding naming its parameter (the handler answers them with a 422).
 import { parseInstant } from '../accounts/key-policy.js';
-import { type FieldError, validationProblem } from '../http/problems/problem.js';
 import type { EventFilters } from './repository.js';
+
+export interface FilterError {
+  field: string;
+  message: string;
+}
 
 interface FilterQuery {
   since?: string;
@@ -12,24 +16,24 @@ interface FilterQuery {
   object_id?: string;
 }
 
-/** The filters the query gives; throws a 422 naming each parameter at fault. */
-export function eventFilters(query: FilterQuery): Omit<EventFilters, 'type'> {
-  const errors: FieldError[] = [];
+/** The filters the query gives, or what is wrong with them, by parameter. */
+export function eventFilters(query: FilterQuery): Omit<EventFilters, 'type'> | { errors: FilterError[] } {
+  const errors: FilterError[] = [];
   const instant = (name: 'since' | 'until'): Date | undefined => {
     const text = query[name];
     if (text === undefined) return undefined;
     // Any past is fine (an hour more than the ten years a key may live ahead, too).
     const ms = parseInstant(text, name, Number.POSITIVE_INFINITY);
     if (typeof ms === 'number') return new Date(ms);
-    errors.push({ location: 'query', field: name, message: ms.error });
+    errors.push({ field: name, message: ms.error });
     return undefined;
   };
   const since = instant('since');
   const until = instant('until');
   if (since && until && until.getTime() <= since.getTime()) {
-    errors.push({ location: 'query', field: 'until', message: `until must be later than since (${query.since}).` });
+    errors.push({ field: 'until', message: `until must be later than since (${query.since}).` });
   }
-  if (errors.length > 0) throw validationProblem(errors);
+  if (errors.length > 0) return { errors };
   return {
     ...(since ? { since } : {}),
     ...(until ? { until } : {}),

@@ -2,9 +2,9 @@
 // the event; what redelivering means is the subscriber's, given as `redeliver`).
 import type { Database } from '../db/database.js';
 import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
-import { HttpProblem, notFound, webhookQueueFull } from '../http/problems/problem.js';
-import { eventFilters } from './filters.js';
+import { HttpProblem, notFound, validationProblem, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
+import { eventFilters } from './filters.js';
 import { missingToReceive } from './read-scopes.js';
 import { type EventRow, eventRepository } from './repository.js';
 
@@ -34,6 +34,9 @@ export function eventHandlers(db: Database, redeliver: EventRedelivery): Pick<Ha
       const before = readIdCursor(query.after as string | undefined);
       const type = query.type as string | undefined;
       const filters = eventFilters(query);
+      if ('errors' in filters) {
+        throw validationProblem(filters.errors.map((error) => ({ location: 'query' as const, ...error })));
+      }
       const rows = await events.list(account.id, { type, limit: query.per_page, before, ...filters });
       return {
         status: 200,
