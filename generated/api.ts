@@ -490,6 +490,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description The account's keys, newest first, read by cursor (follow `links.next`), revoked and expired ones included;
+         *     never a secret or a hash.
+         *
+         *     **Scope:** `api_keys:read` (a key without it gets `403`).
+         */
+        get: operations["api-keys_list"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Makes a key of the caller's account and answers it whole in `secret`, shown this once (the service keeps only
+         *     a hash). What the body leaves out is the caller's: its scopes, its expiry, its address ranges. **No
+         *     escalation:** the new key's scopes must be among the caller's (a write scope covers its read scope), its
+         *     expiry no later than the caller's (a caller that expires cannot make a key that does not), its ranges inside
+         *     the caller's; otherwise `403` (`/problems/key-escalation`) naming what it would exceed. Malformed fields
+         *     are a `422` naming each: an unknown scope, a time in the past or more than 10 years ahead, a range whose
+         *     meaning changes when written another way, control characters in the label. With an `Idempotency-Key`, a
+         *     replay answers the same key with `secret` null: a secret is never kept, not even for a replay. Writes an
+         *     `api_key.created` event. JSON only.
+         *
+         *     **Scope:** `api_keys:write` (a key without it gets `403`).
+         */
+        post: operations["api-keys_store"];
+        delete?: never;
+        options?: never;
+        /**
+         * List API keys, headers only (HEAD)
+         * @description `GET /api-keys` without the body (RFC 9110 §9.3.2): the same parameters, status and headers.
+         *
+         *     **Scope:** `api_keys:read` (a key without it gets `403`).
+         */
+        head: operations["api-keys_list_head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show the calling key
+         * @description The key the request is made with, for any valid key (no scope needed): what it may do, when it expires and
+         *     whether it was replaced (as Cloudflare's token verify). Never its secret. A sandbox key is no key of the
+         *     service: `404`.
+         */
+        get: operations["api-keys_show"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Show the calling key, headers only (HEAD)
+         * @description `GET /api-keys/current` without the body (RFC 9110 §9.3.2): the same status and headers.
+         */
+        head: operations["api-keys_show_head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key's id (12 hex digits). Another account's key answers `404`, as an unknown one does.
+                 * @example 3f1c0a9b2d4e
+                 */
+                key_id: components["parameters"]["api-key-id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes the key: every instance refuses it (`401`) within half a second, as after `npm run keys -- revoke`.
+         *     A key may revoke itself. Revoking a revoked key is a `404`, as an unknown key is. Writes an
+         *     `api_key.revoked` event.
+         *
+         *     **Scope:** `api_keys:write` (a key without it gets `403`).
+         */
+        delete: operations["api-keys_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{key_id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key's id (12 hex digits). Another account's key answers `404`, as an unknown one does.
+                 * @example 3f1c0a9b2d4e
+                 */
+                key_id: components["parameters"]["api-key-id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an API key
+         * @description Makes the key's successor (same label, scopes, ranges, and the same lifetime from now when it had one) and
+         *     keeps the old key working for `overlap` (default `24h`; `0s` ends it now), as
+         *     `npm run keys -- rotate` does. The successor is shown whole in `secret`, this once. The successor may not
+         *     exceed the caller (`403`, `/problems/key-escalation`), as a new key may not. A key already rotated,
+         *     revoked or expired is a `409`; of two rotations of one key at once, one makes the successor and the other
+         *     gets `409`. Writes an `api_key.rotated` event. JSON only.
+         *
+         *     **Scope:** `api_keys:write` (a key without it gets `403`).
+         */
+        post: operations["api-keys_rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "domain.created": {
@@ -740,6 +872,90 @@ export interface webhooks {
          *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
          */
         post: operations["webhooks_webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_key.created
+         * @description An API key was made (`POST /api-keys`, `npm run keys -- create`, or as the successor in a rotation). Never carries a secret. POSTed to every enabled endpoint whose `enabled_events` lists `api_key.created` (`*` does not stand for the
+         *     `api_key.*` types), as JSON, with the Standard Webhooks headers.
+         */
+        post: operations["webhooks_api_key_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.rotated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_key.rotated
+         * @description An API key was rotated (`POST /api-keys/{key_id}/rotate`, `npm run keys -- rotate`): `object` is the old key, working until its `expires_at`; `successor` the key that replaces it. POSTed to every enabled endpoint whose `enabled_events` lists `api_key.rotated` (`*` does not stand for the
+         *     `api_key.*` types), as JSON, with the Standard Webhooks headers.
+         */
+        post: operations["webhooks_api_key_rotated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_key.revoked
+         * @description An API key was revoked (`DELETE /api-keys/{key_id}`, `npm run keys -- revoke`). POSTed to every enabled endpoint whose `enabled_events` lists `api_key.revoked` (`*` does not stand for the
+         *     `api_key.*` types), as JSON, with the Standard Webhooks headers.
+         */
+        post: operations["webhooks_api_key_revoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_key.expired
+         * @description An API key reached its `expires_at` (or the end of its rotation's overlap), noticed by the service within a minute (`cause.actor.type` is `system`). POSTed to every enabled endpoint whose `enabled_events` lists `api_key.expired` (`*` does not stand for the
+         *     `api_key.*` types), as JSON, with the Standard Webhooks headers.
+         */
+        post: operations["webhooks_api_key_expired"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1065,13 +1281,14 @@ export interface components {
          */
         "webhook-url": string;
         /**
-         * @description The event types this endpoint receives; `*` for all of them, including types added later.
+         * @description The event types this endpoint receives; `*` for all of them, including types added later, but for the
+         *     `api_key.*` types, which an endpoint receives only by name (they need `api_keys:read`).
          * @example [
          *       "space.created",
          *       "space.updated"
          *     ]
          */
-        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted")[];
+        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "api_key.expired")[];
         /**
          * @description Where the account's events are delivered, signed by the Standard Webhooks specification. The signing secret
          *     is shown only when it is made (create and rotate-secret).
@@ -1460,10 +1677,116 @@ export interface components {
             cause: components["schemas"]["event-cause"];
         };
         /**
+         * @description An API key's id, the 12 hex digits after `dss_` (`npm run keys -- list` shows the same).
+         * @example 3f1c0a9b2d4e
+         */
+        "api-key-id": string;
+        /**
+         * @description A scope a key may hold (`domains:read`, ...). A write scope includes its read scope. `api_keys:read` and
+         *     `api_keys:write` are held only by name: a key made without scopes ("every scope") holds neither.
+         * @example spaces:read
+         * @enum {string}
+         */
+        "api-key-scope": "domains:read" | "domains:write" | "spaces:read" | "spaces:write" | "webhooks:read" | "webhooks:write" | "events:read" | "api_keys:read" | "api_keys:write";
+        /** @description An API key of the account, without its secret (the service keeps only a hash of it). */
+        "api-key": {
+            id: components["schemas"]["api-key-id"];
+            /**
+             * @description What the key is for, or null.
+             * @example ci deploy
+             */
+            label: string | null;
+            /** @description The scopes it holds; null for every scope but `api_keys:read` and `api_keys:write`. */
+            scopes: components["schemas"]["api-key-scope"][] | null;
+            /**
+             * @description `active`; `revoked`; `expired`; `rotating` (replaced, and still working until `expires_at`, the end of
+             *     the overlap); `rotated` (replaced, and the overlap is over).
+             * @example active
+             * @enum {string}
+             */
+            status: "active" | "revoked" | "expired" | "rotating" | "rotated";
+            /**
+             * Format: date-time
+             * @description When it stops working (the end of a rotation's overlap, for a replaced key); null for never.
+             */
+            expires_at: string | null;
+            /** @description The client address ranges it may be used from (CIDR, normalised); null for any address. */
+            allowed_ips: string[] | null;
+            created_at: components["schemas"]["timestamp"];
+            /**
+             * Format: date-time
+             * @description When it last authenticated a request (exact to within a minute), or null.
+             */
+            last_used_at: string | null;
+            /** @description The key that replaced it in a rotation, or null. */
+            replaced_by: components["schemas"]["api-key-id"] | null;
+        };
+        /** @description An API key was made (`POST /api-keys`, `npm run keys -- create`, or as the successor in a rotation). Never carries a secret. */
+        "event-api-key-created": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "api_key.created";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The key as stored after the change (no secret, no hash). */
+            data: {
+                object: components["schemas"]["api-key"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description An API key was rotated (`POST /api-keys/{key_id}/rotate`, `npm run keys -- rotate`): `object` is the old key, working until its `expires_at`; `successor` the key that replaces it. */
+        "event-api-key-rotated": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "api_key.rotated";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The key as stored after the change (no secret, no hash). */
+            data: {
+                object: components["schemas"]["api-key"];
+                successor: components["schemas"]["api-key"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description An API key was revoked (`DELETE /api-keys/{key_id}`, `npm run keys -- revoke`). */
+        "event-api-key-revoked": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "api_key.revoked";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The key as stored after the change (no secret, no hash). */
+            data: {
+                object: components["schemas"]["api-key"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description An API key reached its `expires_at` (or the end of its rotation's overlap), noticed by the service within a minute (`cause.actor.type` is `system`). */
+        "event-api-key-expired": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "api_key.expired";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The key as stored after the change (no secret, no hash). */
+            data: {
+                object: components["schemas"]["api-key"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /**
          * @description An event: what changed, when, the record after the change and the request that caused it. The body of every
          *     webhook delivery, and an entry of `GET /events`. `type` says which of the shapes below it has.
          */
-        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"];
+        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"] | components["schemas"]["event-api-key-created"] | components["schemas"]["event-api-key-rotated"] | components["schemas"]["event-api-key-revoked"] | components["schemas"]["event-api-key-expired"];
         /** @description One event. */
         "event-resource": {
             data: components["schemas"]["event"];
@@ -1474,11 +1797,12 @@ export interface components {
          *     `domain.misconfigured`, `domain.claimed_elsewhere`, `domain.expired`. `domain.pending` is reserved and not
          *     sent in v1: a domain is `pending` from its store (`domain.created` says so) and no change makes it `pending`
          *     again; subscribing to it is accepted. `webhook.test` is sent only by
-         *     `POST /webhook-endpoints/{id}/test`. New types may be added within v1: ignore a type you do not know.
+         *     `POST /webhook-endpoints/{id}/test`. Keys: `api_key.created`, `api_key.rotated`,
+         *     `api_key.revoked`, `api_key.expired` (never a secret). New types may be added within v1: ignore a type you do not know.
          * @example space.updated
          * @enum {string}
          */
-        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted" | "webhook.test";
+        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted" | "webhook.test" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "api_key.expired";
         /** @description One attempt to deliver an event to the endpoint, newest first in the list. */
         "webhook-delivery": {
             id: components["schemas"]["id"];
@@ -1546,6 +1870,65 @@ export interface components {
             event_id: components["schemas"]["event-id"];
             /** @description The endpoints the event was queued for again (each gets a new delivery, at once, with the same `webhook-id`). */
             endpoint_ids: components["schemas"]["id"][];
+        };
+        /** @description One page of the account's API keys, newest first. */
+        "api-key-collection": {
+            data: components["schemas"]["api-key"][];
+            links: components["schemas"]["cursor-links"];
+        };
+        /**
+         * @description A new key of the caller's account. What is left out is the caller's own: its scopes, its expiry, its address
+         *     ranges. None may exceed the caller's (`403`, `/problems/key-escalation`, naming what would): the scopes are
+         *     among the caller's, the expiry no later, the ranges inside the caller's.
+         */
+        "api-key-store": {
+            /**
+             * @description What the key is for; no control, invisible or line-separator characters.
+             * @example ci deploy
+             */
+            label?: string | null;
+            /** @description The scopes of the new key. */
+            scopes?: components["schemas"]["api-key-scope"][];
+            /**
+             * Format: date-time
+             * @description When it stops working; in the future, at most 10 years ahead.
+             * @example 2027-01-31T00:00:00Z
+             */
+            expires_at?: string;
+            /** @description Client address ranges it may be used from (IPv4 or IPv6, CIDR); written as the service normalises them. */
+            allowed_ips?: string[];
+        };
+        /**
+         * @description A key just made, with `secret`: the whole key, shown this once. A replay of the request with its
+         *     Idempotency-Key answers the same record with `secret` null: the service never keeps a key's secret.
+         */
+        "api-key-with-secret": {
+            data: components["schemas"]["api-key"];
+            /**
+             * @description The whole key (`dss_<id>_<secret>`), shown only in this answer; null in a replay.
+             * @example dss_3f1c0a9b2d4e_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwQ2vX8yZ1a0b
+             */
+            secret: string | null;
+        };
+        /** @description One API key. */
+        "api-key-resource": {
+            data: components["schemas"]["api-key"];
+        };
+        /** @description How long the rotated key keeps working beside its successor. */
+        "api-key-rotate": {
+            /**
+             * @description A whole number and a unit (s, m, h, d, w), at most 10 years; `0s` ends the old key now.
+             * @default 24h
+             * @example 24h
+             */
+            overlap: string;
+        };
+        /** @description The key that replaces the rotated one (with its secret, shown this once) and the rotated key now. */
+        "api-key-rotation": {
+            data: components["schemas"]["api-key"];
+            /** @description The whole new key, shown only in this answer. */
+            secret: string;
+            replaced: components["schemas"]["api-key"];
         };
     };
     responses: {
@@ -2172,6 +2555,72 @@ export interface components {
                 };
             };
         };
+        /** @description One page of the account's API keys, newest first. */
+        "api-key-page": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": "3f1c0a9b2d4e",
+                 *           "label": "ci deploy",
+                 *           "scopes": null,
+                 *           "status": "active",
+                 *           "expires_at": null,
+                 *           "allowed_ips": null,
+                 *           "created_at": "2026-11-21T06:07:49.123Z",
+                 *           "last_used_at": null,
+                 *           "replaced_by": null
+                 *         }
+                 *       ],
+                 *       "links": {
+                 *         "next": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["api-key-collection"];
+            };
+        };
+        /** @description The key. */
+        "api-key": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "id": "3f1c0a9b2d4e",
+                 *         "label": "ci deploy",
+                 *         "scopes": [
+                 *           "domains:write",
+                 *           "spaces:read"
+                 *         ],
+                 *         "status": "active",
+                 *         "expires_at": "2027-01-31T00:00:00.000Z",
+                 *         "allowed_ips": [
+                 *           "10.0.0.0/8"
+                 *         ],
+                 *         "created_at": "2026-11-21T06:07:49.123Z",
+                 *         "last_used_at": "2026-11-22T09:15:02.456Z",
+                 *         "replaced_by": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["api-key-resource"];
+            };
+        };
         /**
          * @description Any `2xx` acknowledges the delivery, within 15 seconds (`WEBHOOK_TIMEOUT_S`). Anything else is retried
          *     (immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each ±20 %), `Retry-After` on a `429`
@@ -2300,6 +2749,11 @@ export interface components {
          * @example evt_5f2c0e8a1b3d4c6e7f809a1b
          */
         "event-id": components["schemas"]["event-id"];
+        /**
+         * @description The key's id (12 hex digits). Another account's key answers `404`, as an unknown one does.
+         * @example 3f1c0a9b2d4e
+         */
+        "api-key-id": components["schemas"]["api-key-id"];
         /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
         "webhook-id": components["schemas"]["event-id"];
         /**
@@ -3899,6 +4353,269 @@ export interface operations {
             503: components["responses"]["service-unavailable"];
         };
     };
+    "api-keys_list": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description Continue a list after this position: take the value from `links.next`, never build it. Without it (or
+                 *     empty), the list starts with the newest entry.
+                 * @example MTIzNA
+                 */
+                after?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["api-key-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_store": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A new value per intended create, 1–255 printable ASCII characters: a UUID
+                 *     such as `2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21` is a good choice; never reuse one for another request. The
+                 *     first request's status and body are saved for 24 hours; a repeat with the same key and the same payload gets
+                 *     them again, with `Idempotent-Replayed: true`, and creates nothing. The same key with another payload answers
+                 *     `422`; a repeat while the first is still running answers `409`. Keys belong to the account; a request that
+                 *     fails validation does not use its key up. Send it once: two `Idempotency-Key` headers answer `400`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency-key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The new key's label, scopes, expiry and address ranges; each optional. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "label": "ci deploy",
+                 *       "scopes": [
+                 *         "domains:write"
+                 *       ],
+                 *       "expires_at": "2027-01-31T00:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["api-key-store"];
+            };
+        };
+        responses: {
+            /** @description The key was made; `secret` is shown this once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["request-id"];
+                    RateLimit: components["headers"]["ratelimit"];
+                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                    "Idempotent-Replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "3f1c0a9b2d4e",
+                     *         "label": "ci deploy",
+                     *         "scopes": [
+                     *           "domains:write"
+                     *         ],
+                     *         "status": "active",
+                     *         "expires_at": "2027-01-31T00:00:00.000Z",
+                     *         "allowed_ips": null,
+                     *         "created_at": "2026-11-21T06:07:49.123Z",
+                     *         "last_used_at": null,
+                     *         "replaced_by": null
+                     *       },
+                     *       "secret": "dss_3f1c0a9b2d4e_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwQ2vX8yZ1a0b"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["api-key-with-secret"];
+                };
+            };
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["content-too-large"];
+            415: components["responses"]["unsupported-media-type"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_list_head": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description Continue a list after this position: take the value from `links.next`, never build it. Without it (or
+                 *     empty), the list starts with the newest entry.
+                 * @example MTIzNA
+                 */
+                after?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["api-key-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_show": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["api-key"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_show_head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["api-key"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key's id (12 hex digits). Another account's key answers `404`, as an unknown one does.
+                 * @example 3f1c0a9b2d4e
+                 */
+                key_id: components["parameters"]["api-key-id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["no-content"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key's id (12 hex digits). Another account's key answers `404`, as an unknown one does.
+                 * @example 3f1c0a9b2d4e
+                 */
+                key_id: components["parameters"]["api-key-id"];
+            };
+            cookie?: never;
+        };
+        /** @description The overlap; the default (24h) when left out. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "overlap": "1h"
+                 *     }
+                 */
+                "application/json": components["schemas"]["api-key-rotate"];
+            };
+        };
+        responses: {
+            /** @description The successor, with its secret shown this once, and the rotated key. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["request-id"];
+                    RateLimit: components["headers"]["ratelimit"];
+                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api-key-rotation"];
+                };
+            };
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["content-too-large"];
+            415: components["responses"]["unsupported-media-type"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
     webhooks_domain_created: {
         parameters: {
             query?: never;
@@ -4265,6 +4982,130 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["event-webhook-test"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_api_key_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-api-key-created"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_api_key_rotated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-api-key-rotated"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_api_key_revoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-api-key-revoked"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_api_key_expired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-api-key-expired"];
             };
         };
         responses: {

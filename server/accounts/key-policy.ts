@@ -16,12 +16,23 @@ export const SCOPES = [
   'webhooks:read',
   'webhooks:write',
   'events:read',
+  'api_keys:read',
+  'api_keys:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
 
+/**
+ * The scopes of managing keys, which "every scope" (a key made without --scopes) does not hold: a key that can
+ * mint keys is given that power by name, never by a release that adds the scope (CHANGELOG 1.4.0).
+ */
+export const KEY_SCOPES: readonly string[] = ['api_keys:read', 'api_keys:write'];
+
 export interface KeyPolicy {
-  /** The scopes the key holds; undefined: every scope, those added later included (a key made without --scopes). */
+  /**
+   * The scopes the key holds; undefined: every scope but KEY_SCOPES, those added later included (a key made
+   * without --scopes).
+   */
   scopes?: ReadonlySet<string>;
   /** When the key stops working (ms since the epoch); undefined: never. */
   expiresAt?: number;
@@ -31,8 +42,8 @@ export interface KeyPolicy {
   allowedIps?: { list: BlockList; text: string };
 }
 
-/** Every read scope: what `read` stands for in a list of scopes (a read-only key). */
-export const READ_SCOPES = SCOPES.filter((scope) => scope.endsWith(':read'));
+/** Every read scope of the records: what `read` stands for in a list of scopes (a read-only key). */
+export const READ_SCOPES = SCOPES.filter((scope) => scope.endsWith(':read') && !KEY_SCOPES.includes(scope));
 
 /**
  * Reads a comma- or space-separated list of scopes (`read` stands for every read scope); the sentence of the
@@ -62,7 +73,9 @@ export function holdsScope(held: ReadonlySet<string>, scope: string): boolean {
 /** The declared scopes the key lacks (all are needed: scopes of one OpenAPI requirement are joined by AND). */
 export function missingScopes(policy: KeyPolicy | undefined, declared: readonly string[]): string[] {
   const held = policy?.scopes;
-  return held ? declared.filter((scope) => !holdsScope(held, scope)) : [];
+  return held
+    ? declared.filter((scope) => !holdsScope(held, scope))
+    : declared.filter((scope) => KEY_SCOPES.includes(scope));
 }
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

@@ -21,7 +21,14 @@ const SUBSCRIBABLE: Record<Exclude<EnabledEvent, '*'>, true> = {
   'space.created': true,
   'space.updated': true,
   'space.deleted': true,
+  'api_key.created': true,
+  'api_key.rotated': true,
+  'api_key.revoked': true,
+  'api_key.expired': true,
 };
+
+/** Types `*` does not stand for: an endpoint receives them only by name (they need api_keys:read). */
+export const NAMED_ONLY = (type: string): boolean => type.startsWith('api_key.');
 
 /** The read scope of an event type's records: `domain.active` -> `domains:read`, `webhook.test` -> `webhooks:read`. */
 export function readScopeOf(type: string): string {
@@ -30,7 +37,7 @@ export function readScopeOf(type: string): string {
 
 /** The read scopes receiving these types needs; `*` needs those of every type. */
 export function scopesToReceive(types: readonly string[]): string[] {
-  const all = types.includes('*') ? Object.keys(SUBSCRIBABLE) : types;
+  const all = types.includes('*') ? Object.keys(SUBSCRIBABLE).filter((type) => !NAMED_ONLY(type)) : types;
   return [...new Set(all.map(readScopeOf))].sort();
 }
 

@@ -131,8 +131,10 @@ describe('data.previous_attributes', () => {
     await account.json.PATCH('/spaces/{id}', { params: { path: { id } }, body: { color: 5 } });
     const [second, first] = await events(account, { type: 'space.updated' });
     expect(first?.data).toMatchObject({ object: { name: 'After' }, previous_attributes: { name: 'Before' } });
-    expect(Object.keys((first?.data as { previous_attributes: object }).previous_attributes)).toEqual(['name']);
-    expect((second?.data as { previous_attributes: object }).previous_attributes).toEqual({ color: 3 });
+    expect(
+      Object.keys((first?.data as { previous_attributes: object } | undefined)?.previous_attributes ?? {}),
+    ).toEqual(['name']);
+    expect((second?.data as { previous_attributes: object } | undefined)?.previous_attributes).toEqual({ color: 3 });
   });
 
   it("of a domain's update names the page it changed", async () => {
@@ -143,7 +145,7 @@ describe('data.previous_attributes', () => {
     const id = data?.data.id as number;
     await account.json.PATCH('/domains/{id}', { params: { path: { id } }, body: { index_page: null } });
     const [updated] = await events(account, { type: 'domain.updated' });
-    expect((updated?.data as { previous_attributes: object }).previous_attributes).toEqual({
+    expect((updated?.data as { previous_attributes: object } | undefined)?.previous_attributes).toEqual({
       index_page: 'https://previous.example.com/a.html',
     });
   });

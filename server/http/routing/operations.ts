@@ -24,8 +24,15 @@ type ReplyFor<R, S> = (R extends { content: { 'application/json': infer B } }
   (R extends { headers: { Location: unknown } } ? { location: string } : { location?: undefined }) &
   (R extends { headers: { ETag: unknown } } ? { etag: string } : { etag?: undefined });
 
-/** What a handler answers: one of the operation's success (or 304) statuses with its documented body and headers. */
-export type Reply<K extends OperationId> = { [S in SuccessStatus<K>]: ReplyFor<Responses<K>[S], S> }[SuccessStatus<K>];
+/**
+ * What a handler answers: one of the operation's success (or 304) statuses with its documented body and headers;
+ * `savedBody`, what an idempotent replay answers instead of `body` (a secret shown once is not kept for it).
+ */
+export type Reply<K extends OperationId> = {
+  [S in SuccessStatus<K>]: ReplyFor<Responses<K>[S], S>;
+}[SuccessStatus<K>] & {
+  savedBody?: unknown;
+};
 
 type Present<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;
 type JsonBody<T> = NonNullable<T> extends { content: { 'application/json': infer B } } ? B : Record<string, never>;
@@ -55,6 +62,7 @@ export type Handlers = { [K in OperationId]: Handler<K> };
 export interface UntypedReply {
   status: number;
   body?: unknown;
+  savedBody?: unknown;
   location?: string;
   etag?: string;
   headers?: Record<string, string>;
