@@ -1917,11 +1917,10 @@ export interface components {
         /** @description How long the rotated key keeps working beside its successor. */
         "api-key-rotate": {
             /**
-             * @description A whole number and a unit (s, m, h, d, w), at most 10 years; `0s` ends the old key now.
-             * @default 24h
+             * @description A whole number and a unit (s, m, h, d, w), at most 10 years; `0s` ends the old key now; `24h` when left out.
              * @example 24h
              */
-            overlap: string;
+            overlap?: string;
         };
         /** @description The key that replaces the rotated one (with its secret, shown this once) and the rotated key now. */
         "api-key-rotation": {

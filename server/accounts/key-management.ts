@@ -4,7 +4,7 @@
 // together.
 import { nameProblem } from '../cli/terminal-text.js';
 import type { Database } from '../db/database.js';
-import type { ChangeCause } from '../db/owned.js';
+import { type ChangeCause, inTransaction } from '../db/owned.js';
 import { type EventSubscriber, recordEvent } from '../events/outbox.js';
 import { type KeyPolicy, missingScopes, parseInstant, parseRange, rangeList, type Scope } from './key-policy.js';
 import {
@@ -161,9 +161,12 @@ export function beyondCaller(caller: KeyPolicy | undefined, options: KeyOptions)
   return beyond;
 }
 
-/** Whether a normalised range lies inside one of the normalised `ranges` (comma-separated). */
+/** Whether a range lies inside one of the normalised `ranges` (comma-separated). */
 function rangeInside(range: string, ranges: string): boolean {
-  const [address = '', prefix = ''] = range.split('/');
+  // Normalised first: a key's row may hold a single address without its prefix.
+  const normal = parseRange(range);
+  if (typeof normal !== 'string') return false;
+  const [address = '', prefix = ''] = normal.split('/');
   const bits = Number(prefix);
   return ranges
     .split(',')
@@ -194,7 +197,8 @@ export async function createKey(
   options: KeyOptions,
   events: KeyEvents,
 ): Promise<{ issued: IssuedKey; record: ApiKeyRecord }> {
-  return db.transaction().execute(async (trx) => {
+  // In the transaction of an idempotent create when there is one.
+  return inTransaction(db, async (trx) => {
     const issued = await insertKey(trx, accountName, options);
     const record = await created(trx, issued, events);
     return { issued, record };
@@ -264,7 +268,7 @@ export async function revoke(
   events: KeyEvents,
   accountId?: number,
 ): Promise<ApiKeyRecord | undefined> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const owner = await revokeKeyOf(trx, keyOrPublicId, accountId);
     if (owner === undefined) return undefined;
     const record = (await keyRecord(trx, owner, publicIdIn(keyOrPublicId))) as ApiKeyRecord;
