@@ -436,7 +436,7 @@ export interface paths {
          *     Filters combine (all must hold) and stay with the walk: `links.next` carries them, and a cursor made under
          *     other filters is refused (`422`, naming `after`). `since` and `until` bound the time (`since` inclusive,
          *     `until` exclusive), `key_id` names the key whose requests made the changes (`cause.actor.key_id`),
-         *     `object_id` the record the events are about, and `type` an event type or a kind of record. A malformed value
+         *     `object_id` the record the events are about and `object_type` its kind (`space`: every `space.*` type). A malformed value
          *     is a `422` naming the parameter.
          *
          *     **Scope:** `events:read` (a key without it gets `403`).
@@ -2714,10 +2714,10 @@ export interface components {
          */
         cursor: string;
         /**
-         * @description Only events of this type (`space.updated`), or of every type about one kind of record (`space`).
+         * @description Only events of this type.
          * @example space.updated
          */
-        "event-type": components["schemas"]["event-type"] | components["schemas"]["event-kind"];
+        "event-type": components["schemas"]["event-type"];
         /**
          * @description Only events made at or after this time (inclusive): an RFC 3339 date-time with its zone, as
          *     `2026-11-22T09:00:00Z` or `2026-11-22T10:00:00+01:00`.
@@ -2738,11 +2738,17 @@ export interface components {
         "events-key-id": string;
         /**
          * @description Only events about this record: a domain's, a space's or a webhook endpoint's id, or an API key's id (12 hex
-         *     digits). Ids of different kinds may be equal: add `type` (an event type, or a kind as `space`) to name the
-         *     record's kind. Events written before 1.4.0 have no record to match.
+         *     digits). Ids of different kinds may be equal: add `object_type` (`space`) or `type` (`space.updated`) to name
+         *     the record's kind. Events written before 1.4.0 have no record to match.
          * @example 7
          */
         "events-object-id": string;
+        /**
+         * @description Only events about records of this kind: `domain` (`domain.*` events), `space`, `webhook` (`webhook.test`, whose
+         *     record is the endpoint) or `api_key`. With `object_id`, it says which kind of record the id is.
+         * @example space
+         */
+        "events-object-type": components["schemas"]["event-kind"];
         /**
          * @description Identifier of the event (`evt_…`). Another account's event answers `404`, as an unknown one does.
          * @example evt_5f2c0e8a1b3d4c6e7f809a1b
@@ -4202,7 +4208,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Only events of this type (`space.updated`), or of every type about one kind of record (`space`).
+                 * @description Only events of this type.
                  * @example space.updated
                  */
                 type?: components["parameters"]["event-type"];
@@ -4226,11 +4232,17 @@ export interface operations {
                 key_id?: components["parameters"]["events-key-id"];
                 /**
                  * @description Only events about this record: a domain's, a space's or a webhook endpoint's id, or an API key's id (12 hex
-                 *     digits). Ids of different kinds may be equal: add `type` (an event type, or a kind as `space`) to name the
-                 *     record's kind. Events written before 1.4.0 have no record to match.
+                 *     digits). Ids of different kinds may be equal: add `object_type` (`space`) or `type` (`space.updated`) to name
+                 *     the record's kind. Events written before 1.4.0 have no record to match.
                  * @example 7
                  */
                 object_id?: components["parameters"]["events-object-id"];
+                /**
+                 * @description Only events about records of this kind: `domain` (`domain.*` events), `space`, `webhook` (`webhook.test`, whose
+                 *     record is the endpoint) or `api_key`. With `object_id`, it says which kind of record the id is.
+                 * @example space
+                 */
+                object_type?: components["parameters"]["events-object-type"];
                 /**
                  * @description Records per page.
                  * @example 25
@@ -4264,7 +4276,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Only events of this type (`space.updated`), or of every type about one kind of record (`space`).
+                 * @description Only events of this type.
                  * @example space.updated
                  */
                 type?: components["parameters"]["event-type"];
@@ -4288,11 +4300,17 @@ export interface operations {
                 key_id?: components["parameters"]["events-key-id"];
                 /**
                  * @description Only events about this record: a domain's, a space's or a webhook endpoint's id, or an API key's id (12 hex
-                 *     digits). Ids of different kinds may be equal: add `type` (an event type, or a kind as `space`) to name the
-                 *     record's kind. Events written before 1.4.0 have no record to match.
+                 *     digits). Ids of different kinds may be equal: add `object_type` (`space`) or `type` (`space.updated`) to name
+                 *     the record's kind. Events written before 1.4.0 have no record to match.
                  * @example 7
                  */
                 object_id?: components["parameters"]["events-object-id"];
+                /**
+                 * @description Only events about records of this kind: `domain` (`domain.*` events), `space`, `webhook` (`webhook.test`, whose
+                 *     record is the endpoint) or `api_key`. With `object_id`, it says which kind of record the id is.
+                 * @example space
+                 */
+                object_type?: components["parameters"]["events-object-type"];
                 /**
                  * @description Records per page.
                  * @example 25

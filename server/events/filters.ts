@@ -14,6 +14,7 @@ interface FilterQuery {
   until?: string;
   key_id?: string;
   object_id?: string;
+  object_type?: string;
 }
 
 /** The filters the query gives, or what is wrong with them, by parameter. */
@@ -39,5 +40,6 @@ export function eventFilters(query: FilterQuery): Omit<EventFilters, 'type'> | {
     ...(until ? { until } : {}),
     ...(query.key_id !== undefined ? { keyId: query.key_id } : {}),
     ...(query.object_id !== undefined ? { objectId: query.object_id } : {}),
+    ...(query.object_type !== undefined ? { objectType: query.object_type } : {}),
   };
 }

@@ -1,4 +1,5 @@
 // Reads of the event log: one account's events, newest first, and one event by its public id; and its retention.
+import { sql } from 'kysely';
 import type { Database, PruneBatch } from '../db/database.js';
 
 /**
@@ -28,8 +29,10 @@ export interface EventRow {
 
 /** What GET /events narrows the log to; every filter given must hold. */
 export interface EventFilters {
-  /** An event type (`space.updated`), or a kind of record (`space`: every `space.*` type). */
+  /** An event type (`space.updated`). */
   type?: string;
+  /** A kind of record (`space`: every `space.*` type). */
+  objectType?: string;
   /** From this time on (inclusive). */
   since?: Date;
   /** Before this time (exclusive). */
@@ -44,7 +47,10 @@ export function eventRepository(db: Database) {
   return {
     async list(
       accountId: number,
-      { type, limit, before, since, until, keyId, objectId }: EventFilters & { limit: number; before?: number },
+      { type, limit, before, since, until, keyId, objectId, objectType }: EventFilters & {
+        limit: number;
+        before?: number;
+      },
     ) {
       let query = db
         .selectFrom('events')
@@ -52,8 +58,10 @@ export function eventRepository(db: Database) {
         .where('account_id', '=', accountId)
         .orderBy('id', 'desc')
         .limit(limit);
-      if (type !== undefined) {
-        query = type.includes('.') ? query.where('type', '=', type) : query.where('type', 'like', `${type}.%`);
+      if (type !== undefined) query = query.where('type', '=', type);
+      // A kind is letters and `_` (the spec's enum): `_` is LIKE's one-character wildcard, so it is escaped.
+      if (objectType !== undefined) {
+        query = query.where(sql<boolean>`type like ${`${objectType.replaceAll('_', '\\_')}.%`} escape '\\'`);
       }
       if (since !== undefined) query = query.where('created_at', '>=', since.toISOString());
       if (until !== undefined) query = query.where('created_at', '<', until.toISOString());

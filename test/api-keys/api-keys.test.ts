@@ -209,7 +209,7 @@ describe('POST /api-keys/{key_id}/rotate and DELETE /api-keys/{key_id}', () => {
     expect(status).toBe(401);
     const again = await boss.client.DELETE('/api-keys/{key_id}', { params: { path: { key_id: id } } });
     expect(again.response.status).toBe(404);
-    const { data } = await boss.client.GET('/events', { params: { query: { type: 'api_key', object_id: id } } });
+    const { data } = await boss.client.GET('/events', { params: { query: { object_type: 'api_key', object_id: id } } });
     expect(data?.data.map((event) => event.type)).toEqual(['api_key.revoked', 'api_key.created']);
     expect(data?.data[0]?.cause.actor).toMatchObject({ type: 'api_key', key_id: boss.id });
     expect(JSON.stringify(data)).not.toContain(secretOf(made.data?.secret as string));

@@ -1,5 +1,5 @@
-// GET /events' filters: since (inclusive) and until (exclusive), key_id, object_id with type naming an event type or
-// a kind, combined with each other and with the cursor, which carries them past the first page; bad values are 422s
+// GET /events' filters: since (inclusive) and until (exclusive), key_id, object_id with object_type naming its kind
+// (or type an event type), combined with each other and with the cursor, which carries them past the first page; bad values are 422s
 // naming the parameter.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publicIdOf } from '../support/api-keys.js';
@@ -66,7 +66,7 @@ describe('GET /events filters', () => {
     const expected = everything.filter(
       (event) => event.type.startsWith('space.') && event.timestamp >= since && event.timestamp < until,
     );
-    const { events } = await walk(owner, { since, until, type: 'space' });
+    const { events } = await walk(owner, { since, until, object_type: 'space' });
     expect(events.map((event) => event.id)).toEqual(expected.map((event) => event.id));
     expect(events.some((event) => event.timestamp === since)).toBe(true);
     expect(events.some((event) => event.timestamp === until)).toBe(false);
@@ -83,7 +83,7 @@ describe('GET /events filters', () => {
 
   it('object_id: the events of one record, of its kind when type names one', async () => {
     const id = spaceIds[3] as number;
-    const { events } = await walk(owner, { object_id: String(id), type: 'space' });
+    const { events } = await walk(owner, { object_id: String(id), object_type: 'space' });
     expect(events.map((event) => event.type)).toEqual(['space.updated', 'space.created']);
     const updates = await walk(owner, { object_id: String(id), type: 'space.updated' });
     expect(updates.events.length).toBe(1);
@@ -106,7 +106,8 @@ describe('GET /events filters', () => {
     ['until', { since: '2026-11-22T09:00:00Z', until: '2026-11-22T09:00:00Z' }],
     ['key_id', { key_id: 'ABCDEF012345' }],
     ['object_id', { object_id: '007' }],
-    ['type', { type: 'spaces' }],
+    ['type', { type: 'space' }],
+    ['object_type', { object_type: 'spaces' }],
   ])('answers 422 naming %s for %j', async (field, query) => {
     const client = apiClient(server.apiUrl, owner.key);
     const { error, response } = await client.GET('/events', { params: { query: query as never } });
