@@ -98,6 +98,44 @@ export function isListedNarrowing(change: DiffChange, narrowings: SecurityNarrow
   );
 }
 
+/** An event type as the contract spells them (`space.updated`, `api_key.created`). */
+const EVENT_TYPE = /^[a-z]+(?:_[a-z]+)*\.[a-z]+(?:_[a-z]+)*$/;
+
+/**
+ * A new event type: the contract says "New types may be added within v1: ignore a type you do not know"
+ * (spec/components/schemas/event-type.yaml). `redocly diff` rates the enums that list the types gaining values,
+ * and the event union gaining the new type's shape, as major; the gate rates them minor, and only them: every
+ * value added is an event type, every shape added is one event's (its `type` a const event type).
+ */
+export function isEventTypeAdded(change: DiffChange): boolean {
+  const verdicts = change.verdicts ?? [];
+  const before = change.base?.value;
+  const after = change.revision?.value;
+  if (
+    change.kind === 'modified' &&
+    verdicts.length > 0 &&
+    verdicts.every((v) => v.ruleId === 'enum-values-added') &&
+    Array.isArray(before) &&
+    Array.isArray(after)
+  ) {
+    const added = after.filter((value) => !before.includes(value));
+    return (
+      added.length > 0 &&
+      before.every((value) => after.includes(value)) &&
+      added.every((value) => typeof value === 'string' && EVENT_TYPE.test(value))
+    );
+  }
+  const shape = after as { properties?: { type?: { const?: unknown } } } | undefined;
+  return (
+    change.kind === 'added' &&
+    /\/oneOf\/\d+$/.test(change.path) &&
+    verdicts.length > 0 &&
+    verdicts.every((v) => v.ruleId === 'schema-combinator-changed') &&
+    typeof shape?.properties?.type?.const === 'string' &&
+    EVENT_TYPE.test(shape.properties.type.const)
+  );
+}
+
 /** The report with the changes the gate rates differently from `redocly diff` (above) counted as minor. */
 export function rated(
   report: DiffReport,
@@ -106,7 +144,8 @@ export function rated(
   const majors = report.changes.filter((c) => c.impact === 'major');
   const declared = majors.filter((c) => isScopeDeclaredOnOpenRequirement(c));
   const narrowed = majors.filter((c) => !declared.includes(c) && isListedNarrowing(c, narrowings));
-  const relaxed = [...declared, ...narrowed];
+  const eventTypes = majors.filter((c) => !declared.includes(c) && !narrowed.includes(c) && isEventTypeAdded(c));
+  const relaxed = [...declared, ...narrowed, ...eventTypes];
   const { major, minor, patch } = report.summary;
   return {
     ...report,

@@ -1,7 +1,13 @@
 // The breaking-change gate's one deliberate allowance for a narrowing (scripts/spec-compat.ts): a scope added to
 // an operation's requirement passes only when spec/released/narrowed-for-security.yaml lists exactly it.
 import { describe, expect, it } from 'vitest';
-import { isListedNarrowing, listedNarrowings, rated, type SecurityNarrowing } from '../../scripts/spec-compat.js';
+import {
+  isEventTypeAdded,
+  isListedNarrowing,
+  listedNarrowings,
+  rated,
+  type SecurityNarrowing,
+} from '../../scripts/spec-compat.js';
 
 const LISTED: SecurityNarrowing[] = [
   { operation: 'POST /events/{id}/redeliver', scopes: ['events:read'], why: 'closes a hole' },
@@ -72,5 +78,26 @@ describe('a listed narrowing', () => {
       expect(entry.scopes.length).toBeGreaterThan(0);
       expect(entry.why.length).toBeGreaterThan(20);
     }
+  });
+});
+
+describe('a new event type', () => {
+  const TYPES = '#/paths/~1webhook-endpoints/get/responses/200/content/application~1json/schema/properties/x/items';
+  const enumChange = (before: string[], after: string[]) => change(TYPES, before, after, 'enum-values-added');
+  const shape = (type: string) => ({
+    path: '#/paths/~1x/post/responses/202/content/application~1json/schema/properties/data/oneOf/12',
+    kind: 'added',
+    impact: 'major',
+    verdicts: [{ ruleId: 'schema-combinator-changed' }],
+    revision: { value: { type: 'object', properties: { type: { const: type } } } },
+  });
+  it.each([
+    ['event types added to an enum', enumChange(['space.created'], ['space.created', 'api_key.created']), true],
+    ['another value added to an enum', enumChange(['active'], ['active', 'retired']), false],
+    ['an event type added and another removed', enumChange(['a.b', 'c.d'], ['a.b', 'e.f']), false],
+    ["an event's shape added to the union", shape('api_key.rotated'), true],
+    ['another shape added to a union', { ...shape('x'), revision: { value: { type: 'string' } } }, false],
+  ])('%s: %s', (_name, given, relaxed) => {
+    expect(isEventTypeAdded(given)).toBe(relaxed);
   });
 });
