@@ -185,6 +185,22 @@ const migrations: Record<string, Migration> = {
         .on('events')
         .columns(['account_id', 'created_at', 'id'])
         .execute();
+      // When a key's api_key.expired event was written. A key already expired (or revoked) now gets none: its
+      // expiry came before there were key events.
+      const type = columnTypes(db);
+      await db.schema.alterTable('api_keys').addColumn('expiry_noted_at', type.timestamp).execute();
+      const now = new Date().toISOString();
+      await db
+        .updateTable('api_keys')
+        .set({ expiry_noted_at: now })
+        .where((eb) => eb.or([eb('expires_at', '<=', now), eb('revoked_at', 'is not', null)]))
+        .execute();
+      await db.schema
+        .createIndex('api_keys_expiry_due')
+        .on('api_keys')
+        .column('expires_at')
+        .where(sql.ref('expiry_noted_at'), 'is', null)
+        .execute();
     },
   },
 };

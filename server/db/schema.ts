@@ -31,6 +31,8 @@ export interface ApiKeysTable {
   allowed_ips: ColumnType<string | null, string | null | undefined, string | null>;
   /** The public id of the key that replaced it (`keys rotate`); null: not rotated. */
   replaced_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When its api_key.expired event was written (migration 0012); null: not yet, or it has not expired. */
+  expiry_noted_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
 }
 
 export interface DomainsTable {

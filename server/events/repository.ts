@@ -47,7 +47,16 @@ export function eventRepository(db: Database) {
   return {
     async list(
       accountId: number,
-      { type, limit, before, since, until, keyId, objectId, objectType }: EventFilters & {
+      {
+        type,
+        limit,
+        before,
+        since,
+        until,
+        keyId,
+        objectId,
+        objectType,
+      }: EventFilters & {
         limit: number;
         before?: number;
       },

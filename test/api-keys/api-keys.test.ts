@@ -1,7 +1,9 @@
 // /api-keys: the calling key, the account's keys, and making, rotating and revoking keys through the API, never
 // beyond the calling key (scopes, expiry, address ranges), with their events and no secret kept or shown twice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { noteExpiredKeys } from '../../server/accounts/key-expiry.js';
 import { issueKey } from '../../server/accounts/keys.js';
+import { webhookFanOut } from '../../server/webhooks/fan-out.js';
 import { publicIdOf, secretOf } from '../support/api-keys.js';
 import { apiClient, startServer, type TestServer } from '../support/server.js';
 
@@ -223,5 +225,18 @@ describe('POST /api-keys/{key_id}/rotate and DELETE /api-keys/{key_id}', () => {
     const reader = await keyOf('key-events', { scopes: ['webhooks:write', 'api_keys:read'] });
     const taken = await reader.client.POST('/webhook-endpoints', { body });
     expect(taken.response.status).toBe(201);
+  });
+});
+
+describe('api_key.expired', () => {
+  it('is written once for a key past its expiry, by the system', async () => {
+    const reader = await keyOf('expiring', { scopes: ['events:read'] });
+    const gone = await keyOf('expiring', { scopes: ['spaces:read'], expiresAt: new Date(Date.now() - 1000) });
+    expect(await noteExpiredKeys(server.db, webhookFanOut(server.webhooks))).toBeGreaterThanOrEqual(1);
+    await noteExpiredKeys(server.db, webhookFanOut(server.webhooks));
+    const { data } = await reader.client.GET('/events', { params: { query: { object_id: gone.id } } });
+    expect(data?.data.map((event) => event.type)).toEqual(['api_key.expired']);
+    expect(data?.data[0]?.cause.actor.type).toBe('system');
+    expect(data?.data[0]?.data).toMatchObject({ object: { id: gone.id, status: 'expired' } });
   });
 });
