@@ -499,8 +499,8 @@ export interface paths {
         };
         /**
          * List API keys
-         * @description The account's keys, newest first, read by cursor (follow `links.next`), revoked and expired ones included;
-         *     never a secret or a hash.
+         * @description The account's keys, newest first, read by cursor (follow `links.next`): expired and rotated ones included,
+         *     revoked ones not (`npm run keys -- list` shows them); never a secret or a hash.
          *
          *     **Scope:** `api_keys:read` (a key without it gets `403`).
          */
@@ -542,11 +542,11 @@ export interface paths {
         };
         /**
          * Show the calling key
-         * @description The key the request is made with, for any valid key (no scope needed): what it may do, when it expires and
-         *     whether it was replaced (as Cloudflare's token verify). Never its secret. A sandbox key is no key of the
-         *     service: `404`.
+         * @description The key the request is made with, for any valid key, no scope needed (as Cloudflare's token verify): what it
+         *     may do, when it expires, whether it was replaced. Never a secret or a hash. A sandbox key shows itself as key
+         *     `000000000000`, with the scopes its token names.
          */
-        get: operations["api-keys_show"];
+        get: operations["api-keys_current"];
         put?: never;
         post?: never;
         delete?: never;
@@ -555,50 +555,66 @@ export interface paths {
          * Show the calling key, headers only (HEAD)
          * @description `GET /api-keys/current` without the body (RFC 9110 §9.3.2): the same status and headers.
          */
-        head: operations["api-keys_show_head"];
+        head: operations["api-keys_current_head"];
         patch?: never;
         trace?: never;
     };
-    "/api-keys/{key_id}": {
+    "/api-keys/{id}": {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /**
-                 * @description The key's id (12 hex digits). Another account's key answers `404`, as an unknown one does.
+                 * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+                 *     answer `404`, as an unknown one does.
                  * @example 3f1c0a9b2d4e
                  */
-                key_id: components["parameters"]["api-key-id"];
+                id: components["parameters"]["api-key-id"];
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Show an API key
+         * @description One key of the account, by its id; never a secret or a hash. A revoked key is `404`: it has left the API
+         *     (`npm run keys -- list` still shows it). `GET /api-keys/current` shows the calling key to itself, with no
+         *     scope.
+         *
+         *     **Scope:** `api_keys:read` (a key without it gets `403`).
+         */
+        get: operations["api-keys_show"];
         put?: never;
         post?: never;
         /**
          * Revoke an API key
          * @description Revokes the key: every instance refuses it (`401`) within half a second, as after `npm run keys -- revoke`.
-         *     A key may revoke itself. Revoking a revoked key is a `404`, as an unknown key is. Writes an
+         *     A key may revoke itself. A revoked key leaves the API: it is not listed or shown again, and revoking it again is a `404`, as an unknown key is. Writes an
          *     `api_key.revoked` event.
          *
          *     **Scope:** `api_keys:write` (a key without it gets `403`).
          */
         delete: operations["api-keys_delete"];
         options?: never;
-        head?: never;
+        /**
+         * Show an API key, headers only (HEAD)
+         * @description `GET /api-keys/{id}` without the body (RFC 9110 §9.3.2): the same status and headers.
+         *
+         *     **Scope:** `api_keys:read` (a key without it gets `403`).
+         */
+        head: operations["api-keys_show_head"];
         patch?: never;
         trace?: never;
     };
-    "/api-keys/{key_id}/rotate": {
+    "/api-keys/{id}/rotate": {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /**
-                 * @description The key's id (12 hex digits). Another account's key answers `404`, as an unknown one does.
+                 * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+                 *     answer `404`, as an unknown one does.
                  * @example 3f1c0a9b2d4e
                  */
-                key_id: components["parameters"]["api-key-id"];
+                id: components["parameters"]["api-key-id"];
             };
             cookie?: never;
         };
@@ -910,7 +926,7 @@ export interface webhooks {
         put?: never;
         /**
          * api_key.rotated
-         * @description An API key was rotated (`POST /api-keys/{key_id}/rotate`, `npm run keys -- rotate`): `object` is the old key, working until its `expires_at`; `successor` the key that replaces it. POSTed to every enabled endpoint whose `enabled_events` lists `api_key.rotated` (`*` does not stand for the
+         * @description An API key was rotated (`POST /api-keys/{id}/rotate`, `npm run keys -- rotate`): `object` is the old key, working until its `expires_at`; `successor` the key that replaces it. POSTed to every enabled endpoint whose `enabled_events` lists `api_key.rotated` (`*` does not stand for the
          *     `api_key.*` types), as JSON, with the Standard Webhooks headers.
          */
         post: operations["webhooks_api_key_rotated"];
@@ -931,7 +947,7 @@ export interface webhooks {
         put?: never;
         /**
          * api_key.revoked
-         * @description An API key was revoked (`DELETE /api-keys/{key_id}`, `npm run keys -- revoke`). POSTed to every enabled endpoint whose `enabled_events` lists `api_key.revoked` (`*` does not stand for the
+         * @description An API key was revoked (`DELETE /api-keys/{id}`, `npm run keys -- revoke`). POSTed to every enabled endpoint whose `enabled_events` lists `api_key.revoked` (`*` does not stand for the
          *     `api_key.*` types), as JSON, with the Standard Webhooks headers.
          */
         post: operations["webhooks_api_key_revoked"];
@@ -1736,7 +1752,7 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
-        /** @description An API key was rotated (`POST /api-keys/{key_id}/rotate`, `npm run keys -- rotate`): `object` is the old key, working until its `expires_at`; `successor` the key that replaces it. */
+        /** @description An API key was rotated (`POST /api-keys/{id}/rotate`, `npm run keys -- rotate`): `object` is the old key, working until its `expires_at`; `successor` the key that replaces it. */
         "event-api-key-rotated": {
             id: components["schemas"]["event-id"];
             /**
@@ -1752,7 +1768,7 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
-        /** @description An API key was revoked (`DELETE /api-keys/{key_id}`, `npm run keys -- revoke`). */
+        /** @description An API key was revoked (`DELETE /api-keys/{id}`, `npm run keys -- revoke`). */
         "event-api-key-revoked": {
             id: components["schemas"]["event-id"];
             /**
@@ -1883,15 +1899,16 @@ export interface components {
          */
         "api-key-store": {
             /**
-             * @description What the key is for; no control, invisible or line-separator characters.
+             * Format: key-label
+             * @description What the key is for; no control, invisible or line-separator characters, in Unicode NFC.
              * @example ci deploy
              */
             label?: string | null;
-            /** @description The scopes of the new key. */
+            /** @description The scopes of the new key, each once (kept in the order sent). */
             scopes?: components["schemas"]["api-key-scope"][];
             /**
-             * Format: date-time
-             * @description When it stops working; in the future, at most 10 years ahead.
+             * Format: key-expiry
+             * @description When it stops working, an RFC 3339 date-time with its zone; in the future, at most 10 years ahead.
              * @example 2027-01-31T00:00:00Z
              */
             expires_at?: string;
@@ -1917,6 +1934,7 @@ export interface components {
         /** @description How long the rotated key keeps working beside its successor. */
         "api-key-rotate": {
             /**
+             * Format: key-overlap
              * @description A whole number and a unit (s, m, h, d, w), at most 10 years; `0s` ends the old key now; `24h` when left out.
              * @example 24h
              */
@@ -2755,7 +2773,14 @@ export interface components {
          */
         "event-id": components["schemas"]["event-id"];
         /**
-         * @description The key's id (12 hex digits). Another account's key answers `404`, as an unknown one does.
+         * @description Only keys whose label holds this text (case-insensitive for ASCII letters; `%`, `_` and `\` match
+         *     themselves). Empty (the default): no filter.
+         * @example deploy
+         */
+        "api-keys-search": string;
+        /**
+         * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+         *     answer `404`, as an unknown one does.
          * @example 3f1c0a9b2d4e
          */
         "api-key-id": components["schemas"]["api-key-id"];
@@ -4374,6 +4399,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description Only keys whose label holds this text (case-insensitive for ASCII letters; `%`, `_` and `\` match
+                 *     themselves). Empty (the default): no filter.
+                 * @example deploy
+                 */
+                search?: components["parameters"]["api-keys-search"];
+                /**
                  * @description Records per page.
                  * @example 25
                  */
@@ -4419,8 +4450,8 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The new key's label, scopes, expiry and address ranges; each optional. */
-        requestBody: {
+        /** @description The new key's label, scopes, expiry and address ranges; each optional (none at all is the caller's own). */
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -4484,6 +4515,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description Only keys whose label holds this text (case-insensitive for ASCII letters; `%`, `_` and `\` match
+                 *     themselves). Empty (the default): no filter.
+                 * @example deploy
+                 */
+                search?: components["parameters"]["api-keys-search"];
+                /**
                  * @description Records per page.
                  * @example 25
                  */
@@ -4512,7 +4549,7 @@ export interface operations {
             503: components["responses"]["service-unavailable"];
         };
     };
-    "api-keys_show": {
+    "api-keys_current": {
         parameters: {
             query?: never;
             header?: never;
@@ -4533,11 +4570,39 @@ export interface operations {
             503: components["responses"]["service-unavailable"];
         };
     };
-    "api-keys_show_head": {
+    "api-keys_current_head": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["api-key"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_show": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+                 *     answer `404`, as an unknown one does.
+                 * @example 3f1c0a9b2d4e
+                 */
+                id: components["parameters"]["api-key-id"];
+            };
             cookie?: never;
         };
         requestBody?: never;
@@ -4560,10 +4625,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The key's id (12 hex digits). Another account's key answers `404`, as an unknown one does.
+                 * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+                 *     answer `404`, as an unknown one does.
                  * @example 3f1c0a9b2d4e
                  */
-                key_id: components["parameters"]["api-key-id"];
+                id: components["parameters"]["api-key-id"];
             };
             cookie?: never;
         };
@@ -4581,16 +4647,45 @@ export interface operations {
             503: components["responses"]["service-unavailable"];
         };
     };
+    "api-keys_show_head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+                 *     answer `404`, as an unknown one does.
+                 * @example 3f1c0a9b2d4e
+                 */
+                id: components["parameters"]["api-key-id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["api-key"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
     "api-keys_rotate": {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /**
-                 * @description The key's id (12 hex digits). Another account's key answers `404`, as an unknown one does.
+                 * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+                 *     answer `404`, as an unknown one does.
                  * @example 3f1c0a9b2d4e
                  */
-                key_id: components["parameters"]["api-key-id"];
+                id: components["parameters"]["api-key-id"];
             };
             cookie?: never;
         };

@@ -34,7 +34,7 @@ const JSON_ONLY: JsonOnlyTable = {
   '/webhook-endpoints/{id}': { PUT: true, PATCH: true },
   '/events/{id}/redeliver': { POST: true },
   '/api-keys': { POST: true },
-  '/api-keys/{key_id}/rotate': { POST: true },
+  '/api-keys/{id}/rotate': { POST: true },
 };
 
 /** Whether the operation (path template and method, e.g. `/webhook-endpoints`, `POST`) takes JSON only. */

@@ -28,7 +28,7 @@ export interface ApiKeysApi {
 export function apiKeysApi(send: Send): ApiKeysApi {
   const list = async (params?: ApiKeyListParams, options?: CallOptions) =>
     (await send('GET', '/api-keys', { params: { query: params ?? {} } }, options)).data as ApiKeyPage;
-  const byKeyId = (keyId: string) => ({ params: { path: { key_id: keyId } } });
+  const byKeyId = (keyId: string) => ({ params: { path: { id: keyId } } });
   return {
     current: async (options) => ((await send('GET', '/api-keys/current', {}, options)).data as { data: ApiKey }).data,
     list,
@@ -45,12 +45,12 @@ export function apiKeysApi(send: Send): ApiKeysApi {
     },
     async rotate(keyId, overlap, options) {
       const body = overlap === undefined ? {} : { overlap };
-      const { data } = await send('POST', '/api-keys/{key_id}/rotate', { ...byKeyId(keyId), body }, options);
+      const { data } = await send('POST', '/api-keys/{id}/rotate', { ...byKeyId(keyId), body }, options);
       const { data: record, secret, replaced } = data as { data: ApiKey; secret: string; replaced: ApiKey };
       return { ...record, secret, replaced };
     },
     async revoke(keyId, options) {
-      await send('DELETE', '/api-keys/{key_id}', byKeyId(keyId), options);
+      await send('DELETE', '/api-keys/{id}', byKeyId(keyId), options);
     },
   };
 }

@@ -7,6 +7,7 @@ import { fieldProblem, HttpProblem, notFound, validationProblem } from '../http/
 import type { Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
 import {
+  type ApiKeyRecord,
   apiKeyRecord,
   beyondCaller,
   createKey,
@@ -17,10 +18,12 @@ import {
   rotate,
   withCallersDefaults,
 } from './key-management.js';
-import { parseDuration } from './key-policy.js';
+import { parseDuration, type Scope } from './key-policy.js';
+import type { Account } from './keys.js';
 import { accountKeys } from './keys.js';
 
 export type ApiKeyOperation =
+  | 'api-keys_current'
   | 'api-keys_show'
   | 'api-keys_list'
   | 'api-keys_store'
@@ -42,20 +45,52 @@ function escalation(beyond: string[]) {
   );
 }
 
+/**
+ * A key with no row of its own (a sandbox key, made up by its holder): shown as key 000000000000, with the
+ * scopes its token names (null: every scope but api_keys:write), never expiring.
+ */
+function sandboxKey(account: Account): ApiKeyRecord {
+  const scopes = account.policy?.scopes;
+  return {
+    id: '000000000000',
+    label: 'sandbox',
+    scopes: scopes ? ([...scopes].sort() as Scope[]) : null,
+    status: 'active',
+    expires_at: null,
+    allowed_ips: null,
+    created_at: new Date(0).toISOString(),
+    last_used_at: null,
+    replaced_by: null,
+  };
+}
+
 const bodyErrors = (errors: KeyFieldError[]) =>
   validationProblem(errors.map((error) => ({ location: 'body' as const, ...error })));
 
 export function apiKeyHandlers(db: Database, fanOut: EventSubscriber): Pick<Handlers, ApiKeyOperation> {
   return {
-    async 'api-keys_show'({ account }) {
-      const record = account.keyId && (await keyRecord(db, account.id, account.keyId));
-      if (!record) throw new HttpProblem('not-found', 'This key is no API key of the service (a sandbox key).');
+    async 'api-keys_current'({ account }) {
+      const record = account.keyId ? await keyRecord(db, account.id, account.keyId, true) : sandboxKey(account);
+      // A key revoked meanwhile (its cache entry lives on for at most KEY_CACHE_TTL_MS).
+      if (!record) throw notAKey(account.keyId ?? 'current');
+      return { status: 200, body: { data: record } };
+    },
+
+    async 'api-keys_show'({ account, path }) {
+      const record = await keyRecord(db, account.id, path.id, true);
+      if (!record) throw notAKey(path.id);
       return { status: 200, body: { data: record } };
     },
 
     async 'api-keys_list'({ account, query, url }) {
       const before = readIdCursor(query.after as string | undefined);
-      const keys = await accountKeys(db, account.id, { limit: query.per_page, before });
+      const search = (query.search as string | undefined) || undefined;
+      const keys = await accountKeys(db, account.id, {
+        limit: query.per_page,
+        before,
+        unrevoked: true,
+        ...(search ? { search } : {}),
+      });
       return {
         status: 200,
         body: {
@@ -87,23 +122,23 @@ export function apiKeyHandlers(db: Database, fanOut: EventSubscriber): Pick<Hand
         throw validationProblem([{ location: 'body', field: 'overlap', message: overlap.error }]);
       }
       const events = { cause: causeOf(requestId, actor), subscriber: fanOut };
-      const result = await rotate(db, path.key_id, overlap, events, { accountId: account.id, caller: account.policy });
+      const result = await rotate(db, path.id, overlap, events, { accountId: account.id, caller: account.policy });
       if ('rotated' in result) {
         return { status: 200, body: { data: result.record, secret: result.rotated.key, replaced: result.replaced } };
       }
-      if (result.refused === 'unknown') throw notAKey(path.key_id);
+      // A revoked key has left the API, as an unknown one.
+      if (result.refused === 'unknown' || result.refused === 'revoked') throw notAKey(path.id);
       if (result.refused === 'exceeds') throw escalation(result.exceeds);
       const said = {
-        revoked: `Key ${path.key_id} was revoked at ${result.detail}; a revoked key is not rotated.`,
-        expired: `Key ${path.key_id} expired at ${result.detail}; make a new key instead.`,
-        rotated: `Key ${path.key_id} was rotated already: key ${result.detail} replaces it.`,
+        expired: `Key ${path.id} expired at ${result.detail}; make a new key instead.`,
+        rotated: `Key ${path.id} was rotated already: key ${result.detail} replaces it.`,
       };
       throw new HttpProblem('conflict', said[result.refused]);
     },
 
     async 'api-keys_delete'({ account, path, requestId, actor }) {
       const events = { cause: causeOf(requestId, actor), subscriber: fanOut };
-      if (!(await revoke(db, path.key_id, events, account.id))) throw notAKey(path.key_id);
+      if (!(await revoke(db, path.id, events, account.id))) throw notAKey(path.id);
       return { status: 204 };
     },
   };

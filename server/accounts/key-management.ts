@@ -107,7 +107,8 @@ export function keyOptionsOf(
   if (errors.length > 0) return { errors };
   return {
     label: request.label ?? null,
-    ...(request.scopes !== undefined ? { scopes: [...new Set(request.scopes)].sort() } : {}),
+    // As sent (the API answers what it was given; a scope named twice is held once).
+    ...(request.scopes !== undefined ? { scopes: [...request.scopes] } : {}),
     ...(expiresAt ? { expiresAt } : {}),
     ...(request.allowedIps !== undefined ? { allowedIps: [...new Set(ranges)] } : {}),
   };
@@ -184,9 +185,9 @@ function addressInRange(address: string, range: string): boolean {
   return range.includes(':') === v6 && list.check(address, v6 ? 'ipv6' : 'ipv4');
 }
 
-/** The key's record as stored now (in `db`, a transaction's own view), or undefined. */
-export async function keyRecord(db: Database, accountId: number, publicId: string) {
-  const [key] = await accountKeys(db, accountId, { publicId });
+/** The key's record as stored now (in `db`, a transaction's own view), or undefined; `unrevoked`: not if revoked. */
+export async function keyRecord(db: Database, accountId: number, publicId: string, unrevoked = false) {
+  const [key] = await accountKeys(db, accountId, { publicId, unrevoked });
   return key && apiKeyRecord(key);
 }
 

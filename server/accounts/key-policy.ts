@@ -23,15 +23,16 @@ export const SCOPES = [
 export type Scope = (typeof SCOPES)[number];
 
 /**
- * The scopes of managing keys, which "every scope" (a key made without --scopes) does not hold: a key that can
- * mint keys is given that power by name, never by a release that adds the scope (CHANGELOG 1.4.0).
+ * The scope of managing keys, which "every scope" (a key made without --scopes) does not hold: a key that can
+ * make, rotate or revoke keys is given that power by name, never by a release that adds the scope (CHANGELOG
+ * 1.4.0). Reading keys (api_keys:read: their records, never a secret) is a read scope like the others.
  */
-export const KEY_SCOPES: readonly string[] = ['api_keys:read', 'api_keys:write'];
+export const KEY_SCOPES: readonly string[] = ['api_keys:write'];
 
 export interface KeyPolicy {
   /**
-   * The scopes the key holds; undefined: every scope but KEY_SCOPES, those added later included (a key made
-   * without --scopes).
+   * The scopes the key holds; undefined: every scope but KEY_SCOPES (api_keys:write), those added later included
+   * (a key made without --scopes).
    */
   scopes?: ReadonlySet<string>;
   /** When the key stops working (ms since the epoch); undefined: never. */
@@ -42,8 +43,8 @@ export interface KeyPolicy {
   allowedIps?: { list: BlockList; text: string };
 }
 
-/** Every read scope of the records: what `read` stands for in a list of scopes (a read-only key). */
-export const READ_SCOPES = SCOPES.filter((scope) => scope.endsWith(':read') && !KEY_SCOPES.includes(scope));
+/** Every read scope: what `read` stands for in a list of scopes (a read-only key). */
+export const READ_SCOPES = SCOPES.filter((scope) => scope.endsWith(':read'));
 
 /**
  * Reads a comma- or space-separated list of scopes (`read` stands for every read scope); the sentence of the

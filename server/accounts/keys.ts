@@ -312,18 +312,37 @@ export async function listKeys(db: Database): Promise<KeyListing[]> {
   return keyListings(db, {});
 }
 
+/** What to read of one account's keys (accountKeys). */
+export interface KeyQuery {
+  limit?: number;
+  /** After this row id (a cursor's). */
+  before?: number;
+  publicId?: string;
+  /** Leave revoked keys out. */
+  unrevoked?: boolean;
+  /** Only labels holding this text (ASCII case-insensitive). */
+  search?: string;
+}
+
 /** One account's keys, newest first, after the row id `before` (a cursor's), at most `limit`; or one by its id. */
 export async function accountKeys(
   db: Database,
   accountId: number,
-  { limit, before, publicId }: { limit?: number; before?: number; publicId?: string },
+  query: KeyQuery,
 ): Promise<Array<KeyListing & { id: number }>> {
-  return keyListings(db, { accountId, limit, before, publicId });
+  return keyListings(db, { ...query, accountId });
 }
 
 async function keyListings(
   db: Database,
-  where: { accountId?: number; limit?: number; before?: number; publicId?: string },
+  where: {
+    accountId?: number;
+    limit?: number;
+    before?: number;
+    publicId?: string;
+    unrevoked?: boolean;
+    search?: string;
+  },
 ): Promise<Array<KeyListing & { id: number }>> {
   let query = db
     .selectFrom('api_keys')
@@ -350,6 +369,11 @@ async function keyListings(
   }
   if (where.publicId !== undefined) query = query.where('api_keys.public_id', '=', where.publicId);
   if (where.before !== undefined) query = query.where('api_keys.id', '<', where.before);
+  if (where.unrevoked) query = query.where('api_keys.revoked_at', 'is', null);
+  if (where.search) {
+    const pattern = `%${where.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where(sql<boolean>`lower(api_keys.label) like ${pattern} escape '\\'`);
+  }
   if (where.limit !== undefined) query = query.limit(where.limit);
   const rows = await query.execute();
   return rows.map((row) => ({

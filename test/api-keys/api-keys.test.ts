@@ -45,7 +45,7 @@ describe('GET /api-keys/current', () => {
 });
 
 describe('GET /api-keys', () => {
-  it("lists the account's keys newest first past a page, needs api_keys:read, and an unscoped key lacks it", async () => {
+  it("lists the account's keys newest first past a page, finds them by label; an unscoped key reads them, mints none", async () => {
     const boss = await manager('listing');
     for (let i = 0; i < 11; i++) await keyOf('listing', { label: `k${i}` });
     await keyOf('listing-other');
@@ -58,9 +58,16 @@ describe('GET /api-keys', () => {
     seen.push(...((await rest.json()) as { data: Array<{ id: string }> }).data.map((key) => key.id));
     expect(seen.length).toBe(12);
     expect(seen.at(-1)).toBe(boss.id);
+    const searched = await boss.client.GET('/api-keys', { params: { query: { search: 'K1' } } });
+    expect(searched.data?.data.map((key) => key.label).sort()).toEqual(['k1', 'k10']);
+    const none = await boss.client.GET('/api-keys', { params: { query: { search: 'nothing' } } });
+    expect(none.data?.data).toEqual([]);
+    // A key made without scopes reads keys, and may not make one.
     const unscoped = await keyOf('listing');
     page = await unscoped.client.GET('/api-keys', { params: { query: {} } });
-    expect(page.response.status).toBe(403);
+    expect(page.response.status).toBe(200);
+    const minted = await unscoped.client.POST('/api-keys', { body: {} });
+    expect(minted.response.status).toBe(403);
   });
 });
 
@@ -76,7 +83,9 @@ describe('POST /api-keys', () => {
     expect(child?.expires_at).toBe(own.data?.data.expires_at);
     const secret = data?.secret as string;
     expect(secret).toMatch(/^dss_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/);
-    const itself = await apiClient(server.apiUrl, secret, 'json').GET('/api-keys/current');
+    const itself = await apiClient(server.apiUrl, secret, 'json').GET('/api-keys/{id}', {
+      params: { path: { id: 'current' } },
+    });
     expect(itself.data?.data.id).toBe(child?.id);
     const row = await server.db
       .selectFrom('api_keys')
@@ -154,7 +163,7 @@ describe('POST /api-keys', () => {
   });
 });
 
-describe('POST /api-keys/{key_id}/rotate and DELETE /api-keys/{key_id}', () => {
+describe('POST /api-keys/{id}/rotate and DELETE /api-keys/{id}', () => {
   it('rotates with an overlap; of two rotations at once one makes the successor, the other is a 409', async () => {
     const boss = await manager('rotating');
     const worker = await keyOf('rotating', {
@@ -163,8 +172,8 @@ describe('POST /api-keys/{key_id}/rotate and DELETE /api-keys/{key_id}', () => {
       expiresAt: new Date(Date.now() + DAY),
     });
     const rotateIt = () =>
-      boss.client.POST('/api-keys/{key_id}/rotate', {
-        params: { path: { key_id: worker.id } },
+      boss.client.POST('/api-keys/{id}/rotate', {
+        params: { path: { id: worker.id } },
         body: { overlap: '1h' },
       });
     const [one, two] = await Promise.all([rotateIt(), rotateIt()]);
@@ -179,18 +188,18 @@ describe('POST /api-keys/{key_id}/rotate and DELETE /api-keys/{key_id}', () => {
   it('refuses to rotate a key whose successor would exceed the caller, and a key of another account is 404', async () => {
     const boss = await manager('rotate-bounds');
     const wider = await keyOf('rotate-bounds', { scopes: ['domains:write'] });
-    const refused = await boss.client.POST('/api-keys/{key_id}/rotate', {
-      params: { path: { key_id: wider.id } },
+    const refused = await boss.client.POST('/api-keys/{id}/rotate', {
+      params: { path: { id: wider.id } },
       body: {},
     });
     expect(refused.response.status).toBe(403);
     const stranger = await keyOf('rotate-stranger', { scopes: ['spaces:read'] });
-    const foreign = await boss.client.POST('/api-keys/{key_id}/rotate', {
-      params: { path: { key_id: stranger.id } },
+    const foreign = await boss.client.POST('/api-keys/{id}/rotate', {
+      params: { path: { id: stranger.id } },
       body: {},
     });
     expect(foreign.response.status).toBe(404);
-    const deleted = await boss.client.DELETE('/api-keys/{key_id}', { params: { path: { key_id: stranger.id } } });
+    const deleted = await boss.client.DELETE('/api-keys/{id}', { params: { path: { id: stranger.id } } });
     expect(deleted.response.status).toBe(404);
     expect((await stranger.client.GET('/api-keys/current')).response.status).toBe(200);
   });
@@ -199,7 +208,7 @@ describe('POST /api-keys/{key_id}/rotate and DELETE /api-keys/{key_id}', () => {
     const boss = await keyOf('revoking', { scopes: ['api_keys:write', 'events:read'] });
     const made = await boss.client.POST('/api-keys', { body: { label: 'short-lived', scopes: ['events:read'] } });
     const id = made.data?.data.id as string;
-    const revoked = await boss.client.DELETE('/api-keys/{key_id}', { params: { path: { key_id: id } } });
+    const revoked = await boss.client.DELETE('/api-keys/{id}', { params: { path: { id: id } } });
     expect(revoked.response.status).toBe(204);
     const child = apiClient(server.apiUrl, made.data?.secret as string, 'json');
     // The cache of valid keys holds one for at most KEY_CACHE_TTL_MS: bounded polling, no sleep assertions.
@@ -209,7 +218,7 @@ describe('POST /api-keys/{key_id}/rotate and DELETE /api-keys/{key_id}', () => {
       if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(status).toBe(401);
-    const again = await boss.client.DELETE('/api-keys/{key_id}', { params: { path: { key_id: id } } });
+    const again = await boss.client.DELETE('/api-keys/{id}', { params: { path: { id: id } } });
     expect(again.response.status).toBe(404);
     const { data } = await boss.client.GET('/events', { params: { query: { object_type: 'api_key', object_id: id } } });
     expect(data?.data.map((event) => event.type)).toEqual(['api_key.revoked', 'api_key.created']);

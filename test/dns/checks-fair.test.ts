@@ -16,6 +16,7 @@ import { startJobs } from '../../server/jobs/runner.js';
 import { createLogger } from '../../server/logger.js';
 import { webhookFanOut } from '../../server/webhooks/fan-out.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
+import { publicIdOf } from '../support/api-keys.js';
 import { BROKEN_ZONE, ZONE } from '../support/knot.js';
 import type { TestAccount } from '../support/server.js';
 import { dnsWorld, show, storeDomain, verified, verify } from './support.js';
@@ -151,9 +152,17 @@ describe('an event carries its own account’s cause', () => {
     expect((await show(holder, held.id)).status).toBe('claimed_elsewhere');
 
     const [lost] = await eventsOf(holder, 'domain.claimed_elsewhere');
-    expect(lost?.cause).toEqual({ request_id: null, idempotency_key: null });
+    expect(lost?.cause).toEqual({
+      request_id: null,
+      idempotency_key: null,
+      actor: { type: 'system', key_id: null, ip: null, user_agent: null },
+    });
     const [won] = await eventsOf(prover, 'domain.active');
-    expect(won?.cause).toEqual({ request_id: 'prover-verify-1', idempotency_key: null });
+    expect(won?.cause).toMatchObject({
+      request_id: 'prover-verify-1',
+      idempotency_key: null,
+      actor: { type: 'api_key', key_id: publicIdOf(prover.key) },
+    });
   });
 });
 
