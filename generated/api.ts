@@ -1698,8 +1698,8 @@ export interface components {
          */
         "api-key-id": string;
         /**
-         * @description A scope a key may hold (`domains:read`, ...). A write scope includes its read scope. `api_keys:read` and
-         *     `api_keys:write` are held only by name: a key made without scopes ("every scope") holds neither.
+         * @description A scope a key may hold (`domains:read`, ...). A write scope includes its read scope. `api_keys:write` is held
+         *     only by name: a key made without scopes ("every scope") holds every other scope, `api_keys:read` included.
          * @example spaces:read
          * @enum {string}
          */
@@ -1712,7 +1712,7 @@ export interface components {
              * @example ci deploy
              */
             label: string | null;
-            /** @description The scopes it holds; null for every scope but `api_keys:read` and `api_keys:write`. */
+            /** @description The scopes it holds, as given; null for every scope but `api_keys:write`. */
             scopes: components["schemas"]["api-key-scope"][] | null;
             /**
              * @description `active`; `revoked`; `expired`; `rotating` (replaced, and still working until `expires_at`, the end of
