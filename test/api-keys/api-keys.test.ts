@@ -181,6 +181,10 @@ describe('POST /api-keys/{id}/rotate and DELETE /api-keys/{id}', () => {
     const done = one.data ?? two.data;
     expect(done?.replaced).toMatchObject({ id: worker.id, status: 'rotating', replaced_by: done?.data.id });
     expect(done?.data).toMatchObject({ scopes: ['spaces:read'], allowed_ips: ['127.0.0.1/32'] });
+    // The successor's secret works; the old key works beside it for the overlap.
+    const successor = apiClient(server.apiUrl, done?.secret as string, 'json');
+    expect((await successor.GET('/api-keys/current')).data?.data.id).toBe(done?.data.id);
+    expect((await worker.client.GET('/api-keys/current')).data?.data.status).toBe('rotating');
     const rows = await server.db.selectFrom('api_keys').select('public_id').where('label', 'is', null).execute();
     expect(rows.filter((row) => row.public_id === done?.data.id).length).toBe(1);
   });
