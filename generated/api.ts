@@ -446,6 +446,11 @@ export interface paths {
          *     (a write scope counts as its read scope). The others are left out of the list (filtered in the query: pages
          *     stay full and `links.next` walks to the end), as a GitHub App reads only the events its permissions cover; a
          *     `type` the key may not read is `403` `insufficient-scope` naming the scope, not an empty list.
+         *     Filters combine (all must hold) and stay with the walk: `links.next` carries them, and a cursor made under
+         *     other filters is refused (`422`, naming `after`). `since` and `until` bound the time (`since` inclusive,
+         *     `until` exclusive), `key_id` names the key whose requests made the changes (`cause.actor.key_id`),
+         *     `object_id` the record the events are about and `object_type` its kind (`space`: every `space.*` type). A malformed value
+         *     is a `422` naming the parameter.
          *
          *     **Scope:** `events:read` (a key without it gets `403`).
          */
@@ -492,6 +497,154 @@ export interface paths {
          *     **Scope:** `webhooks:write` and `events:read` (a key without it gets `403`).
          */
         post: operations["events_redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description The account's keys, newest first, read by cursor (follow `links.next`): expired and rotated ones included,
+         *     revoked ones not (`npm run keys -- list` shows them); never a secret or a hash.
+         *
+         *     **Scope:** `api_keys:read` (a key without it gets `403`).
+         */
+        get: operations["api-keys_list"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Makes a key of the caller's account and answers it whole in `secret`, shown this once (the service keeps only
+         *     a hash). What the body leaves out is the caller's: its scopes, its expiry, its address ranges. **No
+         *     escalation:** the new key's scopes must be among the caller's (a write scope covers its read scope), its
+         *     expiry no later than the caller's (a caller that expires cannot make a key that does not), its ranges inside
+         *     the caller's; otherwise `403` (`/problems/key-escalation`) naming what it would exceed. Malformed fields
+         *     are a `422` naming each: an unknown scope, a time in the past or more than 10 years ahead, a range whose
+         *     meaning changes when written another way, control characters in the label. With an `Idempotency-Key`, a
+         *     replay answers the same key with `secret` null: a secret is never kept, not even for a replay. Writes an
+         *     `api_key.created` event. JSON only.
+         *
+         *     **Scope:** `api_keys:write` (a key without it gets `403`).
+         */
+        post: operations["api-keys_store"];
+        delete?: never;
+        options?: never;
+        /**
+         * List API keys, headers only (HEAD)
+         * @description `GET /api-keys` without the body (RFC 9110 §9.3.2): the same parameters, status and headers.
+         *
+         *     **Scope:** `api_keys:read` (a key without it gets `403`).
+         */
+        head: operations["api-keys_list_head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show the calling key
+         * @description The key the request is made with, for any valid key, no scope needed (as Cloudflare's token verify): what it
+         *     may do, when it expires, whether it was replaced. Never a secret or a hash. A sandbox key shows itself as key
+         *     `000000000000`, with the scopes its token names.
+         */
+        get: operations["api-keys_current"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Show the calling key, headers only (HEAD)
+         * @description `GET /api-keys/current` without the body (RFC 9110 §9.3.2): the same status and headers.
+         */
+        head: operations["api-keys_current_head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+                 *     answer `404`, as an unknown one does.
+                 * @example 3f1c0a9b2d4e
+                 */
+                id: components["parameters"]["api-key-id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Show an API key
+         * @description One key of the account, by its id; never a secret or a hash. A revoked key is `404`: it has left the API
+         *     (`npm run keys -- list` still shows it). `GET /api-keys/current` shows the calling key to itself, with no
+         *     scope.
+         *
+         *     **Scope:** `api_keys:read` (a key without it gets `403`).
+         */
+        get: operations["api-keys_show"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes the key: every instance refuses it (`401`) within half a second, as after `npm run keys -- revoke`.
+         *     A key may revoke itself. A revoked key leaves the API: it is not listed or shown again, and revoking it again is a `404`, as an unknown key is. Writes an
+         *     `api_key.revoked` event.
+         *
+         *     **Scope:** `api_keys:write` (a key without it gets `403`).
+         */
+        delete: operations["api-keys_delete"];
+        options?: never;
+        /**
+         * Show an API key, headers only (HEAD)
+         * @description `GET /api-keys/{id}` without the body (RFC 9110 §9.3.2): the same status and headers.
+         *
+         *     **Scope:** `api_keys:read` (a key without it gets `403`).
+         */
+        head: operations["api-keys_show_head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+                 *     answer `404`, as an unknown one does.
+                 * @example 3f1c0a9b2d4e
+                 */
+                id: components["parameters"]["api-key-id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an API key
+         * @description Makes the key's successor (same label, scopes, ranges, and the same lifetime from now when it had one) and
+         *     keeps the old key working for `overlap` (default `24h`; `0s` ends it now), as
+         *     `npm run keys -- rotate` does. The successor is shown whole in `secret`, this once. The successor may not
+         *     exceed the caller (`403`, `/problems/key-escalation`), as a new key may not. A key already rotated,
+         *     revoked or expired is a `409`; of two rotations of one key at once, one makes the successor and the other
+         *     gets `409`. Writes an `api_key.rotated` event. JSON only.
+         *
+         *     **Scope:** `api_keys:write` (a key without it gets `403`).
+         */
+        post: operations["api-keys_rotate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -769,6 +922,90 @@ export interface webhooks {
          *     Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`.
          */
         post: operations["webhooks_webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_key.created
+         * @description An API key was made (`POST /api-keys`, `npm run keys -- create`, or as the successor in a rotation). Never carries a secret. POSTed to every enabled endpoint whose `enabled_events` lists `api_key.created` (`*` does not stand for the
+         *     `api_key.*` types), as JSON, with the Standard Webhooks headers.
+         */
+        post: operations["webhooks_api_key_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.rotated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_key.rotated
+         * @description An API key was rotated (`POST /api-keys/{id}/rotate`, `npm run keys -- rotate`): `object` is the old key, working until its `expires_at`; `successor` the key that replaces it. POSTed to every enabled endpoint whose `enabled_events` lists `api_key.rotated` (`*` does not stand for the
+         *     `api_key.*` types), as JSON, with the Standard Webhooks headers.
+         */
+        post: operations["webhooks_api_key_rotated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_key.revoked
+         * @description An API key was revoked (`DELETE /api-keys/{id}`, `npm run keys -- revoke`). POSTed to every enabled endpoint whose `enabled_events` lists `api_key.revoked` (`*` does not stand for the
+         *     `api_key.*` types), as JSON, with the Standard Webhooks headers.
+         */
+        post: operations["webhooks_api_key_revoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_key.expired
+         * @description An API key reached its `expires_at` (or the end of its rotation's overlap), noticed by the service within a minute (`cause.actor.type` is `system`). POSTed to every enabled endpoint whose `enabled_events` lists `api_key.expired` (`*` does not stand for the
+         *     `api_key.*` types), as JSON, with the Standard Webhooks headers.
+         */
+        post: operations["webhooks_api_key_expired"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1207,13 +1444,14 @@ export interface components {
          */
         "webhook-url": string;
         /**
-         * @description The event types this endpoint receives; `*` for all of them, including types added later.
+         * @description The event types this endpoint receives; `*` for all of them, including types added later, but for the
+         *     `api_key.*` types, which an endpoint receives only by name (they need `api_keys:read`).
          * @example [
          *       "space.created",
          *       "space.updated"
          *     ]
          */
-        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "domain.routing_changed" | "space.created" | "space.updated" | "space.deleted")[];
+        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "domain.routing_changed" | "space.created" | "space.updated" | "space.deleted" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "api_key.expired")[];
         /**
          * @description Where the account's events are delivered, signed by the Standard Webhooks specification. The signing secret
          *     is shown only when it is made (create and rotate-secret).
@@ -1297,7 +1535,37 @@ export interface components {
          * @example "7.2"
          */
         "etag-value": string;
-        /** @description The request that made the change, as the service saw it. */
+        /**
+         * @description Who made the change: a request with an API key (`api_key`), the keys command (`cli`), or the service on its
+         *     own (`system`: a scheduled domain check, a key's expiry, the move of a name another account proved).
+         */
+        "event-actor": {
+            /**
+             * @description What made the change.
+             * @example api_key
+             * @enum {string}
+             */
+            type: "api_key" | "cli" | "system";
+            /**
+             * @description The id of the API key that made the request (the 12 hex digits `npm run keys -- list` and
+             *     `GET /api-keys` show), or null (the keys command, the service, a sandbox key). Filter with
+             *     `GET /events?key_id=`.
+             * @example 3f1c0a9b2d4e
+             */
+            key_id: string | null;
+            /**
+             * @description The client address the service saw (behind a proxy it trusts, `TRUST_PROXY`, the address that proxy
+             *     reported), or null when no request made the change.
+             * @example 203.0.113.7
+             */
+            ip: string | null;
+            /**
+             * @description The request's `User-Agent`, cut to 256 characters, or null (none sent, or no request).
+             * @example dss-client/1.3.0
+             */
+            user_agent: string | null;
+        };
+        /** @description The request that made the change and who sent it, as the service saw them. */
         "event-cause": {
             /**
              * @description The `X-Request-Id` of the request (null for a change the service made on its own).
@@ -1309,6 +1577,7 @@ export interface components {
              * @example 2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21
              */
             idempotency_key: string | null;
+            actor: components["schemas"]["event-actor"];
         };
         /** @description A domain was created (`POST /domains`). */
         "event-domain-created": {
@@ -1326,6 +1595,57 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
+        /**
+         * @description Custom index URL, or `null` when none is set.
+         * @example https://shop.example.com/welcome.html
+         */
+        index_page: string | null;
+        /**
+         * @description Custom 404 URL, or `null` when none is set.
+         * @example https://shop.example.com/404.html
+         */
+        not_found_page: string | null;
+        /**
+         * Format: date-time
+         * @description When the record was last found (the domain became or stayed `active`); `null` before that.
+         */
+        verified_at: string | null;
+        /**
+         * Format: date-time
+         * @description When the service last looked the record up; `null` before the first check.
+         */
+        last_checked_at: string | null;
+        /**
+         * Format: date-time
+         * @description When the service will look again without being asked; `null` when it will not (`claimed_elsewhere`, `expired`).
+         */
+        next_check_at: string | null;
+        /**
+         * Format: date-time
+         * @description When another account proved the name and took it over; `null` unless `status` is `claimed_elsewhere`.
+         */
+        claimed_elsewhere_at: string | null;
+        /**
+         * @description The fields of the domain that the change changed, each with its value before the change (Stripe's
+         *     `previous_attributes`); a field the change left as it was is not listed, nor is `updated_at`, which every
+         *     change moves. For a state event, `status` and the check's fields (`observation`, `last_checked_at`, ...).
+         * @example {
+         *       "index_page": null
+         *     }
+         */
+        "domain-previous-attributes": {
+            /** @description The host name before the change. */
+            name?: string;
+            index_page?: components["schemas"]["index_page"];
+            not_found_page?: components["schemas"]["not_found_page"];
+            status?: components["schemas"]["domain-status"];
+            verification?: components["schemas"]["domain-verification"];
+            verified_at?: components["schemas"]["verified_at"];
+            last_checked_at?: components["schemas"]["last_checked_at"];
+            next_check_at?: components["schemas"]["next_check_at"];
+            observation?: components["schemas"]["domain-observation"];
+            claimed_elsewhere_at?: components["schemas"]["claimed_elsewhere_at"];
+        };
         /** @description A domain was changed (`PUT`/`PATCH /domains/{id}`); an update that changed nothing sends no event. */
         "event-domain-updated": {
             id: components["schemas"]["event-id"];
@@ -1335,10 +1655,11 @@ export interface components {
              */
             type: "domain.updated";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The domain as stored after the change, and its ETag. */
+            /** @description The domain as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["domain"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["domain-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1367,10 +1688,11 @@ export interface components {
              */
             type: "domain.pending";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The domain as stored after the change, and its ETag. */
+            /** @description The domain as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["domain"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["domain-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1383,10 +1705,11 @@ export interface components {
              */
             type: "domain.active";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The domain as stored after the change, and its ETag. */
+            /** @description The domain as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["domain"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["domain-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1399,10 +1722,11 @@ export interface components {
              */
             type: "domain.misconfigured";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The domain as stored after the change, and its ETag. */
+            /** @description The domain as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["domain"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["domain-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1415,10 +1739,11 @@ export interface components {
              */
             type: "domain.claimed_elsewhere";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The domain as stored after the change, and its ETag. */
+            /** @description The domain as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["domain"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["domain-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1431,10 +1756,11 @@ export interface components {
              */
             type: "domain.expired";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The domain as stored after the change, and its ETag. */
+            /** @description The domain as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["domain"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["domain-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1477,6 +1803,20 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
+        /**
+         * @description The fields of the space that the change changed, each with its value before the change (Stripe's
+         *     `previous_attributes`); a field the change left as it was is not listed, nor is `updated_at`, which every
+         *     change moves.
+         * @example {
+         *       "name": "Marketing",
+         *       "color": 2
+         *     }
+         */
+        "space-previous-attributes": {
+            /** @description The name before the change. */
+            name?: string;
+            color?: components["schemas"]["color"];
+        };
         /** @description A space was changed (`PUT`/`PATCH /spaces/{id}`); an update that changed nothing sends no event. */
         "event-space-updated": {
             id: components["schemas"]["event-id"];
@@ -1486,10 +1826,11 @@ export interface components {
              */
             type: "space.updated";
             timestamp: components["schemas"]["timestamp"];
-            /** @description The space as stored after the change, and its ETag. */
+            /** @description The space as stored after the change, its ETag, and what the change changed. */
             data: {
                 object: components["schemas"]["space"];
                 etag: components["schemas"]["etag-value"];
+                previous_attributes: components["schemas"]["space-previous-attributes"];
             };
             cause: components["schemas"]["event-cause"];
         };
@@ -1525,10 +1866,116 @@ export interface components {
             cause: components["schemas"]["event-cause"];
         };
         /**
+         * @description An API key's id, the 12 hex digits after `dss_` (`npm run keys -- list` shows the same).
+         * @example 3f1c0a9b2d4e
+         */
+        "api-key-id": string;
+        /**
+         * @description A scope a key may hold (`domains:read`, ...). A write scope includes its read scope. `api_keys:write` is held
+         *     only by name: a key made without scopes ("every scope") holds every other scope, `api_keys:read` included.
+         * @example spaces:read
+         * @enum {string}
+         */
+        "api-key-scope": "domains:read" | "domains:write" | "spaces:read" | "spaces:write" | "webhooks:read" | "webhooks:write" | "events:read" | "api_keys:read" | "api_keys:write";
+        /** @description An API key of the account, without its secret (the service keeps only a hash of it). */
+        "api-key": {
+            id: components["schemas"]["api-key-id"];
+            /**
+             * @description What the key is for, or null.
+             * @example ci deploy
+             */
+            label: string | null;
+            /** @description The scopes it holds, as given; null for every scope but `api_keys:write`. */
+            scopes: components["schemas"]["api-key-scope"][] | null;
+            /**
+             * @description `active`; `revoked`; `expired`; `rotating` (replaced, and still working until `expires_at`, the end of
+             *     the overlap); `rotated` (replaced, and the overlap is over).
+             * @example active
+             * @enum {string}
+             */
+            status: "active" | "revoked" | "expired" | "rotating" | "rotated";
+            /**
+             * Format: date-time
+             * @description When it stops working (the end of a rotation's overlap, for a replaced key); null for never.
+             */
+            expires_at: string | null;
+            /** @description The client address ranges it may be used from (CIDR, normalised); null for any address. */
+            allowed_ips: string[] | null;
+            created_at: components["schemas"]["timestamp"];
+            /**
+             * Format: date-time
+             * @description When it last authenticated a request (exact to within a minute), or null.
+             */
+            last_used_at: string | null;
+            /** @description The key that replaced it in a rotation, or null. */
+            replaced_by: components["schemas"]["api-key-id"] | null;
+        };
+        /** @description An API key was made (`POST /api-keys`, `npm run keys -- create`, or as the successor in a rotation). Never carries a secret. */
+        "event-api-key-created": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "api_key.created";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The key as stored after the change (no secret, no hash). */
+            data: {
+                object: components["schemas"]["api-key"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description An API key was rotated (`POST /api-keys/{id}/rotate`, `npm run keys -- rotate`): `object` is the old key, working until its `expires_at`; `successor` the key that replaces it. */
+        "event-api-key-rotated": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "api_key.rotated";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The key as stored after the change (no secret, no hash). */
+            data: {
+                object: components["schemas"]["api-key"];
+                successor: components["schemas"]["api-key"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description An API key was revoked (`DELETE /api-keys/{id}`, `npm run keys -- revoke`). */
+        "event-api-key-revoked": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "api_key.revoked";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The key as stored after the change (no secret, no hash). */
+            data: {
+                object: components["schemas"]["api-key"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description An API key reached its `expires_at` (or the end of its rotation's overlap), noticed by the service within a minute (`cause.actor.type` is `system`). */
+        "event-api-key-expired": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "api_key.expired";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The key as stored after the change (no secret, no hash). */
+            data: {
+                object: components["schemas"]["api-key"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /**
          * @description An event: what changed, when, the record after the change and the request that caused it. The body of every
          *     webhook delivery, and an entry of `GET /events`. `type` says which of the shapes below it has.
          */
-        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-domain-routing-changed"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"];
+        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-domain-routing-changed"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"] | components["schemas"]["event-api-key-created"] | components["schemas"]["event-api-key-rotated"] | components["schemas"]["event-api-key-revoked"] | components["schemas"]["event-api-key-expired"];
         /** @description One event. */
         "event-resource": {
             data: components["schemas"]["event"];
@@ -1540,11 +1987,12 @@ export interface components {
          *     sent in v1: a domain is `pending` from its store (`domain.created` says so) and no change makes it `pending`
          *     again; subscribing to it is accepted. A domain's routing: `domain.routing_changed` (its `routing.code`
          *     changed; `data.previous_attributes.routing` is the routing before). `webhook.test` is sent only by
-         *     `POST /webhook-endpoints/{id}/test`. New types may be added within v1: ignore a type you do not know.
+         *     `POST /webhook-endpoints/{id}/test`. Keys: `api_key.created`, `api_key.rotated`, `api_key.revoked`,
+         *     `api_key.expired` (never a secret). New types may be added within v1: ignore a type you do not know.
          * @example space.updated
          * @enum {string}
          */
-        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "domain.routing_changed" | "space.created" | "space.updated" | "space.deleted" | "webhook.test";
+        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "domain.routing_changed" | "space.created" | "space.updated" | "space.deleted" | "webhook.test" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "api_key.expired";
         /** @description One attempt to deliver an event to the endpoint, newest first in the list. */
         "webhook-delivery": {
             id: components["schemas"]["id"];
@@ -1597,6 +2045,13 @@ export interface components {
             data: components["schemas"]["webhook-delivery"][];
             links: components["schemas"]["cursor-links"];
         };
+        /**
+         * @description A kind of record, standing for every event type about it: `domain` for `domain.*`, `space` for `space.*`,
+         *     `webhook` for `webhook.*`, `api_key` for `api_key.*`.
+         * @example space
+         * @enum {string}
+         */
+        "event-kind": "domain" | "space" | "webhook" | "api_key";
         /** @description One page of the account's events, newest first. */
         "event-collection": {
             data: components["schemas"]["event"][];
@@ -1611,6 +2066,66 @@ export interface components {
             event_id: components["schemas"]["event-id"];
             /** @description The endpoints the event was queued for again (each gets a new delivery, at once, with the same `webhook-id`). */
             endpoint_ids: components["schemas"]["id"][];
+        };
+        /** @description One page of the account's API keys, newest first. */
+        "api-key-collection": {
+            data: components["schemas"]["api-key"][];
+            links: components["schemas"]["cursor-links"];
+        };
+        /**
+         * @description A new key of the caller's account. What is left out is the caller's own: its scopes, its expiry, its address
+         *     ranges. None may exceed the caller's (`403`, `/problems/key-escalation`, naming what would): the scopes are
+         *     among the caller's, the expiry no later, the ranges inside the caller's.
+         */
+        "api-key-store": {
+            /**
+             * Format: key-label
+             * @description What the key is for; no control, invisible or line-separator characters, in Unicode NFC.
+             * @example ci deploy
+             */
+            label?: string | null;
+            /** @description The scopes of the new key, each once (kept in the order sent). */
+            scopes?: components["schemas"]["api-key-scope"][];
+            /**
+             * Format: key-expiry
+             * @description When it stops working, an RFC 3339 date-time with its zone; in the future, at most 10 years ahead.
+             * @example 2027-01-31T00:00:00Z
+             */
+            expires_at?: string;
+            /** @description Client address ranges it may be used from (IPv4 or IPv6, CIDR); written as the service normalises them. */
+            allowed_ips?: string[];
+        };
+        /**
+         * @description A key just made, with `secret`: the whole key, shown this once. A replay of the request with its
+         *     Idempotency-Key answers the same record with `secret` null: the service never keeps a key's secret.
+         */
+        "api-key-with-secret": {
+            data: components["schemas"]["api-key"];
+            /**
+             * @description The whole key (`dss_<id>_<secret>`), shown only in this answer; null in a replay.
+             * @example dss_3f1c0a9b2d4e_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwQ2vX8yZ1a0b
+             */
+            secret: string | null;
+        };
+        /** @description One API key. */
+        "api-key-resource": {
+            data: components["schemas"]["api-key"];
+        };
+        /** @description How long the rotated key keeps working beside its successor. */
+        "api-key-rotate": {
+            /**
+             * Format: key-overlap
+             * @description A whole number and a unit (s, m, h, d, w), at most 10 years; `0s` ends the old key now; `24h` when left out.
+             * @example 24h
+             */
+            overlap?: string;
+        };
+        /** @description The key that replaces the rotated one (with its secret, shown this once) and the rotated key now. */
+        "api-key-rotation": {
+            data: components["schemas"]["api-key"];
+            /** @description The whole new key, shown only in this answer. */
+            secret: string;
+            replaced: components["schemas"]["api-key"];
         };
     };
     responses: {
@@ -2108,7 +2623,13 @@ export interface components {
                  *         },
                  *         "cause": {
                  *           "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11",
-                 *           "idempotency_key": null
+                 *           "idempotency_key": null,
+                 *           "actor": {
+                 *             "type": "api_key",
+                 *             "key_id": "3f1c0a9b2d4e",
+                 *             "ip": "203.0.113.7",
+                 *             "user_agent": "curl/8.5.0"
+                 *           }
                  *         }
                  *       }
                  *     }
@@ -2228,11 +2749,20 @@ export interface components {
                  *               "created_at": "2026-11-21T06:07:49.123Z",
                  *               "updated_at": "2026-11-22T09:15:02.456Z"
                  *             },
-                 *             "etag": "\"7.2\""
+                 *             "etag": "\"7.2\"",
+                 *             "previous_attributes": {
+                 *               "color": 2
+                 *             }
                  *           },
                  *           "cause": {
                  *             "request_id": "0b6e0a4c-3d1f-4a8e-9f57-2f7c1f0d9a11",
-                 *             "idempotency_key": null
+                 *             "idempotency_key": null,
+                 *             "actor": {
+                 *               "type": "api_key",
+                 *               "key_id": "3f1c0a9b2d4e",
+                 *               "ip": "203.0.113.7",
+                 *               "user_agent": "dss-client/1.3.0"
+                 *             }
                  *           }
                  *         }
                  *       ],
@@ -2267,6 +2797,72 @@ export interface components {
                 "application/json": {
                     data: components["schemas"]["redelivery"];
                 };
+            };
+        };
+        /** @description One page of the account's API keys, newest first. */
+        "api-key-page": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": "3f1c0a9b2d4e",
+                 *           "label": "ci deploy",
+                 *           "scopes": null,
+                 *           "status": "active",
+                 *           "expires_at": null,
+                 *           "allowed_ips": null,
+                 *           "created_at": "2026-11-21T06:07:49.123Z",
+                 *           "last_used_at": null,
+                 *           "replaced_by": null
+                 *         }
+                 *       ],
+                 *       "links": {
+                 *         "next": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["api-key-collection"];
+            };
+        };
+        /** @description The key. */
+        "api-key": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "id": "3f1c0a9b2d4e",
+                 *         "label": "ci deploy",
+                 *         "scopes": [
+                 *           "domains:write",
+                 *           "spaces:read"
+                 *         ],
+                 *         "status": "active",
+                 *         "expires_at": "2027-01-31T00:00:00.000Z",
+                 *         "allowed_ips": [
+                 *           "10.0.0.0/8"
+                 *         ],
+                 *         "created_at": "2026-11-21T06:07:49.123Z",
+                 *         "last_used_at": "2026-11-22T09:15:02.456Z",
+                 *         "replaced_by": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["api-key-resource"];
             };
         };
         /**
@@ -2388,10 +2984,53 @@ export interface components {
          */
         "event-type": components["schemas"]["event-type"];
         /**
+         * @description Only events made at or after this time (inclusive): an RFC 3339 date-time with its zone, as
+         *     `2026-11-22T09:00:00Z` or `2026-11-22T10:00:00+01:00`.
+         * @example 2026-11-22T09:00:00Z
+         */
+        "events-since": string;
+        /**
+         * @description Only events made before this time (exclusive): an RFC 3339 date-time with its zone. With `since`, it must be
+         *     later than `since` (`422` naming `until` otherwise).
+         * @example 2026-11-23T09:00:00Z
+         */
+        "events-until": string;
+        /**
+         * @description Only events made by requests with this API key (`cause.actor.key_id`: the 12 hex digits of the key's id, as
+         *     `GET /api-keys` and `npm run keys -- list` show them). Events written before 1.4.0 have no key to match.
+         * @example 3f1c0a9b2d4e
+         */
+        "events-key-id": string;
+        /**
+         * @description Only events about this record: a domain's, a space's or a webhook endpoint's id, or an API key's id (12 hex
+         *     digits). Ids of different kinds may be equal: add `object_type` (`space`) or `type` (`space.updated`) to name
+         *     the record's kind. Events written before 1.4.0 have no record to match.
+         * @example 7
+         */
+        "events-object-id": string;
+        /**
+         * @description Only events about records of this kind: `domain` (`domain.*` events), `space`, `webhook` (`webhook.test`, whose
+         *     record is the endpoint) or `api_key`. With `object_id`, it says which kind of record the id is.
+         * @example space
+         */
+        "events-object-type": components["schemas"]["event-kind"];
+        /**
          * @description Identifier of the event (`evt_…`). Another account's event answers `404`, as an unknown one does.
          * @example evt_5f2c0e8a1b3d4c6e7f809a1b
          */
         "event-id": components["schemas"]["event-id"];
+        /**
+         * @description Only keys whose label holds this text (case-insensitive for ASCII letters; `%`, `_` and `\` match
+         *     themselves). Empty (the default): no filter.
+         * @example deploy
+         */
+        "api-keys-search": string;
+        /**
+         * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+         *     answer `404`, as an unknown one does.
+         * @example 3f1c0a9b2d4e
+         */
+        "api-key-id": components["schemas"]["api-key-id"];
         /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
         "webhook-id": components["schemas"]["event-id"];
         /**
@@ -3982,6 +4621,37 @@ export interface operations {
                  */
                 type?: components["parameters"]["event-type"];
                 /**
+                 * @description Only events made at or after this time (inclusive): an RFC 3339 date-time with its zone, as
+                 *     `2026-11-22T09:00:00Z` or `2026-11-22T10:00:00+01:00`.
+                 * @example 2026-11-22T09:00:00Z
+                 */
+                since?: components["parameters"]["events-since"];
+                /**
+                 * @description Only events made before this time (exclusive): an RFC 3339 date-time with its zone. With `since`, it must be
+                 *     later than `since` (`422` naming `until` otherwise).
+                 * @example 2026-11-23T09:00:00Z
+                 */
+                until?: components["parameters"]["events-until"];
+                /**
+                 * @description Only events made by requests with this API key (`cause.actor.key_id`: the 12 hex digits of the key's id, as
+                 *     `GET /api-keys` and `npm run keys -- list` show them). Events written before 1.4.0 have no key to match.
+                 * @example 3f1c0a9b2d4e
+                 */
+                key_id?: components["parameters"]["events-key-id"];
+                /**
+                 * @description Only events about this record: a domain's, a space's or a webhook endpoint's id, or an API key's id (12 hex
+                 *     digits). Ids of different kinds may be equal: add `object_type` (`space`) or `type` (`space.updated`) to name
+                 *     the record's kind. Events written before 1.4.0 have no record to match.
+                 * @example 7
+                 */
+                object_id?: components["parameters"]["events-object-id"];
+                /**
+                 * @description Only events about records of this kind: `domain` (`domain.*` events), `space`, `webhook` (`webhook.test`, whose
+                 *     record is the endpoint) or `api_key`. With `object_id`, it says which kind of record the id is.
+                 * @example space
+                 */
+                object_type?: components["parameters"]["events-object-type"];
+                /**
                  * @description Records per page.
                  * @example 25
                  */
@@ -4018,6 +4688,37 @@ export interface operations {
                  * @example space.updated
                  */
                 type?: components["parameters"]["event-type"];
+                /**
+                 * @description Only events made at or after this time (inclusive): an RFC 3339 date-time with its zone, as
+                 *     `2026-11-22T09:00:00Z` or `2026-11-22T10:00:00+01:00`.
+                 * @example 2026-11-22T09:00:00Z
+                 */
+                since?: components["parameters"]["events-since"];
+                /**
+                 * @description Only events made before this time (exclusive): an RFC 3339 date-time with its zone. With `since`, it must be
+                 *     later than `since` (`422` naming `until` otherwise).
+                 * @example 2026-11-23T09:00:00Z
+                 */
+                until?: components["parameters"]["events-until"];
+                /**
+                 * @description Only events made by requests with this API key (`cause.actor.key_id`: the 12 hex digits of the key's id, as
+                 *     `GET /api-keys` and `npm run keys -- list` show them). Events written before 1.4.0 have no key to match.
+                 * @example 3f1c0a9b2d4e
+                 */
+                key_id?: components["parameters"]["events-key-id"];
+                /**
+                 * @description Only events about this record: a domain's, a space's or a webhook endpoint's id, or an API key's id (12 hex
+                 *     digits). Ids of different kinds may be equal: add `object_type` (`space`) or `type` (`space.updated`) to name
+                 *     the record's kind. Events written before 1.4.0 have no record to match.
+                 * @example 7
+                 */
+                object_id?: components["parameters"]["events-object-id"];
+                /**
+                 * @description Only events about records of this kind: `domain` (`domain.*` events), `space`, `webhook` (`webhook.test`, whose
+                 *     record is the endpoint) or `api_key`. With `object_id`, it says which kind of record the id is.
+                 * @example space
+                 */
+                object_type?: components["parameters"]["events-object-type"];
                 /**
                  * @description Records per page.
                  * @example 25
@@ -4069,6 +4770,339 @@ export interface operations {
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             409: components["responses"]["webhook-queue-full"];
+            413: components["responses"]["content-too-large"];
+            415: components["responses"]["unsupported-media-type"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_list": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only keys whose label holds this text (case-insensitive for ASCII letters; `%`, `_` and `\` match
+                 *     themselves). Empty (the default): no filter.
+                 * @example deploy
+                 */
+                search?: components["parameters"]["api-keys-search"];
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description Continue a list after this position: take the value from `links.next`, never build it. Without it (or
+                 *     empty), the list starts with the newest entry.
+                 * @example MTIzNA
+                 */
+                after?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["api-key-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_store": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A new value per intended create, 1–255 printable ASCII characters: a UUID
+                 *     such as `2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21` is a good choice; never reuse one for another request. The
+                 *     first request's status and body are saved for 24 hours; a repeat with the same key and the same payload gets
+                 *     them again, with `Idempotent-Replayed: true`, and creates nothing. The same key with another payload answers
+                 *     `422`; a repeat while the first is still running answers `409`. Keys belong to the account; a request that
+                 *     fails validation does not use its key up. Send it once: two `Idempotency-Key` headers answer `400`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency-key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The new key's label, scopes, expiry and address ranges; each optional (none at all is the caller's own). */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "label": "ci deploy",
+                 *       "scopes": [
+                 *         "domains:write"
+                 *       ],
+                 *       "expires_at": "2027-01-31T00:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["api-key-store"];
+            };
+        };
+        responses: {
+            /** @description The key was made; `secret` is shown this once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["request-id"];
+                    RateLimit: components["headers"]["ratelimit"];
+                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                    "Idempotent-Replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "3f1c0a9b2d4e",
+                     *         "label": "ci deploy",
+                     *         "scopes": [
+                     *           "domains:write"
+                     *         ],
+                     *         "status": "active",
+                     *         "expires_at": "2027-01-31T00:00:00.000Z",
+                     *         "allowed_ips": null,
+                     *         "created_at": "2026-11-21T06:07:49.123Z",
+                     *         "last_used_at": null,
+                     *         "replaced_by": null
+                     *       },
+                     *       "secret": "dss_3f1c0a9b2d4e_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwQ2vX8yZ1a0b"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["api-key-with-secret"];
+                };
+            };
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["content-too-large"];
+            415: components["responses"]["unsupported-media-type"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_list_head": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only keys whose label holds this text (case-insensitive for ASCII letters; `%`, `_` and `\` match
+                 *     themselves). Empty (the default): no filter.
+                 * @example deploy
+                 */
+                search?: components["parameters"]["api-keys-search"];
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description Continue a list after this position: take the value from `links.next`, never build it. Without it (or
+                 *     empty), the list starts with the newest entry.
+                 * @example MTIzNA
+                 */
+                after?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["api-key-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["api-key"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_current_head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["api-key"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_show": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+                 *     answer `404`, as an unknown one does.
+                 * @example 3f1c0a9b2d4e
+                 */
+                id: components["parameters"]["api-key-id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["api-key"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+                 *     answer `404`, as an unknown one does.
+                 * @example 3f1c0a9b2d4e
+                 */
+                id: components["parameters"]["api-key-id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["no-content"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_show_head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+                 *     answer `404`, as an unknown one does.
+                 * @example 3f1c0a9b2d4e
+                 */
+                id: components["parameters"]["api-key-id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["api-key"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "api-keys_rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key's id (12 hex digits, as `npm run keys -- list` shows it). Another account's key, and a revoked one,
+                 *     answer `404`, as an unknown one does.
+                 * @example 3f1c0a9b2d4e
+                 */
+                id: components["parameters"]["api-key-id"];
+            };
+            cookie?: never;
+        };
+        /** @description The overlap; the default (24h) when left out. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "overlap": "1h"
+                 *     }
+                 */
+                "application/json": components["schemas"]["api-key-rotate"];
+            };
+        };
+        responses: {
+            /** @description The successor, with its secret shown this once, and the rotated key. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["request-id"];
+                    RateLimit: components["headers"]["ratelimit"];
+                    "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api-key-rotation"];
+                };
+            };
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            409: components["responses"]["conflict"];
             413: components["responses"]["content-too-large"];
             415: components["responses"]["unsupported-media-type"];
             422: components["responses"]["unprocessable"];
@@ -4474,6 +5508,130 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["event-webhook-test"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_api_key_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-api-key-created"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_api_key_rotated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-api-key-rotated"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_api_key_revoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-api-key-revoked"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_api_key_expired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-api-key-expired"];
             };
         };
         responses: {

@@ -3,6 +3,7 @@
 // against a bare Express app and a node:http app running the same SQL, and against Prism's mock of the spec.
 // Prints req/s, p50 and p99 per scenario and target with the ratios, and writes the JSON to bench-results/.
 // `--scale` runs the data-growth benchmark of scripts/bench-scale.ts instead.
+
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { issueKey } from '../server/accounts/keys.js';
 import { openDatabase } from '../server/db/database.js';
 import { migrateToLatest } from '../server/db/migrations.js';
+import { SYSTEM_CAUSE } from '../server/db/owned.js';
 import { eventLog } from '../server/events/outbox.js';
 import { spaceRepository } from '../server/spaces/repository.js';
 import { webhookFanOut } from '../server/webhooks/fan-out.js';
@@ -75,7 +77,7 @@ async function seed(file: string): Promise<{ reader: string; writer: string }> {
   const reader = await issueKey(db, 'bench-reader');
   const writer = await issueKey(db, 'bench-writer');
   const spaces = spaceRepository(db, eventLog('space', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)));
-  const cause = { requestId: null, idempotencyKey: null };
+  const cause = SYSTEM_CAUSE;
   await spaces.create(writer.account.id, { name: 'Written space', color: 1 }, cause);
   for (let i = 0; i < SEEDED; i++) {
     await spaces.create(reader.account.id, { name: `Space ${i}`, color: (i % 6) + 1 }, cause);

@@ -1,5 +1,6 @@
 // The service's background work, as the runner's list of jobs: webhook deliveries, scheduled domain checks (when
-// the configuration runs them) and retention. main.ts starts them once per serving process.
+// the configuration runs them), retention and the events of keys that expired. main.ts starts them once per serving process.
+import { keyExpiryJob } from './accounts/key-expiry.js';
 import type { Database } from './db/database.js';
 import { DEFAULT_VERIFY_QUOTA, type DomainChecks } from './domains/checks.js';
 import { domainCheckJob, type SchedulerSettings } from './domains/scheduler.js';
@@ -45,5 +46,6 @@ export function backgroundJobs(db: Database, settings: BackgroundSettings): AnyJ
       everyMs: retentionEveryMs,
       ...(pruned ? { pruned } : {}),
     }),
+    keyExpiryJob(db, webhookFanOut(webhooks)),
   ];
 }

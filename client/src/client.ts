@@ -6,6 +6,7 @@ import { startCall, untilAborted } from './call.js';
 import { ApiError } from './errors.js';
 import { formBody } from './form-body.js';
 import { takesJsonOnly } from './json-only.js';
+import { type ApiKeysApi, apiKeysApi } from './key-apis.js';
 import { type RateLimitState, readRateLimit } from './rate-limit.js';
 import {
   type CallOptions,
@@ -74,8 +75,10 @@ export interface DomainSpaceClient extends ResourceApis {
   domains: DomainsApi;
   /** Webhook endpoints: create, listAll, rotateSecret, test, deliveries, … (JSON bodies). */
   webhookEndpoints: WebhookEndpointsApi;
-  /** The event log, and redelivery. */
+  /** The event log (filters: since, until, key_id, object_id, type), and redelivery. */
   events: EventsApi;
+  /** The account's API keys: current, list, listAll, create, rotate, revoke (JSON bodies). */
+  apiKeys: ApiKeysApi;
   /**
    * The typed openapi-fetch client for every path; it answers `{ data, error, response }` instead of throwing
    * an ApiError, but has the same retries and timeout (up to the arrival of the final answer's headers), and
@@ -180,6 +183,7 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
     ...resources,
     webhookEndpoints: webhookEndpointsApi(send),
     events: eventsApi(send),
+    apiKeys: apiKeysApi(send),
     raw,
     get rateLimit() {
       return rateLimit;

@@ -33,6 +33,8 @@ const JSON_ONLY: JsonOnlyTable = {
   '/webhook-endpoints': { POST: true },
   '/webhook-endpoints/{id}': { PUT: true, PATCH: true },
   '/events/{id}/redeliver': { POST: true },
+  '/api-keys': { POST: true },
+  '/api-keys/{id}/rotate': { POST: true },
 };
 
 /** Whether the operation (path template and method, e.g. `/webhook-endpoints`, `POST`) takes JSON only. */

@@ -60,4 +60,17 @@ export type EventListParams = NonNullable<operations['events_list']['parameters'
 /** What a redelivery queued: `{ event_id, endpoint_ids }`. */
 export type Redelivery = Schemas['redelivery'];
 
+/** An API key of the account, without its secret. */
+export type ApiKey = Schemas['api-key'];
+/** A scope a key may hold. */
+export type ApiKeyScope = Schemas['api-key-scope'];
+/** The body of `apiKeys.create`: what is left out is the calling key's own (scopes, expiry, ranges). */
+export type ApiKeyCreate = Schemas['api-key-store'];
+/** A key as create answers it: the record, and `secret` (the whole key), shown this once; null in a replay. */
+export type ApiKeyWithSecret = ApiKey & { secret: string | null };
+/** What a rotation answers: the successor with its `secret`, and the rotated key as it now is (`replaced`). */
+export type ApiKeyRotation = ApiKey & { secret: string; replaced: ApiKey };
+export type ApiKeyPage = Schemas['api-key-collection'];
+export type ApiKeyListParams = NonNullable<operations['api-keys_list']['parameters']['query']>;
+
 export type { components, operations, paths, webhooks } from '../../generated/api.js';

@@ -8,12 +8,14 @@
 //   max), the 5-second windows in which it got none, and what became of the noisy claims.
 // - `cost` (SCENARIO=cost): what the schedule costs for DOMAINS (10,000) domains, half with their record
 //   published, each checked once at up to QPS (2,000): queries, and the process's CPU per check.
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { issueKey } from '../../server/accounts/keys.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
+import { SYSTEM_CAUSE } from '../../server/db/owned.js';
 import { wakeupsOf } from '../../server/db/wakeups.js';
 import { type CheckSchedule, DEFAULT_SCHEDULE, type LookupResult } from '../../server/domains/check-rules.js';
 import type { DomainChecks } from '../../server/domains/checks.js';
@@ -29,7 +31,7 @@ import { BROKEN_ZONE, type KnotServer, startKnot, ZONE } from '../../test/suppor
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const SCENARIO = process.env.SCENARIO ?? 'fairness';
-const NO_CAUSE = { requestId: null, idempotencyKey: null };
+const NO_CAUSE = SYSTEM_CAUSE;
 
 async function countRows(db: Database, where: (q: ReturnType<typeof base>) => ReturnType<typeof base>) {
   const row = await where(base(db))

@@ -116,6 +116,56 @@ export const FORMATS: Record<string, FormatKit> = {
     invalid: 'not a cursor!',
     ofLength: (length) => 'A'.repeat(length),
   },
+  // An API key's address range, as the service writes it back: a network address and its prefix.
+  'ip-range': {
+    validate: (value) => {
+      const [address = '', prefix = '32', ...rest] = value.split('/');
+      const parts = address.split('.').map(Number);
+      if (rest.length > 0 || parts.length !== 4 || !/^\d{1,2}$/.test(prefix) || Number(prefix) > 32) {
+        return /^[0-9a-f:]+(\/\d{1,3})?$/.test(value) && value.includes(':');
+      }
+      if (!parts.every((part) => Number.isInteger(part) && part >= 0 && part <= 255)) return false;
+      const bits = parts.reduce((sum, part) => sum * 256 + part, 0);
+      return bits % 2 ** (32 - Number(prefix)) === 0;
+    },
+    valid: () =>
+      fc
+        .record({ a: fc.integer({ min: 1, max: 223 }), b: fc.integer({ min: 0, max: 255 }), wide: fc.boolean() })
+        .map(({ a, b, wide }) => (wide ? `${a}.${b}.0.0/16` : `${a}.${b}.7.9/32`)),
+    invalid: '10.0.0.1/8',
+    ofLength: (length) => `10.0.0.0/8${' '.repeat(Math.max(0, length - 10))}`,
+  },
+  // When an API key stops working: a date-time with its zone, in the future and at most 10 years ahead.
+  'key-expiry': {
+    validate: (value) => {
+      const ms = Date.parse(value);
+      return /^\d{4}-\d\d-\d\dT/.test(value) && ms > Date.now() && ms < Date.now() + 3_650 * 86_400_000;
+    },
+    valid: () =>
+      fc
+        .integer({ min: 1, max: 3_000 })
+        .map((days) => new Date(Math.floor(Date.now() / 86_400_000 + days) * 86_400_000).toISOString()),
+    invalid: '2001-01-01T00:00:00Z',
+    ofLength: (length) => `2030-01-01T00:00:00${'.0'.padEnd(Math.max(2, length - 20), '0')}Z`,
+  },
+  // How long a rotated key keeps working: a whole number and a unit, at most 10 years.
+  'key-overlap': {
+    validate: (value) => {
+      const match = /^(\d{1,7})([smhdw])$/.exec(value);
+      const unit = { s: 1, m: 60, h: 3_600, d: 86_400, w: 604_800 }[match?.[2] as 's'];
+      return match !== null && Number(match[1]) * unit <= 3_660 * 86_400;
+    },
+    valid: () => fc.constantFrom('0s', '30m', '24h', '7d', '2w'),
+    invalid: '90 days',
+    ofLength: (length) => `${'0'.repeat(Math.max(1, length - 1))}s`,
+  },
+  // An API key's label: printable text, no control, invisible or line-separator characters.
+  'key-label': {
+    validate: (value) => value.isWellFormed() && !/[\p{Cc}\p{Cf}\p{Z}]/u.test(value.replaceAll(' ', '')),
+    valid: (unique) => fc.stringMatching(/^[a-z][a-z0-9]{0,12}$/).map((word) => `${word} ${unique()}`),
+    invalid: 'bell \u0007 inside',
+    ofLength: (length) => 'k'.repeat(length),
+  },
   'space-name': {
     validate: (value) => {
       const trimmed = value.trim();

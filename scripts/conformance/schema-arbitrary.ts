@@ -44,7 +44,11 @@ function ofType(type: string, schema: Schema, ctx: ArbitraryContext): fc.Arbitra
     case 'array': {
       const items = (schema.items ?? {}) as Schema;
       const maxLength = Math.min((schema.maxItems as number | undefined) ?? 5, 5);
-      return fc.array(arbitraryOf(items, ctx), { minLength: (schema.minItems as number | undefined) ?? 0, maxLength });
+      const minLength = (schema.minItems as number | undefined) ?? 0;
+      // uniqueItems: no two items alike (compared as JSON).
+      return schema.uniqueItems === true
+        ? fc.uniqueArray(arbitraryOf(items, ctx), { minLength, maxLength, selector: (item) => JSON.stringify(item) })
+        : fc.array(arbitraryOf(items, ctx), { minLength, maxLength });
     }
     default:
       return objectOf(schema, ctx);

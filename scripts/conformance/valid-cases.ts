@@ -76,7 +76,8 @@ async function idsFor(
 ): Promise<Record<string, string> | string> {
   if (operation.pathParams.length === 0) return {};
   if (!resource) return NO_RECORD;
-  if (operation === resource.remove) {
+  // A delete, and an operation a record takes once (`x-once-per-record`: a key is rotated once), gets a fresh one.
+  if (operation === resource.remove || operation.object['x-once-per-record'] === true) {
     const create = target?.kind === 'owned' ? target.create : undefined;
     const made = create ? await createWith(ctx, resource, create) : await createRecord(ctx, resource, 2);
     if (made.id === undefined)

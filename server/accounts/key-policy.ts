@@ -16,12 +16,24 @@ export const SCOPES = [
   'webhooks:read',
   'webhooks:write',
   'events:read',
+  'api_keys:read',
+  'api_keys:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
 
+/**
+ * The scope of managing keys, which "every scope" (a key made without --scopes) does not hold: a key that can
+ * make, rotate or revoke keys is given that power by name, never by a release that adds the scope (CHANGELOG
+ * 1.4.0). Reading keys (api_keys:read: their records, never a secret) is a read scope like the others.
+ */
+export const KEY_SCOPES: readonly string[] = ['api_keys:write'];
+
 export interface KeyPolicy {
-  /** The scopes the key holds; undefined: every scope, those added later included (a key made without --scopes). */
+  /**
+   * The scopes the key holds; undefined: every scope but KEY_SCOPES (api_keys:write), those added later included
+   * (a key made without --scopes).
+   */
   scopes?: ReadonlySet<string>;
   /** When the key stops working (ms since the epoch); undefined: never. */
   expiresAt?: number;
@@ -66,7 +78,9 @@ export function holdsScope(held: ReadonlySet<string>, scope: string): boolean {
 /** The declared scopes the key lacks (all are needed: scopes of one OpenAPI requirement are joined by AND). */
 export function missingScopes(policy: KeyPolicy | undefined, declared: readonly string[]): string[] {
   const held = policy?.scopes;
-  return held ? declared.filter((scope) => !holdsScope(held, scope)) : [];
+  return held
+    ? declared.filter((scope) => !holdsScope(held, scope))
+    : declared.filter((scope) => KEY_SCOPES.includes(scope));
 }
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

@@ -1,8 +1,9 @@
 // API keys: `dss_<public id>_<secret>`. The public id finds the row; only a SHA-256 of the secret is stored,
-// and it is compared in constant time. Keys are issued by the `keys` command, never through the API.
+// and it is compared in constant time. The rows' reads and writes; what making, rotating and revoking a key
+// means (its rules and its events) is key-management.ts's, shared by the keys command and the API.
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
-import { type Database, toIso } from '../db/database.js';
+import { type Database, engineOf, toIso } from '../db/database.js';
 import { type KeyPolicy, policyOf } from './key-policy.js';
 import { noteKeyUse } from './last-used.js';
 
@@ -181,7 +182,13 @@ export async function issueKey(
   return db.transaction().execute((trx) => insertKey(trx, accountName, given));
 }
 
-async function insertKey(trx: Database, accountName: string, options: KeyOptions, now = new Date().toISOString()) {
+/** Inserts a key (and its account when new) in `trx`; the whole key is returned, never stored. */
+export async function insertKey(
+  trx: Database,
+  accountName: string,
+  options: KeyOptions,
+  now = new Date().toISOString(),
+): Promise<IssuedKey> {
   const publicId = randomBytes(6).toString('hex');
   const secret = randomBytes(32).toString('base64url');
   await trx
@@ -193,7 +200,8 @@ async function insertKey(trx: Database, accountName: string, options: KeyOptions
     .selectFrom('accounts')
     .select(['id', 'name'])
     .where('name', '=', accountName)
-    .executeTakeFirstOrThrow();
+    .executeTakeFirstOrThrow()
+    .then((row) => ({ id: Number(row.id), name: row.name }));
   await trx
     .insertInto('api_keys')
     .values({
@@ -211,22 +219,40 @@ async function insertKey(trx: Database, accountName: string, options: KeyOptions
 }
 
 export type Rotation =
-  | { rotated: IssuedKey; oldKeyExpiresAt: string }
-  | { refused: 'unknown' | 'revoked' | 'expired' | 'rotated'; detail?: string };
+  | { rotated: IssuedKey; oldKeyExpiresAt: string; oldPublicId: string }
+  | { refused: 'unknown' | 'revoked' | 'expired' | 'rotated'; detail?: string }
+  | { refused: 'exceeds'; exceeds: string[] };
+
+/** What a rotation may be bounded by: the account it must be in, a check of the successor, work in its transaction. */
+export interface RotationRules {
+  /** Only a key of this account (another's is `unknown`). */
+  accountId?: number;
+  /** What the successor would exceed (empty: nothing), judged before it is made. */
+  check?: (successor: KeyOptions, successorExpiry: number | undefined) => string[];
+  /** Runs in the rotation's transaction once it is done (its events). */
+  whenRotated?: (trx: Database, rotation: { rotated: IssuedKey; oldPublicId: string }) => Promise<void>;
+}
 
 /**
  * Issues a successor of an active key (same account, label, scopes and ranges; the same lifetime from now, when
  * the old key had one) and makes the old key expire `overlapMs` from now (or when it expired anyway, if sooner).
- * One transaction: the old key is claimed by its update, so two rotations of one key make one successor.
+ * One transaction, the old key's row locked (PostgreSQL; SQLite's transaction is exclusive) and claimed by its
+ * update, so two rotations of one key make one successor and the other is refused as `rotated`.
  */
-export async function rotateKey(db: Database, keyOrPublicId: string, overlapMs: number): Promise<Rotation> {
+export async function rotateKey(
+  db: Database,
+  keyOrPublicId: string,
+  overlapMs: number,
+  rules: RotationRules = {},
+): Promise<Rotation> {
   const publicId = KEY_PATTERN.exec(keyOrPublicId)?.[1] ?? keyOrPublicId;
   return db.transaction().execute(async (trx): Promise<Rotation> => {
-    const old = await trx
+    let query = trx
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
       .select([
         'accounts.name as account',
+        'accounts.id as account_id',
         'label',
         'scopes',
         'expires_at',
@@ -235,8 +261,9 @@ export async function rotateKey(db: Database, keyOrPublicId: string, overlapMs: 
         'replaced_by',
         'api_keys.created_at',
       ])
-      .where('public_id', '=', publicId)
-      .executeTakeFirst();
+      .where('public_id', '=', publicId);
+    if (rules.accountId !== undefined) query = query.where('api_keys.account_id', '=', rules.accountId);
+    const old = await (engineOf(trx) === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
     if (!old) return { refused: 'unknown' };
     if (old.revoked_at !== null) return { refused: 'revoked', detail: toIso(old.revoked_at) };
     if (old.replaced_by !== null) return { refused: 'rotated', detail: old.replaced_by };
@@ -246,17 +273,15 @@ export async function rotateKey(db: Database, keyOrPublicId: string, overlapMs: 
       return { refused: 'expired', detail: toIso(old.expires_at as string) };
     const lifetime = oldExpiry === undefined ? undefined : oldExpiry - new Date(old.created_at).getTime();
     const now = new Date(nowMs).toISOString();
-    const rotated = await insertKey(
-      trx,
-      old.account,
-      {
-        label: old.label,
-        ...(old.scopes !== null ? { scopes: old.scopes.split(' ').filter(Boolean) } : {}),
-        ...(lifetime !== undefined ? { expiresAt: new Date(nowMs + lifetime) } : {}),
-        ...(old.allowed_ips ? { allowedIps: old.allowed_ips.split(',') } : {}),
-      },
-      now,
-    );
+    const successor: KeyOptions = {
+      label: old.label,
+      ...(old.scopes !== null ? { scopes: old.scopes.split(' ').filter(Boolean) } : {}),
+      ...(lifetime !== undefined ? { expiresAt: new Date(nowMs + lifetime) } : {}),
+      ...(old.allowed_ips ? { allowedIps: old.allowed_ips.split(',') } : {}),
+    };
+    const exceeds = rules.check?.(successor, successor.expiresAt?.getTime()) ?? [];
+    if (exceeds.length > 0) return { refused: 'exceeds', exceeds };
+    const rotated = await insertKey(trx, old.account, successor, now);
     const end = Math.min(nowMs + overlapMs, oldExpiry ?? Number.POSITIVE_INFINITY);
     const claimed = await trx
       .updateTable('api_keys')
@@ -267,28 +292,80 @@ export async function rotateKey(db: Database, keyOrPublicId: string, overlapMs: 
       .executeTakeFirst();
     if (claimed.numUpdatedRows === 0n)
       throw new Error(`Key ${publicId} changed while it was being rotated; run it again.`);
-    return { rotated, oldKeyExpiresAt: new Date(end).toISOString() };
+    await rules.whenRotated?.(trx, { rotated, oldPublicId: publicId });
+    return { rotated, oldKeyExpiresAt: new Date(end).toISOString(), oldPublicId: publicId };
   });
+}
+
+/** The public id a key argument names: the id itself, or the id inside a whole key. */
+export const publicIdIn = (keyOrPublicId: string): string => KEY_PATTERN.exec(keyOrPublicId)?.[1] ?? keyOrPublicId;
+
+/**
+ * Revokes a key by its public id (or the whole key), of `accountId` only when given; the account of the key
+ * revoked, or undefined when no active key matches.
+ */
+export async function revokeKeyOf(
+  db: Database,
+  keyOrPublicId: string,
+  accountId?: number,
+): Promise<number | undefined> {
+  let query = db
+    .updateTable('api_keys')
+    .set({ revoked_at: new Date().toISOString() })
+    .where('public_id', '=', publicIdIn(keyOrPublicId))
+    .where('revoked_at', 'is', null);
+  if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+  const row = await query.returning('account_id').executeTakeFirst();
+  return row && Number(row.account_id);
 }
 
 /** Revokes a key by its public id (or the whole key); false when no active key matches. */
 export async function revokeKey(db: Database, keyOrPublicId: string): Promise<boolean> {
-  const publicId = KEY_PATTERN.exec(keyOrPublicId)?.[1] ?? keyOrPublicId;
-  const result = await db
-    .updateTable('api_keys')
-    .set({ revoked_at: new Date().toISOString() })
-    .where('public_id', '=', publicId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return (await revokeKeyOf(db, keyOrPublicId)) !== undefined;
 }
 
 export async function listKeys(db: Database): Promise<KeyListing[]> {
-  const rows = await db
+  return keyListings(db, {});
+}
+
+/** What to read of one account's keys (accountKeys). */
+export interface KeyQuery {
+  limit?: number;
+  /** After this row id (a cursor's). */
+  before?: number;
+  publicId?: string;
+  /** Leave revoked keys out. */
+  unrevoked?: boolean;
+  /** Only labels holding this text (ASCII case-insensitive). */
+  search?: string;
+}
+
+/** One account's keys, newest first, after the row id `before` (a cursor's), at most `limit`; or one by its id. */
+export async function accountKeys(
+  db: Database,
+  accountId: number,
+  query: KeyQuery,
+): Promise<Array<KeyListing & { id: number }>> {
+  return keyListings(db, { ...query, accountId });
+}
+
+async function keyListings(
+  db: Database,
+  where: {
+    accountId?: number;
+    limit?: number;
+    before?: number;
+    publicId?: string;
+    unrevoked?: boolean;
+    search?: string;
+  },
+): Promise<Array<KeyListing & { id: number }>> {
+  let query = db
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
     .leftJoin('api_keys as successor', 'successor.public_id', 'api_keys.replaced_by')
     .select([
+      'api_keys.id',
       'api_keys.public_id',
       'accounts.name as account',
       'api_keys.label',
@@ -300,10 +377,23 @@ export async function listKeys(db: Database): Promise<KeyListing[]> {
       'api_keys.allowed_ips',
       'api_keys.replaced_by',
       'successor.created_at as replaced_at',
-    ])
-    .orderBy('api_keys.id')
-    .execute();
+    ]);
+  if (where.accountId === undefined) {
+    query = query.orderBy('api_keys.id');
+  } else {
+    query = query.where('api_keys.account_id', '=', where.accountId).orderBy('api_keys.id', 'desc');
+  }
+  if (where.publicId !== undefined) query = query.where('api_keys.public_id', '=', where.publicId);
+  if (where.before !== undefined) query = query.where('api_keys.id', '<', where.before);
+  if (where.unrevoked) query = query.where('api_keys.revoked_at', 'is', null);
+  if (where.search) {
+    const pattern = `%${where.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where(sql<boolean>`lower(api_keys.label) like ${pattern} escape '\\'`);
+  }
+  if (where.limit !== undefined) query = query.limit(where.limit);
+  const rows = await query.execute();
   return rows.map((row) => ({
+    id: Number(row.id),
     publicId: row.public_id,
     account: row.account,
     label: row.label,

@@ -3,21 +3,22 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseDuration, parseInstant, parseRange, parseScopes, SCOPES } from '../accounts/key-policy.js';
+import { createKey, keyOptionsOf, revoke, rotate } from '../accounts/key-management.js';
+import { parseDuration, parseScopes, SCOPES } from '../accounts/key-policy.js';
 import {
   accountsDifferingByCase,
-  issueKey,
   type KeyListing,
   type KeyOptions,
   keyStatus,
   listKeys,
-  revokeKey,
-  rotateKey,
   usedAfterRotation,
 } from '../accounts/keys.js';
 import { ConfigError, readConfig } from '../config.js';
 import { type Database, openDatabase, parseDatabaseUrl, redact } from '../db/database.js';
 import { appliedMigrations, migrateToLatest } from '../db/migrations.js';
+import { CLI_CAUSE } from '../db/owned.js';
+import { webhookFanOut } from '../webhooks/fan-out.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
 import { nameProblem, printable, table } from './terminal-text.js';
 
 const USAGE = `Usage: npm run keys -- <command>
@@ -47,6 +48,9 @@ const USAGE = `Usage: npm run keys -- <command>
 The database is the one DATABASE_URL names (default sqlite:data/domain-space.sqlite); each run names it on
 stderr. A database that does not exist yet (or has no tables of the service) is created only when asked:
 add --create-database.`;
+
+/** The command's key events: made by the keys command, queued for the endpoints that take them. */
+const CLI_EVENTS = { cause: CLI_CAUSE, subscriber: webhookFanOut(DEFAULT_WEBHOOK_SETTINGS) };
 
 class UsageError extends Error {}
 /** A refusal that is no misuse of the command (no usage follows it). */
@@ -130,13 +134,13 @@ function shownId(id: string): string {
   return cut(whole ? (whole[1] ?? '') : id);
 }
 
-/** The options of `create`, checked whole before anything is written. */
+/** The options of `create`, checked whole before anything is written (by the rules the API's keys follow too). */
 function keyOptions(values: Values): KeyOptions {
   if (values['expires-in'] !== undefined && values['expires-at'] !== undefined) {
     throw new UsageError('Give --expires-in or --expires-at, not both.');
   }
   const now = Date.now();
-  let expiresAt: Date | undefined;
+  let expiresAt = values['expires-at'];
   if (values['expires-in'] !== undefined) {
     const given = values['expires-in'];
     if (/^\s*-/.test(given)) throw new UsageError(negative('--expires-in', given));
@@ -147,20 +151,23 @@ function keyOptions(values: Values): KeyOptions {
         `--expires-in must be more than 0, as 90d (got "${cut(given)}"): the key would be expired at once.`,
       );
     }
-    expiresAt = new Date(now + ms);
-  } else if (values['expires-at'] !== undefined) {
-    expiresAt = new Date(valid(parseInstant(values['expires-at'], '--expires-at')));
-    // Issued all the same (a test of how clients meet an expired key needs one), but said.
-    if (expiresAt.getTime() <= now) {
-      console.error(`Note: --expires-at ${values['expires-at']} is in the past: the key is expired from the start.`);
-    }
+    expiresAt = new Date(now + ms).toISOString();
   }
-  return {
-    label: values.label === undefined ? null : plainText('--label', values.label),
-    ...(values.scopes !== undefined ? { scopes: valid(parseScopes(values.scopes)) } : {}),
-    ...(expiresAt ? { expiresAt } : {}),
-    ...(values['allow-ip'] ? { allowedIps: values['allow-ip'].map((range) => valid(parseRange(range))) } : {}),
-  };
+  const checked = keyOptionsOf(
+    {
+      label: values.label ?? null,
+      ...(values.scopes !== undefined ? { scopes: valid(parseScopes(values.scopes)) } : {}),
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
+      ...(values['allow-ip'] ? { allowedIps: values['allow-ip'] } : {}),
+    },
+    // Issued all the same when in the past (a test of how clients meet an expired key needs one), but said.
+    { allowPast: true, now, names: { label: '--label', expires_at: '--expires-at', allowed_ips: '--allow-ip' } },
+  );
+  if ('errors' in checked) throw new UsageError(checked.errors.map((error) => error.message).join('\n'));
+  if (checked.expiresAt && checked.expiresAt.getTime() <= now) {
+    console.error(`Note: --expires-at ${values['expires-at']} is in the past: the key is expired from the start.`);
+  }
+  return checked;
 }
 
 /**
@@ -225,7 +232,7 @@ async function run(argv: string[]): Promise<void> {
             `"${printable(alike[0] as string)}" for a key of that account. Account names that differ only by case are refused.`,
         );
       }
-      const issued = await issueKey(db, account as string, options);
+      const { issued } = await createKey(db, account as string, options, CLI_EVENTS);
       console.log(
         `Key ${issued.publicId} for account "${printable(issued.account.name)}". It is shown only this once:\n`,
       );
@@ -233,9 +240,9 @@ async function run(argv: string[]): Promise<void> {
     } else if (command === 'list') {
       printList(await listKeys(db));
     } else if (command === 'rotate') {
-      await rotate(db, id as string, overlapMs);
+      await rotateCommand(db, id as string, overlapMs);
     } else {
-      await revoke(db, id as string);
+      await revokeCommand(db, id as string);
     }
   } finally {
     await db.destroy();
@@ -283,8 +290,8 @@ function printList(keys: KeyListing[]): void {
   }
 }
 
-async function rotate(db: Database, id: string, overlapMs: number): Promise<void> {
-  const result = await rotateKey(db, id, overlapMs);
+async function rotateCommand(db: Database, id: string, overlapMs: number): Promise<void> {
+  const result = await rotate(db, id, overlapMs, CLI_EVENTS);
   if ('rotated' in result) {
     const { rotated, oldKeyExpiresAt } = result;
     console.log(
@@ -295,6 +302,8 @@ async function rotate(db: Database, id: string, overlapMs: number): Promise<void
     console.log(`  ${rotated.key}\n`);
     return;
   }
+  // The command has no caller to exceed: a rotation of its own is never refused for that.
+  if (result.refused === 'exceeds') throw new Error(`rotation refused: ${result.exceeds.join('; ')}`);
   const said = {
     unknown: `No key with id ${shownId(id)}. npm run keys -- list shows the key ids.`,
     revoked: `Key ${shownId(id)} was revoked at ${result.detail}; a revoked key is not rotated.`,
@@ -305,8 +314,8 @@ async function rotate(db: Database, id: string, overlapMs: number): Promise<void
   process.exitCode = 1;
 }
 
-async function revoke(db: Database, id: string): Promise<void> {
-  if (await revokeKey(db, id)) {
+async function revokeCommand(db: Database, id: string): Promise<void> {
+  if (await revoke(db, id, CLI_EVENTS)) {
     console.log(`Key ${shownId(id)} revoked. Requests with it now get 401.`);
     return;
   }

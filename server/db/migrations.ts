@@ -169,6 +169,42 @@ const migrations: Record<string, Migration> = {
     },
   },
   '0011_domain_routing_and_metadata': { up: addRoutingAndMetadata },
+  '0012_event_actors': {
+    // Expand only: two nullable columns that the previous release leaves null (its events then match no
+    // key_id or object_id filter), and the indexes of GET /events' filters, each ending in the list's order (id).
+    // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('events').addColumn('key_id', 'text').execute();
+      await db.schema.alterTable('events').addColumn('object_id', 'text').execute();
+      await db.schema.createIndex('events_account_key').on('events').columns(['account_id', 'key_id', 'id']).execute();
+      await db.schema
+        .createIndex('events_account_object')
+        .on('events')
+        .columns(['account_id', 'object_id', 'id'])
+        .execute();
+      await db.schema
+        .createIndex('events_account_created')
+        .on('events')
+        .columns(['account_id', 'created_at', 'id'])
+        .execute();
+      // When a key's api_key.expired event was written. A key already expired (or revoked) now gets none: its
+      // expiry came before there were key events.
+      const type = columnTypes(db);
+      await db.schema.alterTable('api_keys').addColumn('expiry_noted_at', type.timestamp).execute();
+      const now = new Date().toISOString();
+      await db
+        .updateTable('api_keys')
+        .set({ expiry_noted_at: now })
+        .where((eb) => eb.or([eb('expires_at', '<=', now), eb('revoked_at', 'is not', null)]))
+        .execute();
+      await db.schema
+        .createIndex('api_keys_expiry_due')
+        .on('api_keys')
+        .column('expires_at')
+        .where(sql.ref('expiry_noted_at'), 'is', null)
+        .execute();
+    },
+  },
   '0015_trace_context': {
     // Expand only: the W3C traceparent of the request that wrote an event (null when tracing was off), so that its
     // deliveries join that trace. The previous release writes events without it.

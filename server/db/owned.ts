@@ -1,7 +1,7 @@
 // Reads and writes of one account's record by id, shared by domains and spaces. A record of another account
 // is treated exactly as a missing one: the account id is part of every statement.
 import type { ExpressionBuilder, Selectable, Updateable } from 'kysely';
-import type { Database } from './database.js';
+import { type Database, engineOf } from './database.js';
 import { type ListPosition, type ListQuery, listPage } from './listing.js';
 import { precompiled, precompiledShape } from './precompiled.js';
 import type { DB, ResourceTable } from './schema.js';
@@ -229,11 +229,37 @@ export async function deleteOwned<T extends ResourceTable>(
   return (row ?? (await missingOrStale(db, table, accountId, id, expected))) as Selectable<DB[T]> | undefined;
 }
 
-/** The request behind a change, as the event log keeps it. */
+/**
+ * Who made a change: a request with an API key (its key id, where it has one of 12 hex digits; the client
+ * address after TRUST_PROXY; its User-Agent, cut), the keys command, or the service on its own.
+ */
+export interface Actor {
+  type: 'api_key' | 'cli' | 'system';
+  keyId: string | null;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+/** The request behind a change and who sent it, as the event log keeps them. */
 export interface ChangeCause {
   requestId: string | null;
   idempotencyKey: string | null;
+  actor: Actor;
 }
+
+/** The cause of a change nobody asked for: a scheduled check, an expiry, a seed of the sandbox. */
+export const SYSTEM_CAUSE: ChangeCause = {
+  requestId: null,
+  idempotencyKey: null,
+  actor: { type: 'system', keyId: null, ip: null, userAgent: null },
+};
+
+/** The cause of a change made with the keys command (no request, no key of the API). */
+export const CLI_CAUSE: ChangeCause = {
+  requestId: null,
+  idempotencyKey: null,
+  actor: { type: 'cli', keyId: null, ip: null, userAgent: null },
+};
 
 /**
  * Where a change of a record is written, inside the change's own transaction (the event log: a rolled-back
@@ -241,7 +267,14 @@ export interface ChangeCause {
  */
 export type ChangeLog<R> = (
   trx: Database,
-  change: { kind: 'created' | 'updated' | 'deleted'; accountId: number; changed: Versioned<R>; cause: ChangeCause },
+  change: {
+    kind: 'created' | 'updated' | 'deleted';
+    accountId: number;
+    changed: Versioned<R>;
+    cause: ChangeCause;
+    /** An update's record as it was before it (read in the update's transaction). */
+    previous?: R;
+  },
 ) => Promise<void>;
 
 /** Runs `work` in a transaction, or in the one `db` already is (an idempotent create's). */
@@ -302,10 +335,14 @@ export function ownedRecords<T extends ResourceTable, R>(
       cause: ChangeCause,
     ): Promise<Updated<R> | undefined> {
       return inTransaction(db, async (trx) => {
+        // The record before the change, for the event's previous_attributes: locked until the update, so that
+        // no other write comes between what was read and what is changed (SQLite's transaction is exclusive).
+        const before = await lockedOwned(trx, table, accountId, id);
         const written = await updateOwned(trx, table, accountId, id, changes, expected);
         if (!written) return undefined;
         const after = { ...versioned(written.row), changed: written.changed };
-        if (written.changed) await log(trx, { kind: 'updated', accountId, changed: after, cause });
+        const previous = before && toRecord(before);
+        if (written.changed) await log(trx, { kind: 'updated', accountId, changed: after, cause, previous });
         return after;
       });
     },
@@ -325,6 +362,18 @@ export function ownedRecords<T extends ResourceTable, R>(
       });
     },
   };
+}
+
+/** The account's record by id, locked for the transaction on PostgreSQL (SQLite's write transaction is exclusive). */
+async function lockedOwned<T extends ResourceTable>(trx: Database, table: T, accountId: number, id: number) {
+  const query = trx
+    .selectFrom(table as ResourceTable)
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id);
+  return (await (engineOf(trx) === 'postgres' ? query.forUpdate() : query).executeTakeFirst()) as
+    | Selectable<DB[T]>
+    | undefined;
 }
 
 /** A row's version (a number on either engine). */

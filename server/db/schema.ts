@@ -31,6 +31,8 @@ export interface ApiKeysTable {
   allowed_ips: ColumnType<string | null, string | null | undefined, string | null>;
   /** The public id of the key that replaced it (`keys rotate`); null: not rotated. */
   replaced_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When its api_key.expired event was written (migration 0012); null: not yet, or it has not expired. */
+  expiry_noted_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
 }
 
 export interface DomainsTable {
@@ -145,6 +147,10 @@ export interface EventsTable {
   payload: string;
   /** The W3C traceparent of the span that wrote it, while tracing was on (its deliveries continue that trace). */
   trace_parent: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The id of the key whose request made the change (migration 0012; null before it, and for no key). */
+  key_id: string | null;
+  /** The id of the record the event is about, as text (migration 0012; null before it). */
+  object_id: string | null;
 }
 
 export interface WebhookEndpointsTable {

@@ -31,14 +31,14 @@ type DomainHandlers = Pick<Handlers, DomainOperation>;
 export function domainHandlers(db: Database, checks: DomainChecks, fanOut: EventSubscriber): DomainHandlers {
   const targets = targetsOf(checks);
   const domains = domainRepository(db, checks.schedule, eventLog('domain', fanOut), targets);
-  const update: Handler<'domains_update'> = async ({ account, path, headers, body, requestId }) => {
+  const update: Handler<'domains_update'> = async ({ account, path, headers, body, requestId, actor }) => {
     const changes: DomainChanges = {};
     if (body.index_page !== undefined) changes.index_page = normalizePageUrl(body.index_page);
     if (body.not_found_page !== undefined) changes.not_found_page = normalizePageUrl(body.not_found_page);
     if (body.metadata !== undefined) changes.metadata = body.metadata;
     const expected = ifMatchVersions(headers['If-Match'], path.id);
     const domain = await unlessChanged('domain', path.id, () =>
-      withinMetadataLimit(() => domains.update(account.id, path.id, changes, expected, causeOf(requestId))),
+      withinMetadataLimit(() => domains.update(account.id, path.id, changes, expected, causeOf(requestId, actor))),
     );
     if (!domain) throw notFound('domain', path.id);
     return { status: 200, body: { data: domain.record }, etag: etagOf(path.id, domain.version) };
@@ -61,7 +61,7 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
       return { status: 200, body: { data: domain.record }, etag };
     },
 
-    async domains_store({ account, body, url, headers, requestId }) {
+    async domains_store({ account, body, url, headers, requestId, actor }) {
       // The validator has checked the name with the same rule, so it normalises.
       const name = normalizeHostname(body.name) ?? body.name;
       const uncheckable = uncheckableName(name);
@@ -75,7 +75,7 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
             not_found_page: normalizePageUrl(body.not_found_page) ?? null,
             metadata: body.metadata,
           },
-          causeOf(requestId, headers['Idempotency-Key']),
+          causeOf(requestId, actor, headers['Idempotency-Key']),
         );
         const { id } = domain.record;
         return {
@@ -99,11 +99,11 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
     domains_update: update,
     domains_patch: update,
 
-    async domains_verify({ account, path, requestId }) {
+    async domains_verify({ account, path, requestId, actor }) {
       const outcome = await verifyDomain(
         db,
         checks,
-        { accountId: account.id, id: path.id, cause: causeOf(requestId) },
+        { accountId: account.id, id: path.id, cause: causeOf(requestId, actor) },
         fanOut,
       );
       switch (outcome.kind) {
@@ -128,11 +128,11 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
       }
     },
 
-    async domains_delete({ account, path, headers, requestId }) {
+    async domains_delete({ account, path, headers, requestId, actor }) {
       const expected = ifMatchVersions(headers['If-Match'], path.id);
       if (
         !(await unlessChanged('domain', path.id, () =>
-          domains.remove(account.id, path.id, expected, causeOf(requestId)),
+          domains.remove(account.id, path.id, expected, causeOf(requestId, actor)),
         ))
       ) {
         throw notFound('domain', path.id);

@@ -1,4 +1,5 @@
 // The domains resource, as the registry (server/resources.ts) lists it.
+import { SYSTEM_CAUSE } from '../db/owned.js';
 import { type EventSubscriber, eventLog } from '../events/outbox.js';
 import type { ResourceModule } from '../resource.js';
 import { webhookFanOut } from '../webhooks/fan-out.js';
@@ -23,7 +24,7 @@ const sandboxDomains = (tag: string): NewDomain[] => [
 ];
 
 /** The sandbox seeds its records itself, outside any request. */
-const SEEDED = { requestId: null, idempotencyKey: null };
+const SEEDED = SYSTEM_CAUSE;
 
 export const domains: ResourceModule<
   'domains',

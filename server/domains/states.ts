@@ -3,10 +3,10 @@
 // through `transition`, inside the transaction that changes the row.
 import type { Transaction } from 'kysely';
 import { type Database, engineOf, isUniqueViolation } from '../db/database.js';
-import type { ChangeCause } from '../db/owned.js';
+import { type ChangeCause, SYSTEM_CAUSE } from '../db/owned.js';
 import type { DB } from '../db/schema.js';
 import { etagOf } from '../etag.js';
-import { type EventSubscriber, recordEvent } from '../events/outbox.js';
+import { type EventSubscriber, previousAttributes, recordEvent } from '../events/outbox.js';
 import {
   afterCheck,
   type CheckOutcome,
@@ -41,7 +41,7 @@ export interface CheckSeen {
 }
 
 /** The cause of a change nobody asked for: a scheduled check, or what a check does to another account's domain. */
-export const SCHEDULED_CAUSE: ChangeCause = { requestId: null, idempotencyKey: null };
+export const SCHEDULED_CAUSE: ChangeCause = SYSTEM_CAUSE;
 
 type Trx = Transaction<DB>;
 
@@ -100,7 +100,8 @@ export async function transition(
   const accountId = Number(row.account_id);
   if (changed) {
     const type = `domain.${row.status as DomainStatus}` as const;
-    await recordEvent(trx, { accountId, type, data: { object, etag }, cause: events.cause }, events.subscriber);
+    const data = { object, etag, previous_attributes: previousAttributes(toRecord(domain, targets), object) };
+    await recordEvent(trx, { accountId, type, data, cause: events.cause }, events.subscriber);
   }
   if (object.routing.code !== routingBefore.code) {
     const data = { object, etag, previous_attributes: { routing: routingBefore } };

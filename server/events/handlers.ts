@@ -3,8 +3,9 @@
 import type { Database } from '../db/database.js';
 import { requireReadScopes } from '../http/access/scopes.js';
 import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
-import { notFound, webhookQueueFull } from '../http/problems/problem.js';
+import { notFound, validationProblem, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
+import { eventFilters } from './filters.js';
 import { readableTypes } from './read-scopes.js';
 import { type EventRow, eventRepository } from './repository.js';
 
@@ -34,10 +35,15 @@ export function eventHandlers(db: Database, redeliver: EventRedelivery): Pick<Ha
       const before = readIdCursor(query.after as string | undefined);
       const type = query.type as string | undefined;
       // The log holds every record's events: a key reads those of the records it may read (read-scopes.ts),
-      // filtered in the statement so that pages stay full; asking for a type it may not read is a 403, not [].
+      // filtered in the statement so that pages stay full; asking for a type it may not read is a 403, not [],
+      // before any 422 of the other filters.
       if (type !== undefined) requireReadScopes(account.policy, [type], `listing ${type} events`);
+      const filters = eventFilters(query);
+      if ('errors' in filters) {
+        throw validationProblem(filters.errors.map((error) => ({ location: 'query' as const, ...error })));
+      }
       const types = readableTypes(account.policy);
-      const rows = await events.list(account.id, { type, types, limit: query.per_page, before });
+      const rows = await events.list(account.id, { type, types, limit: query.per_page, before, ...filters });
       return {
         status: 200,
         body: {

@@ -26,6 +26,10 @@ const EVENT_TYPES: Record<EventType, true> = {
   'space.updated': true,
   'space.deleted': true,
   'webhook.test': true,
+  'api_key.created': true,
+  'api_key.rotated': true,
+  'api_key.revoked': true,
+  'api_key.expired': true,
 };
 
 /** Every type an endpoint may subscribe to, from the contract (a type added to the spec must be listed here). */
@@ -42,6 +46,10 @@ const SUBSCRIBABLE: Record<Exclude<EnabledEvent, '*'>, true> = {
   'space.created': true,
   'space.updated': true,
   'space.deleted': true,
+  'api_key.created': true,
+  'api_key.rotated': true,
+  'api_key.revoked': true,
+  'api_key.expired': true,
 };
 
 /** The kind of record an event type carries: `domain.active` -> `domain`, `webhook.test` -> `webhook`. */
@@ -49,14 +57,20 @@ function kindOf(type: string): string {
   return type.slice(0, type.indexOf('.'));
 }
 
+/** Types `*` does not stand for: an endpoint receives them only by name (they need api_keys:read). */
+export const NAMED_ONLY = (type: string): boolean => type.startsWith('api_key.');
+
 /** The read scope of an event type's records: `domain.active` -> `domains:read`, `webhook.test` -> `webhooks:read`. */
 export function readScopeOf(type: string): string {
   return `${kindOf(type)}s:read`;
 }
 
-/** The types an endpoint subscribed to `enabledEvents` takes (`*`: every subscribable type). */
+/** The types an endpoint subscribed to `enabledEvents` takes (`*`: every subscribable type but the named-only). */
 export function typesTaken(enabledEvents: readonly string[]): string[] {
-  return enabledEvents.includes('*') ? Object.keys(SUBSCRIBABLE) : [...enabledEvents];
+  if (!enabledEvents.includes('*')) return [...enabledEvents];
+  return [...new Set([...Object.keys(SUBSCRIBABLE).filter((type) => !NAMED_ONLY(type)), ...enabledEvents])].filter(
+    (type) => type !== '*',
+  );
 }
 
 /** The read scopes receiving these types needs; `*` needs those of every type. */

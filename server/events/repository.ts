@@ -1,4 +1,5 @@
 // Reads of the event log: one account's events, newest first, and one event by its public id; and its retention.
+import { sql } from 'kysely';
 import type { Database, PruneBatch } from '../db/database.js';
 
 /**
@@ -26,16 +27,43 @@ export interface EventRow {
   payload: string;
 }
 
+/** What GET /events narrows the log to; every filter given must hold. */
+export interface EventFilters {
+  /** An event type (`space.updated`). */
+  type?: string;
+  /** A kind of record (`space`: every `space.*` type). */
+  objectType?: string;
+  /** From this time on (inclusive). */
+  since?: Date;
+  /** Before this time (exclusive). */
+  until?: Date;
+  /** Made by requests with this key (migration 0012's events.key_id). */
+  keyId?: string;
+  /** About this record (migration 0012's events.object_id). */
+  objectId?: string;
+}
+
 export function eventRepository(db: Database) {
   return {
     /**
-     * A page, newest first, below id `before` when given; of one `type`, or of `types` only when given (a key's
-     * readable types). Several types are read as one limited probe per type, through the (account_id, type, id)
-     * index, merged: a page costs at most types × limit index rows, however rare the types are in the log.
+     * A page, newest first, below id `before` when given, of the events that hold every filter; of one `type`, or
+     * of `types` only when given (a key's readable types). Several types are read as one limited probe per type,
+     * through the (account_id, type, id) index, merged: a page costs at most types × limit index rows, however
+     * rare the types are in the log.
      */
     async list(
       accountId: number,
-      { type, types, limit, before }: { type?: string; types?: readonly string[]; limit: number; before?: number },
+      {
+        type,
+        types,
+        limit,
+        before,
+        since,
+        until,
+        keyId,
+        objectId,
+        objectType,
+      }: EventFilters & { types?: readonly string[]; limit: number; before?: number },
     ): Promise<EventRow[]> {
       const page = (only?: string) => {
         let query = db
@@ -45,6 +73,14 @@ export function eventRepository(db: Database) {
           .orderBy('id', 'desc')
           .limit(limit);
         if (only !== undefined) query = query.where('type', '=', only);
+        // A kind is letters and `_` (the spec's enum): `_` is LIKE's one-character wildcard, so it is escaped.
+        if (objectType !== undefined) {
+          query = query.where(sql<boolean>`type like ${`${objectType.replaceAll('_', '\\_')}.%`} escape '\\'`);
+        }
+        if (since !== undefined) query = query.where('created_at', '>=', since.toISOString());
+        if (until !== undefined) query = query.where('created_at', '<', until.toISOString());
+        if (keyId !== undefined) query = query.where('key_id', '=', keyId);
+        if (objectId !== undefined) query = query.where('object_id', '=', objectId);
         if (before !== undefined) query = query.where('id', '<', before);
         return query;
       };

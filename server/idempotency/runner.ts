@@ -44,7 +44,7 @@ function answerOf(reply: UntypedReply): SavedAnswer {
   const headers: Record<string, string> = {};
   if (reply.location) headers.Location = reply.location;
   if (reply.etag) headers.ETag = reply.etag;
-  return { status: reply.status, headers, body: reply.body };
+  return { status: reply.status, headers, body: reply.savedBody ?? reply.body };
 }
 
 /**

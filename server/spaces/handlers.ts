@@ -19,12 +19,12 @@ export type SpaceOperation =
 type SpaceHandlers = Pick<Handlers, SpaceOperation>;
 
 export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
-  const update: Handler<'spaces_update'> = async ({ account, path, headers, body, requestId }) => {
+  const update: Handler<'spaces_update'> = async ({ account, path, headers, body, requestId, actor }) => {
     // The fields sent, as sent (the name trimmed): a field the spec adds passes through.
     const changes: SpaceChanges = { ...body, ...(body.name !== undefined ? { name: body.name.trim() } : {}) };
     const expected = ifMatchVersions(headers['If-Match'], path.id);
     const space = await unlessChanged('space', path.id, () =>
-      withinMetadataLimit(() => spaces.update(account.id, path.id, changes, expected, causeOf(requestId))),
+      withinMetadataLimit(() => spaces.update(account.id, path.id, changes, expected, causeOf(requestId, actor))),
     );
     if (!space) throw notFound('space', path.id);
     return { status: 200, body: { data: space.record }, etag: etagOf(path.id, space.version) };
@@ -47,12 +47,12 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
       return { status: 200, body: { data: space.record }, etag };
     },
 
-    async spaces_store({ account, body, url, headers, requestId }) {
+    async spaces_store({ account, body, url, headers, requestId, actor }) {
       // Colour 1 when omitted, as the spec's description says (it has no `default` keyword; see space-store.yaml).
       const space = await spaces.create(
         account.id,
         { ...body, name: body.name.trim(), color: body.color ?? 1 },
-        causeOf(requestId, headers['Idempotency-Key']),
+        causeOf(requestId, actor, headers['Idempotency-Key']),
       );
       const { id } = space.record;
       return {
@@ -66,10 +66,12 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
     spaces_update: update,
     spaces_patch: update,
 
-    async spaces_delete({ account, path, headers, requestId }) {
+    async spaces_delete({ account, path, headers, requestId, actor }) {
       const expected = ifMatchVersions(headers['If-Match'], path.id);
       if (
-        !(await unlessChanged('space', path.id, () => spaces.remove(account.id, path.id, expected, causeOf(requestId))))
+        !(await unlessChanged('space', path.id, () =>
+          spaces.remove(account.id, path.id, expected, causeOf(requestId, actor)),
+        ))
       ) {
         throw notFound('space', path.id);
       }

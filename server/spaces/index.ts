@@ -1,4 +1,5 @@
 // The spaces resource, as the registry (server/resources.ts) lists it.
+import { SYSTEM_CAUSE } from '../db/owned.js';
 import { type EventSubscriber, eventLog } from '../events/outbox.js';
 import type { ResourceModule } from '../resource.js';
 import { webhookFanOut } from '../webhooks/fan-out.js';
@@ -15,7 +16,7 @@ const SANDBOX_SPACES: NewSpace[] = [
 ];
 
 /** The sandbox seeds its records itself, outside any request. */
-const SEEDED = { requestId: null, idempotencyKey: null };
+const SEEDED = SYSTEM_CAUSE;
 
 export const spaces: ResourceModule<'spaces', SpaceOperation, { fanOut: EventSubscriber }> = {
   name: 'spaces',

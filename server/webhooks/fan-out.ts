@@ -6,16 +6,17 @@ import { type Database, engineOf } from '../db/database.js';
 import { precompiledOnAny } from '../db/precompiled.js';
 import { notifyAtCommit } from '../db/wakeups.js';
 import type { EventSubscriber } from '../events/outbox.js';
+import { NAMED_ONLY } from '../events/read-scopes.js';
 import { disableEndpoint } from './endpoint-policy.js';
 import type { WebhookSettings } from './settings.js';
 
 /** The wake-up topic of the delivery job (db/wakeups.ts). */
 export const DELIVERIES_TOPIC = 'webhook_deliveries';
 
-/** Whether an endpoint's `enabled_events` (JSON) takes this type. */
+/** Whether an endpoint's `enabled_events` (JSON) takes this type (`*` takes every type but the named-only ones). */
 export function wants(enabledEvents: string, type: string): boolean {
   const types = JSON.parse(enabledEvents) as string[];
-  return types.includes('*') || types.includes(type);
+  return (types.includes('*') && !NAMED_ONLY(type)) || types.includes(type);
 }
 
 // Every change reads its account's endpoints: compiled once per engine (server/db/precompiled.ts). On PostgreSQL

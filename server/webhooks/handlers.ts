@@ -122,7 +122,7 @@ export function webhookEndpointHandlers(
       return { status: 200, body: { data: rotated.record, secret: rotated.secret } };
     },
 
-    async 'webhook-endpoints_test'({ account, path, requestId }) {
+    async 'webhook-endpoints_test'({ account, path, requestId, actor }) {
       const endpoint = await endpoints.find(account.id, path.id);
       if (!endpoint) throw endpointNotFound(path.id);
       const event = await inTransaction(db, async (trx) => {
@@ -133,7 +133,8 @@ export function webhookEndpointHandlers(
             accountId: account.id,
             type: 'webhook.test',
             data: { endpoint_id: endpoint.id },
-            cause: causeOf(requestId),
+            cause: causeOf(requestId, actor),
+            objectId: endpoint.id,
           },
           async (on, stored) => {
             queued = await queueDeliveries(on, stored.id, [endpoint.id], settings, true);

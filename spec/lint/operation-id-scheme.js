@@ -2,7 +2,8 @@
 // the verb is fixed by the method and by whether the path addresses one record (`/{id}`) or the collection.
 // PUT is `update` and PATCH is `patch`, so the two update operations stay distinct; HEAD is its GET's verb
 // with `_head`. An action on a record (`/{resource}/{id}/<action>`, e.g. POST /webhook-endpoints/{id}/test) is
-// `<resource>_<action>` with `-` as `_`, whatever its method. A webhook (the spec's `webhooks`, one per event
+// `<resource>_<action>` with `-` as `_`, whatever its method; so is a named record (`GET /api-keys/current` is
+// `api-keys_current`). A webhook (the spec's `webhooks`, one per event
 // type such as `space.updated`) is `webhooks_<type>` with `.` as `_`.
 
 const VERBS = {
@@ -25,7 +26,9 @@ export default function OperationIdScheme() {
         const method = String(ctx.key);
         const [resource, ...rest] = path.split('/').filter(Boolean);
         const kind = rest.length === 0 ? 'collection' : 'record';
-        const action = rest.length === 2 ? rest[1].replace(/-/g, '_') : undefined;
+        // A named record (`/api-keys/current`, a literal segment in the place of the id) is an action too.
+        const named = rest.length === 1 && !rest[0].startsWith('{') ? rest[0] : undefined;
+        const action = (rest.length === 2 ? rest[1] : named)?.replace(/-/g, '_');
         const verb = action ? `${action}${method === 'head' ? '_head' : ''}` : VERBS[kind][method];
         const expected = webhook ? `webhooks_${path.replace(/\./g, '_')}` : verb ? `${resource}_${verb}` : undefined;
         if (!expected) {

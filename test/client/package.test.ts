@@ -2,6 +2,7 @@
 // outside the repository (from the npm registry), a consumer program type-checked under strict without Node
 // types, then compiled and run against a real server, as an ES module and from CommonJS (`require`). CI runs it
 // on Node.js 20 and on 24. Needs the npm registry (or a warm npm cache).
+
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { SCOPES } from '../../server/accounts/key-policy.js';
+import { issueKey } from '../../server/accounts/keys.js';
 import { startServer, type TestServer } from '../support/server.js';
 
 const run = promisify(execFile);
@@ -156,7 +159,8 @@ describe('a consumer project', () => {
       }),
     );
     await run(tsc, ['-p', 'tsconfig.json'], { cwd: project, timeout: 60_000 });
-    const { key } = await server.account('consumer');
+    // Every scope by name, api_keys:write included (which a key made without scopes lacks).
+    const { key } = await issueKey(server.db, 'consumer', { scopes: [...SCOPES] });
     const { stdout } = await run('node', ['out/consumer.js'], {
       cwd: project,
       timeout: 60_000,
@@ -180,6 +184,10 @@ describe('a consumer project', () => {
       'listAll spaces: Design, Marketing, Sales, Support',
       'deleted domain #1: get answers 404',
       'spaces left: 0',
+      'made a key: true scopes=spaces:read secret shown',
+      'rotated: rotated, successor active',
+      'keys listed: 3',
+      'key events of this key: api_key.revoked, api_key.rotated, api_key.created, api_key.created',
     ]);
   }, 90_000);
 

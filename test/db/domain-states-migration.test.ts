@@ -1,11 +1,13 @@
 // Migration 0005_domain_states on a database that already holds domains: they become active and grandfathered,
 // each with its own token and a first check within the hour; the counts, the search index and the ids carry on
 // (SQLite rebuilds the table); and the name is no longer unique across accounts.
+
 import { Migrator } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { listPage } from '../../server/db/listing.js';
 import { migrateToLatest, provider } from '../../server/db/migrations.js';
+import { SYSTEM_CAUSE } from '../../server/db/owned.js';
 import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
 import { domainRepository } from '../../server/domains/repository.js';
 import { eventLog } from '../../server/events/outbox.js';
@@ -14,7 +16,7 @@ import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 
 /** A change made outside any request, as a scheduled check's is. */
-const NO_CAUSE = { requestId: null, idempotencyKey: null };
+const NO_CAUSE = SYSTEM_CAUSE;
 
 let database: TestDatabase;
 let db: Database;

@@ -4,7 +4,9 @@
 // account's active domain, its record removed, is seen misconfigured on the schedule alone; no check is left
 // due in the past. Also what a check writes into events (each its own account's cause) and the verify window
 // that a delete and a new store keep.
+
 import { describe, expect, it } from 'vitest';
+import { SYSTEM_CAUSE } from '../../server/db/owned.js';
 import { wakeupsOf } from '../../server/db/wakeups.js';
 import { domainRepository } from '../../server/domains/repository.js';
 import { claimDueChecks } from '../../server/domains/scheduled-check.js';
@@ -14,6 +16,7 @@ import { startJobs } from '../../server/jobs/runner.js';
 import { createLogger } from '../../server/logger.js';
 import { webhookFanOut } from '../../server/webhooks/fan-out.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
+import { publicIdOf } from '../support/api-keys.js';
 import { BROKEN_ZONE, ZONE } from '../support/knot.js';
 import type { TestAccount } from '../support/server.js';
 import { dnsWorld, show, storeDomain, verified, verify } from './support.js';
@@ -125,7 +128,7 @@ describe('a new claim', () => {
     const { record } = await repository.create(
       Number(accountId),
       { name: `short.${BROKEN_ZONE}`, index_page: null, not_found_page: null },
-      { requestId: null, idempotencyKey: null },
+      SYSTEM_CAUSE,
     );
     expect(Date.parse(record.next_check_at ?? '') - Date.parse(record.created_at)).toBe(4000);
   });
@@ -149,9 +152,17 @@ describe('an event carries its own account’s cause', () => {
     expect((await show(holder, held.id)).status).toBe('claimed_elsewhere');
 
     const [lost] = await eventsOf(holder, 'domain.claimed_elsewhere');
-    expect(lost?.cause).toEqual({ request_id: null, idempotency_key: null });
+    expect(lost?.cause).toEqual({
+      request_id: null,
+      idempotency_key: null,
+      actor: { type: 'system', key_id: null, ip: null, user_agent: null },
+    });
     const [won] = await eventsOf(prover, 'domain.active');
-    expect(won?.cause).toEqual({ request_id: 'prover-verify-1', idempotency_key: null });
+    expect(won?.cause).toMatchObject({
+      request_id: 'prover-verify-1',
+      idempotency_key: null,
+      actor: { type: 'api_key', key_id: publicIdOf(prover.key) },
+    });
   });
 });
 

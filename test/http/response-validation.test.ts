@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { issueKey } from '../../server/accounts/keys.js';
+import { SYSTEM_CAUSE } from '../../server/db/owned.js';
 import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
 import { domainRepository } from '../../server/domains/repository.js';
 import { eventLog } from '../../server/events/outbox.js';
@@ -40,11 +41,7 @@ describe('a server whose replies break its spec', () => {
       server.db,
       DEFAULT_SCHEDULE,
       eventLog('domain', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)),
-    ).create(
-      issued.account.id,
-      { name: 'seeded.example.com', index_page: null, not_found_page: null },
-      { requestId: null, idempotencyKey: null },
-    );
+    ).create(issued.account.id, { name: 'seeded.example.com', index_page: null, not_found_page: null }, SYSTEM_CAUSE);
     domainId = domain.record.id;
   });
   afterAll(() => server.close());

@@ -74,6 +74,20 @@ describe('create with a policy', SLOW, () => {
     const refused = await api.POST('/spaces', { body: { name: 'Not mine to make' } });
     expect(refused.response.status).toBe(403);
     expect(refused.response.headers.get('x-accepted-scopes')).toBe('spaces:write');
+    // The command's create is an event of the key's account, made by the command, without the secret.
+    const [event] = await server.db
+      .selectFrom('events')
+      .select(['type', 'payload'])
+      .where('object_id', '=', publicId)
+      .execute();
+    expect(event?.type).toBe('api_key.created');
+    expect(JSON.parse(event?.payload ?? '{}').cause.actor).toEqual({
+      type: 'cli',
+      key_id: null,
+      ip: null,
+      user_agent: null,
+    });
+    expect(event?.payload).not.toContain(secretOf(key));
   });
 
   it.each([

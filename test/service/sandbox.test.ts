@@ -1,10 +1,12 @@
 // `npm run sandbox` (server/main.ts --sandbox) as a process: an in-memory database, any well-formed key an
 // isolated account seeded on first use, the service's true behaviour, nothing kept across a restart, and the
 // conformance runner passing against it with every stateful check on.
+
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { SCOPES } from '../../server/accounts/key-policy.js';
 import { apiClient } from '../support/server.js';
 import { type Running, runScript, runToExit, SERVICE, stopAll } from './process.js';
 
@@ -126,6 +128,8 @@ describe('sandbox', SLOW, () => {
   });
 });
 
+const EVERY_SCOPE = SCOPES.map((scope) => scope.replace(':', '.')).join('~');
+
 describe('the conformance runner against the sandbox', { timeout: 300_000 }, () => {
   it('passes with every check on (profile server), none skipped but redelivery on a record', async () => {
     // A quota the run's own requests stay under, which --rate-limit-budget then spends to see the 429; its
@@ -139,7 +143,9 @@ describe('the conformance runner against the sandbox', { timeout: 300_000 }, () 
     const exit = await runToExit(
       'scripts/conformance/main.ts',
       [
-        ...['--base-url', url, '--api-key', 'dss_conformance_one', '--second-api-key', 'dss_conformance_two'],
+        // Every scope by name: api_keys:write is held only so, and the run makes keys too.
+        ...['--base-url', url, '--api-key', `dss_conformance_one~${EVERY_SCOPE}`],
+        ...['--second-api-key', `dss_conformance_two~${EVERY_SCOPE}`],
         ...['--read-only-api-key', 'dss_conformance_one~read'],
         // A budget of two windows: a run slowed by a busy machine may reach the end of its first one while spending.
         ...['--profile', 'server', '--cases', '10', '--seed', '42', '--rate-limit-budget', '6000', '--no-state'],

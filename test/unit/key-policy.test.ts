@@ -25,8 +25,11 @@ describe('parseScopes', () => {
     ['spaces:read,domains:read', ['domains:read', 'spaces:read']],
     [' domains:write  spaces:write ', ['domains:write', 'spaces:write']],
     ['events:read,events:read', ['events:read']],
-    ['read', ['domains:read', 'events:read', 'spaces:read', 'webhooks:read']],
-    ['read,spaces:write', ['domains:read', 'events:read', 'spaces:read', 'spaces:write', 'webhooks:read']],
+    ['read', ['api_keys:read', 'domains:read', 'events:read', 'spaces:read', 'webhooks:read']],
+    [
+      'read,spaces:write',
+      ['api_keys:read', 'domains:read', 'events:read', 'spaces:read', 'spaces:write', 'webhooks:read'],
+    ],
   ])('reads %j', (text, scopes) => {
     expect(parseScopes(text)).toEqual(scopes);
   });

@@ -46,7 +46,7 @@ export function insufficientScope(
   return new HttpProblem(
     'insufficient-scope',
     `This API key lacks the scope ${missing.join(' and ')}, which ${operation} needs. ` +
-      `Its scopes: ${held && held.size > 0 ? [...held].sort().join(', ') : 'none'}.`,
+      `Its scopes: ${held ? (held.size > 0 ? [...held].sort().join(', ') : 'none') : 'every scope but api_keys:write, which a key holds only by name'}.`,
     { headers: { 'X-Accepted-Scopes': declared.join(', ') } },
   );
 }

@@ -22,6 +22,7 @@ export const PROBLEMS = {
   'key-expired': UNAUTHORIZED,
   'insufficient-scope': FORBIDDEN,
   'address-not-allowed': FORBIDDEN,
+  'key-escalation': FORBIDDEN,
   'not-found': { status: 404, title: 'Not Found' },
   'method-not-allowed': { status: 405, title: 'Method Not Allowed' },
   'not-acceptable': { status: 406, title: 'Not Acceptable' },

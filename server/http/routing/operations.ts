@@ -4,7 +4,9 @@
 import type { RequestHandler } from 'express';
 import type { operations } from '../../../generated/api.js';
 import type { Account } from '../../accounts/keys.js';
+import type { Actor } from '../../db/owned.js';
 import type { CursorSeal } from '../conventions/cursor.js';
+import { requestActor } from './request-cause.js';
 import { context } from './request-context.js';
 import type { Route } from './routes.js';
 
@@ -22,8 +24,15 @@ type ReplyFor<R, S> = (R extends { content: { 'application/json': infer B } }
   (R extends { headers: { Location: unknown } } ? { location: string } : { location?: undefined }) &
   (R extends { headers: { ETag: unknown } } ? { etag: string } : { etag?: undefined });
 
-/** What a handler answers: one of the operation's success (or 304) statuses with its documented body and headers. */
-export type Reply<K extends OperationId> = { [S in SuccessStatus<K>]: ReplyFor<Responses<K>[S], S> }[SuccessStatus<K>];
+/**
+ * What a handler answers: one of the operation's success (or 304) statuses with its documented body and headers;
+ * `savedBody`, what an idempotent replay answers instead of `body` (a secret shown once is not kept for it).
+ */
+export type Reply<K extends OperationId> = {
+  [S in SuccessStatus<K>]: ReplyFor<Responses<K>[S], S>;
+}[SuccessStatus<K>] & {
+  savedBody?: unknown;
+};
 
 type Present<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;
 type JsonBody<T> = NonNullable<T> extends { content: { 'application/json': infer B } } ? B : Record<string, never>;
@@ -42,6 +51,8 @@ export interface HandlerInput<K extends OperationId> {
   url: { path: string; sent: Record<string, string> };
   /** The request's X-Request-Id, which the event log records with each change. */
   requestId: string;
+  /** Who sent the request (its key, client address and User-Agent), which the event log records too. */
+  actor: Actor;
 }
 
 export type Handler<K extends OperationId> = (input: HandlerInput<K>) => Promise<Reply<K>>;
@@ -51,6 +62,7 @@ export type Handlers = { [K in OperationId]: Handler<K> };
 export interface UntypedReply {
   status: number;
   body?: unknown;
+  savedBody?: unknown;
   location?: string;
   etag?: string;
   headers?: Record<string, string>;
@@ -99,6 +111,7 @@ export function dispatch(
       body: req.body ?? {},
       url: { path: `${req.baseUrl}${req.path}`, sent: sentQuery },
       requestId,
+      actor: requestActor(account, req),
     } as UntypedInput;
     // The spec matched the operation at run time; its input and reply were checked per operation at compile time.
     const operationId = route.operation.id as OperationId;
