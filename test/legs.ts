@@ -71,7 +71,7 @@ export const LEG_RULES: LegRule[] = [
     why: 'sorts both drivers’ errors without a server; Node 24 loads another better-sqlite3 major',
   },
   {
-    suite: 'test/faults/{sqlite-lock,disk-full,read-only}.test.ts',
+    suite: 'test/faults/{sqlite-lock,sqlite-endpoint-delete,disk-full,read-only}.test.ts',
     legs: ['sqlite'],
     why: "SQLite's own faults on SQLite files whatever the leg; the driver's error codes are classify's, on Node 24 too",
   },

@@ -21,13 +21,28 @@ export function wants(enabledEvents: string, type: string): boolean {
 // Every change reads its account's endpoints: compiled once per engine (server/db/precompiled.ts). On PostgreSQL
 // the rows are read FOR KEY SHARE, so an endpoint being deleted meanwhile is either waited for and skipped or
 // deleted after this change commits (its deliveries with it), never gone under the delivery's foreign key.
-// SQLite runs one writer at a time, so nothing can delete it in between.
+// SQLite's transactions take the write lock up front (BEGIN IMMEDIATE), so nothing can delete it in between;
+// a read before the transaction, on the reader, would not be safe: whoever queues reads the endpoints here.
 const enabledEndpoints = precompiledOnAny((db, accountId: number) => {
   const query = db
     .selectFrom('webhook_endpoints')
     .select(['id', 'enabled_events'])
     .where('account_id', '=', accountId)
     .where('status', '=', 'enabled');
+  return engineOf(db) === 'postgres' ? query.forKeyShare() : query;
+});
+
+/**
+ * Every endpoint of the account, enabled or not, read in `trx` (the transaction that queues to them) and kept
+ * from being deleted until it ends, as the fan-out's read is: a redelivery or a test never queues for an endpoint
+ * deleted under it.
+ */
+export const lockedEndpoints = precompiledOnAny((db, accountId: number) => {
+  const query = db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'enabled_events', 'status'])
+    .where('account_id', '=', accountId)
+    .orderBy('id');
   return engineOf(db) === 'postgres' ? query.forKeyShare() : query;
 });
 

@@ -10,7 +10,7 @@ import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
 import { HttpProblem, notFound, validationProblem, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
-import { queueDeliveries } from './fan-out.js';
+import { lockedEndpoints, queueDeliveries } from './fan-out.js';
 import type { WebhookEndpointRepository } from './repository.js';
 import type { WebhookSettings } from './settings.js';
 import { targetProblem } from './target-check.js';
@@ -122,24 +122,26 @@ export function webhookEndpointHandlers(
     },
 
     async 'webhook-endpoints_test'({ account, path, requestId }) {
-      const endpoint = await endpoints.find(account.id, path.id);
-      if (!endpoint) throw endpointNotFound(path.id);
       const event = await inTransaction(db, async (trx) => {
+        // Read in the transaction that queues the test (fan-out.ts, lockedEndpoints): an endpoint deleted
+        // meanwhile is a 404, never a foreign-key error.
+        const endpoint = (await lockedEndpoints(trx, account.id)).find((e) => Number(e.id) === path.id);
+        if (!endpoint) throw endpointNotFound(path.id);
         let queued: number[] = [];
         const recorded = await recordEvent(
           trx,
           {
             accountId: account.id,
             type: 'webhook.test',
-            data: { endpoint_id: endpoint.id },
+            data: { endpoint_id: path.id },
             cause: causeOf(requestId),
           },
           async (on, stored) => {
-            queued = await queueDeliveries(on, stored.id, [endpoint.id], settings, true);
+            queued = await queueDeliveries(on, stored.id, [path.id], settings, true);
           },
         );
         // Nothing is kept of a test that cannot be queued.
-        if (queued.length === 0) throw webhookQueueFull(endpoint.id, settings.maxQueuePerEndpoint);
+        if (queued.length === 0) throw webhookQueueFull(path.id, settings.maxQueuePerEndpoint);
         return recorded;
       });
       return { status: 202, body: { data: JSON.parse(event.payload) } };
