@@ -387,6 +387,95 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover a webhook endpoint's events since a time
+         * @description After an outage: queues again, oldest first, one delivery of each event of the window (`since` to `until`,
+         *     now by default) that the endpoint subscribes to (its `enabled_events` now) and has not received successfully
+         *     (no `2xx` recorded, and none queued for it already), each with the event's own `webhook-id`, so a receiver that
+         *     deduplicates by it is safe. A notice about the endpoint itself is never among them. The work runs in the
+         *     background, fairly beside other accounts' deliveries; the answer is a `recovery` to follow
+         *     (`GET …/recoveries/{recovery_id}`). It counts against the endpoint's queue limit (`WEBHOOK_MAX_QUEUE`): what
+         *     does not fit is counted in `skipped` (recover again later), never dropped silently.
+         *     The endpoint must be enabled (`409`, `/problems/webhook-endpoint-disabled`, naming its status); the window must
+         *     lie inside event retention (`EVENT_RETENTION_DAYS`: else `422` naming `since`); a recovery of an overlapping
+         *     window still running is `409` (`/problems/webhook-recovery-running`). As for a redelivery, the key needs,
+         *     beside `webhooks:write`, the read scope of every type the endpoint receives (`403` naming the one it lacks).
+         *     JSON only; `Idempotency-Key` makes it safe to retry.
+         *
+         *     **Scope:** `webhooks:write` (a key without it gets `403`).
+         */
+        post: operations["webhook-endpoints_recover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/recoveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's recoveries
+         * @description The endpoint's recoveries (`POST /webhook-endpoints/{id}/recover`), newest first, running or ended. Kept as
+         *     long as their endpoint.
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        get: operations["webhook-endpoints_recoveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/recoveries/{recovery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+                /** @description Identifier of the recovery. One of another endpoint or account answers `404`, as an unknown one does. */
+                recovery_id: components["parameters"]["recovery-id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Show a recovery of a webhook endpoint
+         * @description One recovery: its window, whether it still runs, how many events it queued and how many did not fit.
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        get: operations["webhook-endpoints_recoveries_show"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-endpoints/{id}/deliveries": {
         parameters: {
             query?: never;
@@ -1359,6 +1448,71 @@ export interface components {
         "event-resource": {
             data: components["schemas"]["event"];
         };
+        /** @description The window to recover; `until` defaults to now. */
+        "webhook-recover-request": {
+            /**
+             * Format: date-time
+             * @description The window's start (inclusive); inside event retention (`EVENT_RETENTION_DAYS`), else `422` naming `since`.
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description The window's end (exclusive), after `since`; now when omitted.
+             */
+            until?: string;
+        };
+        /**
+         * @description A recovery of an endpoint: every event of the window that the endpoint subscribes to (its `enabled_events` now)
+         *     and has not received successfully, queued again oldest first, each with its original `webhook-id`. It runs in
+         *     the background (`running`), then `completed`; `failed` when the endpoint was disabled before it ended (what it
+         *     had queued stays queued, unless the disable cancelled it).
+         * @example {
+         *       "id": 7,
+         *       "endpoint_id": 3,
+         *       "since": "2026-11-20T00:00:00.000Z",
+         *       "until": "2026-11-22T09:00:00.000Z",
+         *       "status": "completed",
+         *       "queued": 412,
+         *       "skipped": 0,
+         *       "created_at": "2026-11-22T09:00:00.000Z",
+         *       "completed_at": "2026-11-22T09:00:01.250Z"
+         *     }
+         */
+        "webhook-recovery": {
+            id: components["schemas"]["id"];
+            endpoint_id: components["schemas"]["id"];
+            since: components["schemas"]["timestamp"];
+            until: components["schemas"]["timestamp"];
+            /**
+             * @description `running` until every event of the window has been looked at, then `completed` (or `failed`: the endpoint was disabled meanwhile).
+             * @enum {string}
+             */
+            status: "running" | "completed" | "failed";
+            /** @description Events queued for the endpoint so far. */
+            queued: number;
+            /** @description Events it would have queued that did not fit in the endpoint's queue (`WEBHOOK_MAX_QUEUE`); recover them again once it has room. */
+            skipped: number;
+            created_at: components["schemas"]["timestamp"];
+            /** @description When it ended (`completed` or `failed`); null while it runs. */
+            completed_at: components["schemas"]["timestamp"] | null;
+        };
+        /** @description One recovery of a webhook endpoint. */
+        "webhook-recovery-resource": {
+            data: components["schemas"]["webhook-recovery"];
+        };
+        /** @description The next page of a list read by cursor. */
+        "cursor-links": {
+            /**
+             * Format: uri-reference
+             * @description The next page (with your parameters and its cursor in `after`), or null after the last record.
+             */
+            next: string | null;
+        };
+        /** @description One page of an endpoint's recoveries, newest first. */
+        "webhook-recovery-collection": {
+            data: components["schemas"]["webhook-recovery"][];
+            links: components["schemas"]["cursor-links"];
+        };
         /**
          * @description The kind of change, dotted `<resource>.<change>`. Records: `domain.created`, `domain.updated`,
          *     `domain.deleted`, `space.created`, `space.updated`, `space.deleted`. A domain's state: `domain.active`,
@@ -1402,14 +1556,6 @@ export interface components {
             error: string | null;
             /** @description When the next attempt of this delivery is due, or null when none will follow (it succeeded, gave up, or the endpoint was disabled). */
             next_attempt_at: components["schemas"]["timestamp"] | null;
-        };
-        /** @description The next page of a list read by cursor. */
-        "cursor-links": {
-            /**
-             * Format: uri-reference
-             * @description The next page (with your parameters and its cursor in `after`), or null after the last record.
-             */
-            next: string | null;
         };
         /** @description One page of an endpoint's delivery attempts, newest first. */
         "webhook-delivery-collection": {
@@ -1927,6 +2073,83 @@ export interface components {
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
+        /** @description The recovery was started; it runs in the background (read it at `Location` to follow it). */
+        "webhook-recovery-started": {
+            headers: {
+                /**
+                 * @description Path of the recovery.
+                 * @example /api/v1/webhook-endpoints/3/recoveries/7
+                 */
+                Location: string;
+                "Idempotent-Replayed": components["headers"]["idempotent-replayed"];
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "id": 7,
+                 *         "endpoint_id": 3,
+                 *         "since": "2026-11-20T00:00:00.000Z",
+                 *         "until": "2026-11-22T09:00:00.000Z",
+                 *         "status": "running",
+                 *         "queued": 0,
+                 *         "skipped": 0,
+                 *         "created_at": "2026-11-22T09:00:00.000Z",
+                 *         "completed_at": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["webhook-recovery-resource"];
+            };
+        };
+        /**
+         * @description The endpoint is disabled (enable it first: a recovery to a disabled endpoint would only be cancelled), or a
+         *     recovery of an overlapping window is still running, or a request with the same `Idempotency-Key` is.
+         */
+        "webhook-recovery-conflict": {
+            headers: {
+                "Idempotent-Replayed": components["headers"]["idempotent-replayed"];
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["problem"];
+            };
+        };
+        /** @description One page of the endpoint's recoveries, newest first. */
+        "webhook-recovery-page": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["webhook-recovery-collection"];
+            };
+        };
+        /** @description The recovery. */
+        "webhook-recovery": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["webhook-recovery-resource"];
+            };
+        };
         /** @description One page of the endpoint's delivery attempts, newest first. */
         "webhook-delivery-page": {
             headers: {
@@ -2134,6 +2357,8 @@ export interface components {
          * @example MTIzNA
          */
         cursor: string;
+        /** @description Identifier of the recovery. One of another endpoint or account answers `404`, as an unknown one does. */
+        "recovery-id": components["schemas"]["id"];
         /**
          * @description Only events of this type.
          * @example space.updated
@@ -2255,6 +2480,17 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["webhook-endpoint-update"];
+            };
+        };
+        /** @description The window of events to recover, as JSON. */
+        "webhook-recover": {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-20T00:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["webhook-recover-request"];
             };
         };
         /** @description Optionally, the one endpoint to redeliver to, as JSON; no body redelivers to every endpoint that receives the event's type. */
@@ -3511,6 +3747,105 @@ export interface operations {
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             409: components["responses"]["webhook-queue-full"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_recover": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A new value per intended create, 1–255 printable ASCII characters: a UUID
+                 *     such as `2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21` is a good choice; never reuse one for another request. The
+                 *     first request's status and body are saved for 24 hours; a repeat with the same key and the same payload gets
+                 *     them again, with `Idempotent-Replayed: true`, and creates nothing. The same key with another payload answers
+                 *     `422`; a repeat while the first is still running answers `409`. Keys belong to the account; a request that
+                 *     fails validation does not use its key up. Send it once: two `Idempotency-Key` headers answer `400`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency-key"];
+            };
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["webhook-recover"];
+        responses: {
+            202: components["responses"]["webhook-recovery-started"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            409: components["responses"]["webhook-recovery-conflict"];
+            413: components["responses"]["content-too-large"];
+            415: components["responses"]["unsupported-media-type"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_recoveries": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description Continue a list after this position: take the value from `links.next`, never build it. Without it (or
+                 *     empty), the list starts with the newest entry.
+                 * @example MTIzNA
+                 */
+                after?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-recovery-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_recoveries_show": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+                /** @description Identifier of the recovery. One of another endpoint or account answers `404`, as an unknown one does. */
+                recovery_id: components["parameters"]["recovery-id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-recovery"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];

@@ -47,6 +47,11 @@ export const LEG_RULES: LegRule[] = [
     why: 'the fair claim is SQL (window functions) that differs by engine; receivers that hang for seconds',
   },
   {
+    suite: 'test/webhooks/recovery.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'the recovery claim and its step lock rows differently by engine; two runners on one database; a receiver',
+  },
+  {
     suite: 'test/webhooks/answers.test.ts',
     legs: ['sqlite', 'postgres'],
     why: 'what PostgreSQL can store of an answer differs from SQLite (NUL bytes); real receivers and retries',

@@ -143,6 +143,8 @@ export interface WebhookEndpointsTable {
   previous_secret_until: Timestamp | null;
   secret_rotated_at: Timestamp | null;
   failing_since: Timestamp | null;
+  /** When the webhook_endpoint.failing notice of the current failing period was recorded (null: not yet). */
+  failing_notice_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -177,6 +179,25 @@ export interface WebhookAttemptsTable {
   next_attempt_at: Timestamp | null;
 }
 
+/** A recovery of an endpoint's events (server/webhooks/recoveries.ts): its window and how far it has walked. */
+export interface WebhookRecoveriesTable {
+  id: Generated<number>;
+  account_id: number;
+  endpoint_id: number;
+  since: Timestamp;
+  until: Timestamp;
+  status: 'running' | 'completed' | 'failed';
+  queued: Generated<number>;
+  skipped: Generated<number>;
+  /** The last event looked at (events are walked by id, oldest first). */
+  after_event_id: Generated<number>;
+  claimed_by: string | null;
+  claimed_until: Timestamp | null;
+  stepped_at: Timestamp;
+  created_at: Timestamp;
+  completed_at: Timestamp | null;
+}
+
 /** The per-domain verify limit's current window, by account and name (server/domains/checks.ts). */
 export interface DomainVerifyWindowsTable {
   account_id: number;
@@ -190,6 +211,7 @@ export interface DB {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  webhook_recoveries: WebhookRecoveriesTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   domains: DomainsTable;

@@ -6,11 +6,13 @@ import type { Database } from '../db/database.js';
 import { inTransaction } from '../db/owned.js';
 import { recordEvent } from '../events/outbox.js';
 import { missingToReceive } from '../events/read-scopes.js';
+import type { EventSettings } from '../events/settings.js';
 import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
 import { HttpProblem, notFound, validationProblem, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
 import { lockedEndpoints, queueDeliveries } from './fan-out.js';
+import { recoveryRepository, startRecovery } from './recoveries.js';
 import type { WebhookEndpointRepository } from './repository.js';
 import type { WebhookSettings } from './settings.js';
 import { targetProblem } from './target-check.js';
@@ -24,7 +26,10 @@ export type WebhookEndpointOperation =
   | 'webhook-endpoints_delete'
   | 'webhook-endpoints_rotate_secret'
   | 'webhook-endpoints_test'
-  | 'webhook-endpoints_deliveries';
+  | 'webhook-endpoints_deliveries'
+  | 'webhook-endpoints_recover'
+  | 'webhook-endpoints_recoveries'
+  | 'webhook-endpoints_recoveries_show';
 type WebhookEndpointHandlers = Pick<Handlers, WebhookEndpointOperation>;
 
 /** 422 naming `url` when the URL is not a safe target (unless the operator allows private targets). */
@@ -56,12 +61,41 @@ function requireReadScopes(account: Account, enabledEvents: readonly string[], w
   );
 }
 
+/**
+ * A recovery's window as ISO instants, `until` now by default (and never later: what is made after the recovery
+ * starts is fanned out as usual); 422 naming `since` outside retention or not before `until`.
+ */
+function recoveryWindow(body: { since: string; until?: string }, retentionMs: number) {
+  const now = Date.now();
+  const since = Date.parse(body.since);
+  const until = Math.min(body.until === undefined ? now : Date.parse(body.until), now);
+  const oldest = new Date(now - retentionMs).toISOString();
+  const errors = [];
+  if (since < now - retentionMs) {
+    errors.push({
+      location: 'body' as const,
+      field: 'since',
+      message: `must lie inside event retention: at or after ${oldest} (events before it are gone)`,
+    });
+  } else if (since >= until) {
+    errors.push({
+      location: 'body' as const,
+      field: body.until === undefined ? 'since' : 'until',
+      message: body.until === undefined ? 'must be in the past' : 'must be after since',
+    });
+  }
+  if (errors.length > 0) throw validationProblem(errors);
+  return { since: new Date(since).toISOString(), until: new Date(until).toISOString() };
+}
+
 /** 409: the endpoint has WEBHOOK_MAX_QUEUE undelivered events, a test or a redelivery to it included. */
 export function webhookEndpointHandlers(
   db: Database,
   endpoints: WebhookEndpointRepository,
   settings: WebhookSettings,
+  events: EventSettings,
 ): WebhookEndpointHandlers {
+  const recoveries = recoveryRepository(db);
   const update: WebhookEndpointHandlers['webhook-endpoints_update'] = async ({ account, path, body }) => {
     // Re-pointing an endpoint or changing what it receives is subscribing anew: bounded by the key's reads.
     if (body.enabled_events !== undefined || body.url !== undefined) {
@@ -145,6 +179,47 @@ export function webhookEndpointHandlers(
         return recorded;
       });
       return { status: 202, body: { data: JSON.parse(event.payload) } };
+    },
+
+    async 'webhook-endpoints_recover'({ account, path, body, url }) {
+      const { since, until } = recoveryWindow(body, events.retentionMs);
+      const outcome = await startRecovery(db, { accountId: account.id, endpointId: path.id, since, until }, (types) =>
+        requireReadScopes(account, types, 'recovering'),
+      );
+      if ('refused' in outcome) {
+        if (outcome.refused === 'no-such-endpoint') throw endpointNotFound(path.id);
+        if (outcome.refused === 'disabled') {
+          throw new HttpProblem(
+            'webhook-endpoint-disabled',
+            `Webhook endpoint ${path.id} is disabled (${outcome.reason ?? 'manual'}): enable it (status enabled) ` +
+              'before recovering its events.',
+          );
+        }
+        throw new HttpProblem(
+          'webhook-recovery-running',
+          `Recovery ${outcome.recoveryId} of webhook endpoint ${path.id} is still running over an overlapping ` +
+            `window; follow it at ${url.path.replace(/\/recover$/, '')}/recoveries/${outcome.recoveryId}.`,
+        );
+      }
+      return {
+        status: 202,
+        body: { data: outcome },
+        location: `${url.path.replace(/\/recover$/, '')}/recoveries/${outcome.id}`,
+      };
+    },
+
+    async 'webhook-endpoints_recoveries'({ account, path, query, url }) {
+      const endpoint = await endpoints.find(account.id, path.id);
+      if (!endpoint) throw endpointNotFound(path.id);
+      const before = readIdCursor(query.after as string | undefined);
+      const page = await recoveries.list(endpoint.id, query.per_page, before);
+      return { status: 200, body: { data: page, links: { next: nextLink(url.path, url.sent, page, query.per_page) } } };
+    },
+
+    async 'webhook-endpoints_recoveries_show'({ account, path }) {
+      const recovery = await recoveries.find(account.id, path.id, path.recovery_id);
+      if (!recovery) throw notFound('webhook recovery', path.recovery_id);
+      return { status: 200, body: { data: recovery } };
     },
 
     async 'webhook-endpoints_deliveries'({ account, path, query, url }) {

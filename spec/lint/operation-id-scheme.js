@@ -25,8 +25,14 @@ export default function OperationIdScheme() {
         const method = String(ctx.key);
         const [resource, ...rest] = path.split('/').filter(Boolean);
         const kind = rest.length === 0 ? 'collection' : 'record';
-        const action = rest.length === 2 ? rest[1].replace(/-/g, '_') : undefined;
-        const verb = action ? `${action}${method === 'head' ? '_head' : ''}` : VERBS[kind][method];
+        const action = rest.length >= 2 ? rest[1].replace(/-/g, '_') : undefined;
+        // A record under a record's collection (`/{resource}/{id}/<collection>/{sub_id}`): `<resource>_<collection>_<verb>`.
+        const verb =
+          rest.length === 3
+            ? `${action}_${VERBS.record[method]}`
+            : action
+              ? `${action}${method === 'head' ? '_head' : ''}`
+              : VERBS[kind][method];
         const expected = webhook ? `webhooks_${path.replace(/\./g, '_')}` : verb ? `${resource}_${verb}` : undefined;
         if (!expected) {
           ctx.report({
