@@ -1488,9 +1488,15 @@ export interface components {
              * @enum {string}
              */
             status: "running" | "completed" | "failed";
-            /** @description Events queued for the endpoint so far. */
+            /**
+             * Format: int64
+             * @description Events queued for the endpoint so far.
+             */
             queued: number;
-            /** @description Events it would have queued that did not fit in the endpoint's queue (`WEBHOOK_MAX_QUEUE`); recover them again once it has room. */
+            /**
+             * Format: int64
+             * @description Events it would have queued that did not fit in the endpoint's queue (`WEBHOOK_MAX_QUEUE`); recover them again once it has room.
+             */
             skipped: number;
             created_at: components["schemas"]["timestamp"];
             /** @description When it ended (`completed` or `failed`); null while it runs. */

@@ -28,7 +28,10 @@ const LEASE_MS = 60_000;
 
 const isoOrNull = (value: string | Date | null) => (value === null ? null : toIso(value));
 
-type RecoveryRow = Pick<Selectable<WebhookRecoveriesTable>, 'since' | 'until' | 'status' | 'completed_at' | 'created_at'> & {
+type RecoveryRow = Pick<
+  Selectable<WebhookRecoveriesTable>,
+  'since' | 'until' | 'status' | 'completed_at' | 'created_at'
+> & {
   id: number;
   endpoint_id: number;
   queued: number;
@@ -209,7 +212,7 @@ export async function stepRecovery(
       .where('id', '=', endpointId);
     if (postgres) endpointQuery = endpointQuery.forKeyShare();
     const endpoint = await endpointQuery.executeTakeFirst();
-    if (!endpoint || endpoint.status !== 'enabled') {
+    if (endpoint?.status !== 'enabled') {
       await finish('failed');
       return;
     }
