@@ -829,6 +829,48 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook_endpoint.disabled
+         * @description The service disabled one of the account's webhook endpoints (`gone`: it answered 410; `failing`: no success for `WEBHOOK_DISABLE_AFTER_S`; `queue_full`: more than `WEBHOOK_MAX_QUEUE` undelivered events); `data.object` is the endpoint as disabled. Sent to the account's other enabled endpoints that subscribe, never to the one disabled. POSTed as JSON, with the Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp`
+         *     and `webhook-signature`. Receiving it needs `webhooks:read`.
+         */
+        post: operations["webhooks_webhook_endpoint_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook_endpoint.failing
+         * @description One of the account's webhook endpoints has failed every attempt for `WEBHOOK_FAILING_NOTICE_S` (an hour by default): sent once per failing period, before the endpoint is disabled (`WEBHOOK_DISABLE_AFTER_S`), to the account's other enabled endpoints that subscribe, never to the failing one. POSTed as JSON, with the Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp`
+         *     and `webhook-signature`. Receiving it needs `webhooks:read`.
+         */
+        post: operations["webhooks_webhook_endpoint_failing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1154,7 +1196,7 @@ export interface components {
          *       "space.updated"
          *     ]
          */
-        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted")[];
+        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted" | "webhook_endpoint.disabled" | "webhook_endpoint.failing")[];
         /**
          * @description Where the account's events are delivered, signed by the Standard Webhooks specification. The signing secret
          *     is shown only when it is made (create and rotate-secret).
@@ -1439,11 +1481,47 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
+        /** @description The service disabled one of the account's webhook endpoints (`gone`: it answered 410; `failing`: no success for `WEBHOOK_DISABLE_AFTER_S`; `queue_full`: more than `WEBHOOK_MAX_QUEUE` undelivered events); `data.object` is the endpoint as disabled. Sent to the account's other enabled endpoints that subscribe, never to the one disabled. */
+        "event-webhook-endpoint-disabled": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "webhook_endpoint.disabled";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The endpoint, as stored when the notice was made. */
+            data: {
+                object: components["schemas"]["webhook-endpoint"];
+                /**
+                 * @description Why the service disabled it.
+                 * @enum {string}
+                 */
+                disabled_reason: "gone" | "failing" | "queue_full";
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description One of the account's webhook endpoints has failed every attempt for `WEBHOOK_FAILING_NOTICE_S` (an hour by default): sent once per failing period, before the endpoint is disabled (`WEBHOOK_DISABLE_AFTER_S`), to the account's other enabled endpoints that subscribe, never to the failing one. */
+        "event-webhook-endpoint-failing": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "webhook_endpoint.failing";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The endpoint, as stored when the notice was made. */
+            data: {
+                object: components["schemas"]["webhook-endpoint"];
+                failing_since: components["schemas"]["timestamp"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
         /**
          * @description An event: what changed, when, the record after the change and the request that caused it. The body of every
          *     webhook delivery, and an entry of `GET /events`. `type` says which of the shapes below it has.
          */
-        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"];
+        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"] | components["schemas"]["event-webhook-endpoint-disabled"] | components["schemas"]["event-webhook-endpoint-failing"];
         /** @description One event. */
         "event-resource": {
             data: components["schemas"]["event"];
@@ -1525,11 +1603,12 @@ export interface components {
          *     `domain.misconfigured`, `domain.claimed_elsewhere`, `domain.expired`. `domain.pending` is reserved and not
          *     sent in v1: a domain is `pending` from its store (`domain.created` says so) and no change makes it `pending`
          *     again; subscribing to it is accepted. `webhook.test` is sent only by
-         *     `POST /webhook-endpoints/{id}/test`. New types may be added within v1: ignore a type you do not know.
+         *     `POST /webhook-endpoints/{id}/test`. Notices about the account's endpoints: `webhook_endpoint.disabled`,
+         *     `webhook_endpoint.failing`. `GET /event-types` lists them all with their payload schemas. New types may be added within v1: ignore a type you do not know.
          * @example space.updated
          * @enum {string}
          */
-        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted" | "webhook.test";
+        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted" | "webhook.test" | "webhook_endpoint.disabled" | "webhook_endpoint.failing";
         /** @description One attempt to deliver an event to the endpoint, newest first in the list. */
         "webhook-delivery": {
             id: components["schemas"]["id"];
@@ -4400,6 +4479,68 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["event-webhook-test"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_webhook_endpoint_disabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-webhook-endpoint-disabled"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_webhook_endpoint_failing: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-webhook-endpoint-failing"];
             };
         };
         responses: {

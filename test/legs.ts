@@ -52,6 +52,11 @@ export const LEG_RULES: LegRule[] = [
     why: 'the recovery claim and its step lock rows differently by engine; two runners on one database; a receiver',
   },
   {
+    suite: 'test/webhooks/notices.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'a receiver failing for seconds until its endpoint is disabled; the notices are fanned out in SQL by engine',
+  },
+  {
     suite: 'test/webhooks/answers.test.ts',
     legs: ['sqlite', 'postgres'],
     why: 'what PostgreSQL can store of an answer differs from SQLite (NUL bytes); real receivers and retries',

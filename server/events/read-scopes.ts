@@ -21,11 +21,17 @@ const SUBSCRIBABLE: Record<Exclude<EnabledEvent, '*'>, true> = {
   'space.created': true,
   'space.updated': true,
   'space.deleted': true,
+  'webhook_endpoint.disabled': true,
+  'webhook_endpoint.failing': true,
 };
+
+/** Types whose records are not named by their prefix's plural: notices about endpoints are webhooks' records. */
+const READ_SCOPE_OF_PREFIX: Record<string, string> = { webhook_endpoint: 'webhooks:read' };
 
 /** The read scope of an event type's records: `domain.active` -> `domains:read`, `webhook.test` -> `webhooks:read`. */
 export function readScopeOf(type: string): string {
-  return `${type.slice(0, type.indexOf('.'))}s:read`;
+  const prefix = type.slice(0, type.indexOf('.'));
+  return READ_SCOPE_OF_PREFIX[prefix] ?? `${prefix}s:read`;
 }
 
 /** The read scopes receiving these types needs; `*` needs those of every type. */

@@ -216,6 +216,7 @@ const endpointAndEvent = precompiledOnAny((db, endpointId: number, eventId: numb
       'webhook_endpoints.previous_secret',
       'webhook_endpoints.previous_secret_until',
       'webhook_endpoints.failing_since',
+      'webhook_endpoints.failing_notice_at',
       'events.public_id',
       'events.payload',
     ])
@@ -264,6 +265,7 @@ async function attemptDelivery(
     attemptedAt: new Date(now).toISOString(),
     result,
     failingSince: endpoint.failing_since,
+    failingNoticeAt: endpoint.failing_notice_at,
     final: tooLarge,
   };
 }

@@ -46,11 +46,21 @@ export const lockedEndpoints = precompiledOnAny((db, accountId: number) => {
   return engineOf(db) === 'postgres' ? query.forKeyShare() : query;
 });
 
+/** The endpoint a notice (`webhook_endpoint.*`) is about, which never receives it; undefined for other events. */
+export function noticeSubject(type: string, payload: string): number | undefined {
+  if (!type.startsWith('webhook_endpoint.')) return undefined;
+  const data = (JSON.parse(payload) as { data?: { object?: { id?: unknown } } }).data;
+  return Number(data?.object?.id);
+}
+
 /** The event log's subscriber: each event queued for the endpoints that want it. */
 export function webhookFanOut(settings: Pick<WebhookSettings, 'maxQueuePerEndpoint'>): EventSubscriber {
   return async (trx, event) => {
     const endpoints = await enabledEndpoints(trx, event.accountId);
-    const targets = endpoints.filter((endpoint) => wants(endpoint.enabled_events, event.type));
+    const subject = noticeSubject(event.type, event.payload);
+    const targets = endpoints.filter(
+      (endpoint) => wants(endpoint.enabled_events, event.type) && Number(endpoint.id) !== subject,
+    );
     if (targets.length === 0) return;
     await queueDeliveries(
       trx,
@@ -86,7 +96,9 @@ export async function queueDeliveries(
       .limit(1)
       .executeTakeFirst();
     if (full) {
-      if (!forced) await disableEndpoint(db, endpointId, 'queue_full', now);
+      if (!forced) {
+        await disableEndpoint(db, endpointId, 'queue_full', now, undefined, webhookFanOut({ maxQueuePerEndpoint }));
+      }
       continue;
     }
     queued.push(endpointId);

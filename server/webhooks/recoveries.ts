@@ -13,7 +13,7 @@ import { inTransaction } from '../db/owned.js';
 import type { WebhookRecoveriesTable } from '../db/schema.js';
 import { notifyAtCommit } from '../db/wakeups.js';
 import type { Job } from '../jobs/runner.js';
-import { DELIVERIES_TOPIC, wants } from './fan-out.js';
+import { DELIVERIES_TOPIC, noticeSubject, wants } from './fan-out.js';
 import type { WebhookSettings } from './settings.js';
 
 export type RecoveryRecord = components['schemas']['webhook-recovery'];
@@ -169,13 +169,6 @@ async function claimRecoveries(db: Database, limit: number, worker: string, now 
   return rows.map((row) => Number(row.id));
 }
 
-/** Whether an event is a notice about this endpoint itself (webhook_endpoint.*), which is never sent to it. */
-function isNoticeAbout(type: string, payload: string, endpointId: number): boolean {
-  if (!type.startsWith('webhook_endpoint.')) return false;
-  const data = (JSON.parse(payload) as { data?: { object?: { id?: unknown } } }).data;
-  return Number(data?.object?.id) === endpointId;
-}
-
 /**
  * One step of a recovery claimed by `worker`: the next batch of the window's events, queued as above, in one
  * transaction that first locks the recovery's row (so a step of another process, after a lease ran out, waits and
@@ -230,7 +223,7 @@ export async function stepRecovery(
       (event) =>
         event.type !== 'webhook.test' &&
         wants(endpoint.enabled_events, event.type) &&
-        !isNoticeAbout(event.type, event.payload, endpointId),
+        noticeSubject(event.type, event.payload) !== endpointId,
     );
     let candidates = wanted.map((event) => Number(event.id));
     if (candidates.length > 0) {
