@@ -509,6 +509,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the event types
+         * @description Every event type the service sends, from this contract's `webhooks` section: what it means, the read scope an
+         *     endpoint subscribing to it needs, whether an endpoint may subscribe to it (`webhook.test` is sent only by a
+         *     test), and the JSON Schema of its payload, self-contained (no `$ref`), to validate what a receiver gets. The
+         *     same for every account; any key may read it, whatever its scopes.
+         */
+        get: operations["event-types_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -1647,6 +1670,27 @@ export interface components {
             data: components["schemas"]["webhook-delivery"][];
             links: components["schemas"]["cursor-links"];
         };
+        /** @description One event type. */
+        "event-type-info": {
+            type: components["schemas"]["event-type"];
+            /** @description What the event means and what its payload carries. */
+            description: string;
+            /**
+             * @description The scope a key needs to subscribe an endpoint to this type (its records' read scope).
+             * @enum {string}
+             */
+            read_scope: "domains:read" | "spaces:read" | "webhooks:read";
+            /** @description Whether an endpoint may list it in `enabled_events` (`webhook.test` is sent only by a test). */
+            subscribable: boolean;
+            /** @description The JSON Schema (2020-12) of the payload, self-contained. */
+            schema: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description Every event type, in the contract's order. */
+        "event-type-collection": {
+            data: components["schemas"]["event-type-info"][];
+        };
         /** @description One page of the account's events, newest first. */
         "event-collection": {
             data: components["schemas"]["event"][];
@@ -2281,6 +2325,41 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["webhook-delivery-collection"];
+            };
+        };
+        /** @description Every event type with its payload's schema. */
+        "event-type-list": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "type": "space.deleted",
+                 *           "description": "A space was deleted; `data.object` is the space as it was last stored.",
+                 *           "read_scope": "spaces:read",
+                 *           "subscribable": true,
+                 *           "schema": {
+                 *             "type": "object",
+                 *             "required": [
+                 *               "id",
+                 *               "type",
+                 *               "timestamp",
+                 *               "data",
+                 *               "cause"
+                 *             ]
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["event-type-collection"];
             };
         };
         /** @description One page of the account's events, newest first. */
@@ -4004,6 +4083,25 @@ export interface operations {
             404: components["responses"]["not-found"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "event-types_list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["event-type-list"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
             503: components["responses"]["service-unavailable"];

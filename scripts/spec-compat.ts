@@ -17,7 +17,7 @@ interface DiffChange {
   path: string;
   impact: string;
   kind: string;
-  verdicts?: Array<{ ruleId?: string; message?: string }>;
+  verdicts?: Array<{ ruleId?: string; message?: string; location?: { pointer?: string } }>;
   base?: { value?: unknown };
   revision?: { value?: unknown };
 }
@@ -98,15 +98,44 @@ export function isListedNarrowing(change: DiffChange, narrowings: SecurityNarrow
   );
 }
 
+/**
+ * Whether a change only grows a set the contract declares open (`x-open-set: true` on a component schema, as the
+ * event types are: "new types may be added within v1: ignore a type you do not know"): values added to its enum
+ * (or its items' enum) or a branch added to its `oneOf`. `redocly diff` rates these major in a response; a client
+ * that follows the contract ignores what it does not know, so the gate rates them minor.
+ */
+export function isOpenSetGrowth(change: DiffChange, openSets: readonly string[]): boolean {
+  const verdicts = change.verdicts ?? [];
+  return (
+    verdicts.length > 0 &&
+    verdicts.every((v) => {
+      const [, name, rest = ''] = /^#\/components\/schemas\/([^/]+)\/(.*)$/.exec(v.location?.pointer ?? '') ?? [];
+      if (!name || !openSets.includes(name)) return false;
+      if (v.ruleId === 'enum-values-added') return change.kind === 'modified' && /^(items\/)?enum$/.test(rest);
+      return v.ruleId === 'schema-combinator-changed' && change.kind === 'added' && /^oneOf\/\d+$/.test(rest);
+    })
+  );
+}
+
+/** The component schemas of a document that declare themselves open sets (`x-open-set: true`). */
+export function openSetsOf(text: string): string[] {
+  const document = parse(text) as { components?: { schemas?: Record<string, Record<string, unknown>> } };
+  return Object.entries(document.components?.schemas ?? {})
+    .filter(([, schema]) => schema['x-open-set'] === true)
+    .map(([name]) => name);
+}
+
 /** The report with the changes the gate rates differently from `redocly diff` (above) counted as minor. */
 export function rated(
   report: DiffReport,
   narrowings: SecurityNarrowing[] = [],
+  openSets: readonly string[] = [],
 ): DiffReport & { scopesDeclared: number; narrowed: number } {
   const majors = report.changes.filter((c) => c.impact === 'major');
   const declared = majors.filter((c) => isScopeDeclaredOnOpenRequirement(c));
   const narrowed = majors.filter((c) => !declared.includes(c) && isListedNarrowing(c, narrowings));
-  const relaxed = [...declared, ...narrowed];
+  const grown = majors.filter((c) => !declared.includes(c) && !narrowed.includes(c) && isOpenSetGrowth(c, openSets));
+  const relaxed = [...declared, ...narrowed, ...grown];
   const { major, minor, patch } = report.summary;
   return {
     ...report,
@@ -145,7 +174,11 @@ export function checkCompatibility(released: string, current: string, log = cons
       env: ENV,
       stdio: 'pipe',
     });
-    const report = rated(JSON.parse(readFileSync(json, 'utf8')) as DiffReport, listedNarrowings());
+    const report = rated(
+      JSON.parse(readFileSync(json, 'utf8')) as DiffReport,
+      listedNarrowings(),
+      openSetsOf(readFileSync(current, 'utf8')),
+    );
     const stylish = spawnSync(redocly, ['diff', base, revision, '--fail-on', 'none'], { cwd: root, env: ENV });
     const shown = stylish.stdout.toString().trim();
     const problem = verdict(report);

@@ -2,6 +2,7 @@
 // owns) come first; everything else that lists resources (the handlers, the formats, the sandbox's records,
 // backups, the tests' fixtures) derives its list from these.
 import { domains } from './domains/index.js';
+import { eventTypes } from './event-types/index.js';
 import { events } from './events/index.js';
 import { spaces } from './spaces/index.js';
 import { webhookEndpoints } from './webhooks/index.js';
@@ -9,7 +10,7 @@ import { webhookEndpoints } from './webhooks/index.js';
 export const RESOURCES = [domains, spaces] as const;
 
 /** Every module of the API: the resources, and the collections that are not records of an account's own. */
-export const MODULES = [...RESOURCES, webhookEndpoints, events] as const;
+export const MODULES = [...RESOURCES, webhookEndpoints, events, eventTypes] as const;
 
 /** A registered resource's name: its collection path under the base path, and its table. */
 export type ResourceName = (typeof RESOURCES)[number]['name'];

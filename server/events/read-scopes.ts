@@ -34,6 +34,11 @@ export function readScopeOf(type: string): string {
   return READ_SCOPE_OF_PREFIX[prefix] ?? `${prefix}s:read`;
 }
 
+/** Whether an endpoint may list this type in `enabled_events` (`webhook.test` is sent only by a test). */
+export function subscribable(type: string): boolean {
+  return Object.hasOwn(SUBSCRIBABLE, type);
+}
+
 /** The read scopes receiving these types needs; `*` needs those of every type. */
 export function scopesToReceive(types: readonly string[]): string[] {
   const all = types.includes('*') ? Object.keys(SUBSCRIBABLE) : types;
