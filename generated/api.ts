@@ -1221,6 +1221,26 @@ export interface components {
          */
         "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "space.created" | "space.updated" | "space.deleted" | "webhook_endpoint.disabled" | "webhook_endpoint.failing")[];
         /**
+         * Format: int32
+         * @description At most this many delivery attempts per second to the endpoint, counted across every instance of the service
+         *     (a sliding second); null for no limit beyond the usual concurrency.
+         * @example 10
+         */
+        "webhook-rate-limit": number | null;
+        /**
+         * @description Headers every delivery to the endpoint carries, for a receiver's gateway: up to 5 names to values; null or `{}`
+         *     for none. Names are HTTP tokens; `webhook-*`, `content-*`, `host` and the hop-by-hop headers (`connection`,
+         *     `keep-alive`, `te`, `trailer`, `transfer-encoding`, `upgrade`, `proxy-*`) are refused with `422` naming the
+         *     header. Values are never logged; in an event about the endpoint (`webhook_endpoint.*`) they are withheld
+         *     (`[withheld]`).
+         * @example {
+         *       "X-Gateway-Key": "3f9c1e7a"
+         *     }
+         */
+        "webhook-headers": {
+            [key: string]: string;
+        } | null;
+        /**
          * @description Where the account's events are delivered, signed by the Standard Webhooks specification. The signing secret
          *     is shown only when it is made (create and rotate-secret).
          */
@@ -1245,6 +1265,8 @@ export interface components {
             disabled_reason: "manual" | "gone" | "failing" | "queue_full" | null;
             /** @description When the secret was last rotated, or null; during the overlap after it, deliveries carry both signatures. */
             secret_rotated_at: components["schemas"]["timestamp"] | null;
+            rate_limit: components["schemas"]["webhook-rate-limit"];
+            headers: components["schemas"]["webhook-headers"];
             created_at: components["schemas"]["timestamp"];
             updated_at: components["schemas"]["timestamp"];
         };
@@ -1262,6 +1284,8 @@ export interface components {
             url: components["schemas"]["webhook-url"];
             enabled_events: components["schemas"]["webhook-enabled-events"];
             description?: components["schemas"]["webhook-description"];
+            rate_limit?: components["schemas"]["webhook-rate-limit"];
+            headers?: components["schemas"]["webhook-headers"];
         };
         /** @description An endpoint, and its new signing secret (shown this once). */
         "webhook-endpoint-with-secret": {
@@ -1288,6 +1312,8 @@ export interface components {
              * @enum {string}
              */
             status?: "enabled" | "disabled";
+            rate_limit?: components["schemas"]["webhook-rate-limit"];
+            headers?: components["schemas"]["webhook-headers"];
         };
         /**
          * @description Identifier of the event, `evt_` and 24 hex digits. A delivery's `webhook-id` header carries it, the same on
@@ -1664,6 +1690,12 @@ export interface components {
             error: string | null;
             /** @description When the next attempt of this delivery is due, or null when none will follow (it succeeded, gave up, or the endpoint was disabled). */
             next_attempt_at: components["schemas"]["timestamp"] | null;
+            /**
+             * Format: int32
+             * @description The `Retry-After` of a `429` or `503` answer, in seconds, as honoured (at most a day): no delivery to the
+             *     endpoint is tried before it ends, by any instance. Null when the answer asked for none.
+             */
+            retry_after_s: number | null;
         };
         /** @description One page of an endpoint's delivery attempts, newest first. */
         "webhook-delivery-collection": {
@@ -2055,6 +2087,8 @@ export interface components {
                  *           "status": "disabled",
                  *           "disabled_reason": "gone",
                  *           "secret_rotated_at": null,
+                 *           "rate_limit": null,
+                 *           "headers": null,
                  *           "created_at": "2026-11-21T06:07:49.123Z",
                  *           "updated_at": "2026-11-22T01:00:00.000Z"
                  *         }
@@ -2110,6 +2144,8 @@ export interface components {
                  *         "status": "enabled",
                  *         "disabled_reason": null,
                  *         "secret_rotated_at": null,
+                 *         "rate_limit": null,
+                 *         "headers": null,
                  *         "created_at": "2026-11-21T06:07:49.123Z",
                  *         "updated_at": "2026-11-21T06:07:49.123Z"
                  *       }
@@ -2142,6 +2178,8 @@ export interface components {
                  *         "status": "enabled",
                  *         "disabled_reason": null,
                  *         "secret_rotated_at": null,
+                 *         "rate_limit": null,
+                 *         "headers": null,
                  *         "created_at": "2026-11-21T06:07:49.123Z",
                  *         "updated_at": "2026-11-21T06:07:49.123Z"
                  *       },
@@ -2303,7 +2341,8 @@ export interface components {
                  *           "latency_ms": 41,
                  *           "response_body": "ok",
                  *           "error": null,
-                 *           "next_attempt_at": null
+                 *           "next_attempt_at": null,
+                 *           "retry_after_s": null
                  *         },
                  *         {
                  *           "id": 11,
@@ -2316,7 +2355,8 @@ export interface components {
                  *           "latency_ms": 12,
                  *           "response_body": "Internal Server Error",
                  *           "error": null,
-                 *           "next_attempt_at": "2026-11-22T09:15:07.600Z"
+                 *           "next_attempt_at": "2026-11-22T09:15:07.600Z",
+                 *           "retry_after_s": null
                  *         }
                  *       ],
                  *       "links": {
@@ -3702,6 +3742,8 @@ export interface operations {
                      *         "status": "enabled",
                      *         "disabled_reason": null,
                      *         "secret_rotated_at": null,
+                     *         "rate_limit": null,
+                     *         "headers": null,
                      *         "created_at": "2026-11-21T06:07:49.123Z",
                      *         "updated_at": "2026-11-21T06:07:49.123Z"
                      *       },

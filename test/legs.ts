@@ -57,6 +57,11 @@ export const LEG_RULES: LegRule[] = [
     why: 'a receiver failing for seconds until its endpoint is disabled; the notices are fanned out in SQL by engine',
   },
   {
+    suite: 'test/webhooks/pacing.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'the paced claim is SQL that differs by engine; two runners on one database; waits out a Retry-After',
+  },
+  {
     suite: 'test/webhooks/answers.test.ts',
     legs: ['sqlite', 'postgres'],
     why: 'what PostgreSQL can store of an answer differs from SQLite (NUL bytes); real receivers and retries',

@@ -204,6 +204,18 @@ const migrations: Record<string, Migration> = {
         .execute();
       // webhook_endpoint.failing: when the notice of the current failing period was sent (null: not yet).
       await db.schema.alterTable('webhook_endpoints').addColumn('failing_notice_at', type.timestamp).execute();
+      // Pacing and a receiver's gateway: attempts per second across instances (null: none), headers every delivery
+      // carries (JSON; null: none), and until when a 429 or 503 with Retry-After holds the endpoint's queue.
+      await db.schema.alterTable('webhook_endpoints').addColumn('rate_limit', 'integer').execute();
+      await db.schema.alterTable('webhook_endpoints').addColumn('headers', 'text').execute();
+      await db.schema.alterTable('webhook_endpoints').addColumn('paused_until', type.timestamp).execute();
+      // The delivery log shows the Retry-After honoured; the rate limit counts an endpoint's last second of attempts.
+      await db.schema.alterTable('webhook_attempts').addColumn('retry_after_s', 'integer').execute();
+      await db.schema
+        .createIndex('webhook_attempts_endpoint_attempted')
+        .on('webhook_attempts')
+        .columns(['endpoint_id', 'attempted_at'])
+        .execute();
     },
   },
 };

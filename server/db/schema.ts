@@ -145,6 +145,12 @@ export interface WebhookEndpointsTable {
   failing_since: Timestamp | null;
   /** When the webhook_endpoint.failing notice of the current failing period was recorded (null: not yet). */
   failing_notice_at: Timestamp | null;
+  /** Attempts per second across instances; null for none. */
+  rate_limit: number | null;
+  /** JSON object of header names to values every delivery carries; null for none. */
+  headers: string | null;
+  /** Until when a Retry-After (429, 503) holds the endpoint's deliveries. */
+  paused_until: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -177,6 +183,8 @@ export interface WebhookAttemptsTable {
   response_body: string | null;
   error: string | null;
   next_attempt_at: Timestamp | null;
+  /** The Retry-After (seconds) the answer asked for and that was honoured; null when none. */
+  retry_after_s: number | null;
 }
 
 /** A recovery of an endpoint's events (server/webhooks/recoveries.ts): its window and how far it has walked. */

@@ -15,7 +15,7 @@ import type { WebhookAttemptsTable } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { disableEndpoint, disableReasonAfterFailure, noticeFailing } from './endpoint-policy.js';
 import { webhookFanOut } from './fan-out.js';
-import { honoursRetryAfter, parseRetryAfter, retryDelayMs } from './schedule.js';
+import { honoursRetryAfter, MAX_RETRY_AFTER_S, parseRetryAfter, retryDelayMs } from './schedule.js';
 import type { AttemptResult } from './sender.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './settings.js';
 
@@ -111,7 +111,19 @@ export async function recordAttempts(
       response_body: result.body === undefined ? null : storableText(result.body),
       error: result.error === undefined ? null : storableText(result.error),
       next_attempt_at: row.state === 'pending' ? nextAttemptAt : null,
+      retry_after_s: retryAfter === undefined ? null : Math.min(retryAfter, MAX_RETRY_AFTER_S),
     });
+    if (retryAfter !== undefined && retryAfter > 0) {
+      // The receiver asked for a pause: none of the endpoint's deliveries is tried before it ends, by any instance
+      // (the claim reads paused_until), not only this one's retry.
+      const until = new Date(now + Math.min(retryAfter, MAX_RETRY_AFTER_S) * 1000).toISOString();
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({ paused_until: until })
+        .where('id', '=', endpointId)
+        .where((eb) => eb.or([eb('paused_until', 'is', null), eb('paused_until', '<', until)]))
+        .execute();
+    }
     outcomes.push(row.state === 'cancelled' ? 'cancelled' : outcome);
     const since = failing.has(endpointId) ? (failing.get(endpointId) ?? null) : failingSince;
     if (ok) {

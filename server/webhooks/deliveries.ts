@@ -48,6 +48,8 @@ export async function claimDeliveries(
   if (limit <= 0) return [];
   const at = now.toISOString();
   const lease = new Date(now.getTime() + leaseMs).toISOString();
+  // An endpoint's rate_limit counts its attempts of the last second (recorded, across instances) and those in flight.
+  const secondAgo = new Date(now.getTime() - 1000).toISOString();
   const perEndpoint = Math.max(1, endpointConcurrency);
   const postgres = engineOf(db) === 'postgres';
   // Each endpoint's first due deliveries (as many as it may ever have in flight: its room is applied below), in one
@@ -82,15 +84,26 @@ export async function claimDeliveries(
       where c.claimed_by = ${worker}
       group by e.account_id
     ),
-    due_endpoints as materialized (
+    endpoint_state as materialized (
       select e.id, e.account_id,
-        (case when e.failing_since is null then ${perEndpoint} else 1 end) - coalesce(eb.n, 0) as endpoint_room
+        (case when e.failing_since is null then ${perEndpoint} else 1 end) - coalesce(eb.n, 0) as concurrency_room,
+        case when e.rate_limit is null then ${perEndpoint} else e.rate_limit - coalesce(eb.n, 0) - (
+          select count(*) from webhook_attempts a where a.endpoint_id = e.id and a.attempted_at > ${secondAgo}
+        ) end as rate_room
       from webhook_endpoints e
       left join endpoint_busy eb on eb.endpoint_id = e.id
-      where (case when e.failing_since is null then ${perEndpoint} else 1 end) > coalesce(eb.n, 0) and exists (
-        select 1 from webhook_deliveries x
-        where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${at}
-      )
+      where (case when e.failing_since is null then ${perEndpoint} else 1 end) > coalesce(eb.n, 0)
+        and (e.paused_until is null or e.paused_until <= ${at})
+        and exists (
+          select 1 from webhook_deliveries x
+          where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${at}
+        )
+    ),
+    due_endpoints as materialized (
+      select id, account_id,
+        case when concurrency_room < rate_room then concurrency_room else rate_room end as endpoint_room
+      from endpoint_state
+      where rate_room > 0
     ),
     probed as materialized (${candidates}),
     candidates as (
@@ -217,6 +230,7 @@ const endpointAndEvent = precompiledOnAny((db, endpointId: number, eventId: numb
       'webhook_endpoints.previous_secret_until',
       'webhook_endpoints.failing_since',
       'webhook_endpoints.failing_notice_at',
+      'webhook_endpoints.headers',
       'events.public_id',
       'events.payload',
     ])
@@ -256,7 +270,11 @@ async function attemptDelivery(
     : await sendAttempt(
         endpoint.url,
         event.payload,
-        webhookHeaders(secrets, event.public_id, Math.floor(now / 1000), event.payload),
+        {
+          // The endpoint's own headers (never logged), under the signature's, which they may not name.
+          ...(endpoint.headers ? (JSON.parse(endpoint.headers) as Record<string, string>) : {}),
+          ...webhookHeaders(secrets, event.public_id, Math.floor(now / 1000), event.payload),
+        },
         { timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivateTargets },
       );
   return {

@@ -43,7 +43,7 @@ export async function disableEndpoint(
       {
         accountId: Number(row.account_id),
         type: 'webhook_endpoint.disabled',
-        data: { object: toEndpointRecord(row), disabled_reason: reason },
+        data: { object: toEndpointRecord(row, { withholdHeaderValues: true }), disabled_reason: reason },
         cause: NO_CAUSE,
       },
       subscriber,
@@ -96,7 +96,10 @@ export async function noticeFailing(
     {
       accountId: Number(row.account_id),
       type: 'webhook_endpoint.failing',
-      data: { object: toEndpointRecord(row), failing_since: new Date(failingSince).toISOString() },
+      data: {
+        object: toEndpointRecord(row, { withholdHeaderValues: true }),
+        failing_since: new Date(failingSince).toISOString(),
+      },
       cause: NO_CAUSE,
     },
     subscriber,

@@ -44,6 +44,32 @@ async function requireSafeTarget(url: string, settings: WebhookSettings): Promis
 
 const endpointNotFound = (id: number) => notFound('webhook endpoint', id);
 
+/** Headers a delivery's own framing or signature owns, which an endpoint's `headers` may not set. */
+const HOP_BY_HOP = ['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host'];
+const refusedHeader = (name: string) => {
+  const lower = name.toLowerCase();
+  return (
+    HOP_BY_HOP.includes(lower) ||
+    lower.startsWith('webhook-') ||
+    lower.startsWith('content-') ||
+    lower.startsWith('proxy-')
+  );
+};
+
+/** 422 naming each header of `headers` that a delivery's framing or signature owns (never its value). */
+function requireAllowedHeaders(headers: Record<string, string> | null | undefined): void {
+  const refused = Object.keys(headers ?? {}).filter(refusedHeader);
+  if (refused.length === 0) return;
+  throw validationProblem(
+    refused.map((name) => ({
+      location: 'body' as const,
+      field: `headers.${name}`,
+      message:
+        'is a header the delivery itself sets (webhook-*, content-*, host, proxy-* and hop-by-hop headers are refused)',
+    })),
+  );
+}
+
 /**
  * 403 unless the key may read the records of every type the endpoint will receive (events/read-scopes.ts): a key that
  * may not read spaces does not get them by webhook either.
@@ -97,6 +123,7 @@ export function webhookEndpointHandlers(
 ): WebhookEndpointHandlers {
   const recoveries = recoveryRepository(db);
   const update: WebhookEndpointHandlers['webhook-endpoints_update'] = async ({ account, path, body }) => {
+    requireAllowedHeaders(body.headers);
     // Re-pointing an endpoint or changing what it receives is subscribing anew: bounded by the key's reads.
     if (body.enabled_events !== undefined || body.url !== undefined) {
       const current = await endpoints.find(account.id, path.id);
@@ -122,10 +149,17 @@ export function webhookEndpointHandlers(
 
     async 'webhook-endpoints_store'({ account, body, url }) {
       requireReadScopes(account, body.enabled_events, 'creating');
+      requireAllowedHeaders(body.headers);
       await requireSafeTarget(body.url, settings);
       const created = await endpoints.create(
         account.id,
-        { url: body.url, enabled_events: body.enabled_events, description: body.description ?? null },
+        {
+          url: body.url,
+          enabled_events: body.enabled_events,
+          description: body.description ?? null,
+          rate_limit: body.rate_limit ?? null,
+          headers: body.headers ?? null,
+        },
         settings.maxEndpoints,
       );
       if (!created) {

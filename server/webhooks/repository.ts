@@ -15,18 +15,36 @@ export interface NewWebhookEndpoint {
   url: string;
   enabled_events: EnabledEvents;
   description: string | null;
+  rate_limit?: number | null;
+  headers?: Record<string, string> | null;
 }
 
 export interface WebhookEndpointChanges {
+  rate_limit?: number | null;
+  headers?: Record<string, string> | null;
   url?: string;
   enabled_events?: EnabledEvents;
   description?: string | null;
   status?: 'enabled' | 'disabled';
 }
 
+/** Headers as stored: JSON, or null for none (`{}` too). */
+const storedHeaders = (headers: Record<string, string> | null | undefined) =>
+  headers && Object.keys(headers).length > 0 ? JSON.stringify(headers) : null;
+
 const isoOrNull = (value: string | Date | null) => (value === null ? null : toIso(value));
 
-export function toEndpointRecord(row: Selectable<WebhookEndpointsTable>): WebhookEndpointRecord {
+/** The headers column as the record shows it; in an event (`withheld`) each value is left out. */
+function headersOf(text: string | null, withheld: boolean): Record<string, string> | null {
+  if (text === null) return null;
+  const headers = JSON.parse(text) as Record<string, string>;
+  return withheld ? Object.fromEntries(Object.keys(headers).map((name) => [name, '[withheld]'])) : headers;
+}
+
+export function toEndpointRecord(
+  row: Selectable<WebhookEndpointsTable>,
+  { withholdHeaderValues = false } = {},
+): WebhookEndpointRecord {
   return {
     id: Number(row.id),
     url: row.url,
@@ -36,6 +54,8 @@ export function toEndpointRecord(row: Selectable<WebhookEndpointsTable>): Webhoo
     disabled_reason:
       row.status === 'enabled' ? null : (row.disabled_reason as WebhookEndpointRecord['disabled_reason']),
     secret_rotated_at: isoOrNull(row.secret_rotated_at),
+    rate_limit: row.rate_limit === null || row.rate_limit === undefined ? null : Number(row.rate_limit),
+    headers: headersOf(row.headers ?? null, withholdHeaderValues),
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -52,7 +72,7 @@ export function webhookEndpointRepository(db: Database) {
         .where('account_id', '=', accountId)
         .orderBy('id', 'asc')
         .execute();
-      return rows.map(toEndpointRecord);
+      return rows.map((row) => toEndpointRecord(row));
     },
 
     async find(accountId: number, id: number): Promise<WebhookEndpointRecord | undefined> {
@@ -88,6 +108,8 @@ export function webhookEndpointRepository(db: Database) {
             url: endpoint.url,
             enabled_events: JSON.stringify(endpoint.enabled_events),
             description: endpoint.description,
+            rate_limit: endpoint.rate_limit ?? null,
+            headers: storedHeaders(endpoint.headers),
             status: 'enabled',
             secret,
             created_at: now,
@@ -108,6 +130,8 @@ export function webhookEndpointRepository(db: Database) {
       if (changes.url !== undefined) set.url = changes.url;
       if (changes.enabled_events !== undefined) set.enabled_events = JSON.stringify(changes.enabled_events);
       if (changes.description !== undefined) set.description = changes.description;
+      if (changes.rate_limit !== undefined) set.rate_limit = changes.rate_limit;
+      if (changes.headers !== undefined) set.headers = storedHeaders(changes.headers);
       if (changes.status === 'enabled')
         Object.assign(set, { status: 'enabled', disabled_reason: null, failing_since: null });
       if (changes.status === 'disabled') Object.assign(set, { status: 'disabled', disabled_reason: 'manual' });
@@ -173,6 +197,7 @@ export function webhookEndpointRepository(db: Database) {
           'a.response_body',
           'a.error',
           'a.next_attempt_at',
+          'a.retry_after_s',
         ])
         .where('a.endpoint_id', '=', endpointId)
         .orderBy('a.id', 'desc')
@@ -191,6 +216,7 @@ export function webhookEndpointRepository(db: Database) {
         response_body: row.response_body,
         error: row.error,
         next_attempt_at: isoOrNull(row.next_attempt_at),
+        retry_after_s: row.retry_after_s === null ? null : Number(row.retry_after_s),
       }));
     },
   };
