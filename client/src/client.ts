@@ -178,7 +178,7 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
   };
   return {
     ...resources,
-    webhookEndpoints: webhookEndpointsApi(send),
+    webhookEndpoints: webhookEndpointsApi(send, settings),
     events: eventsApi(send),
     raw,
     get rateLimit() {

@@ -178,6 +178,9 @@ describe('a consumer project', () => {
       'created space #1 Marketing color=3',
       'updated space #1 color=5',
       'listAll spaces: Design, Marketing, Sales, Support',
+      expect.stringMatching(/^event types: \d+, space\.created needs spaces:read$/),
+      'created endpoint #1 rate_limit=5 headers=X-Gateway-Key',
+      'recovery #1 of endpoint #1: running',
       'deleted domain #1: get answers 404',
       'spaces left: 0',
     ]);
