@@ -445,7 +445,13 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List a webhook endpoint's recoveries, headers only (HEAD)
+         * @description The GET without the body (RFC 9110 §9.3.2): the same parameters, status and headers.
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        head: operations["webhook-endpoints_recoveries_head"];
         patch?: never;
         trace?: never;
     };
@@ -472,7 +478,13 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Show a recovery of a webhook endpoint, headers only (HEAD)
+         * @description The GET without the body (RFC 9110 §9.3.2): the same parameters, status and headers.
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        head: operations["webhook-endpoints_recoveries_show_head"];
         patch?: never;
         trace?: never;
     };
@@ -528,7 +540,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List the event types, headers only (HEAD)
+         * @description The GET without the body (RFC 9110 §9.3.2): the same parameters, status and headers.
+         */
+        head: operations["event-types_list_head"];
         patch?: never;
         trace?: never;
     };
@@ -4032,7 +4048,69 @@ export interface operations {
             503: components["responses"]["service-unavailable"];
         };
     };
+    "webhook-endpoints_recoveries_head": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description Continue a list after this position: take the value from `links.next`, never build it. Without it (or
+                 *     empty), the list starts with the newest entry.
+                 * @example MTIzNA
+                 */
+                after?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-recovery-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
     "webhook-endpoints_recoveries_show": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+                /** @description Identifier of the recovery. One of another endpoint or account answers `404`, as an unknown one does. */
+                recovery_id: components["parameters"]["recovery-id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-recovery"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_recoveries_show_head": {
         parameters: {
             query?: never;
             header?: never;
@@ -4144,6 +4222,27 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "event-types_list_head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["event-type-list"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
             500: components["responses"]["internal-error"];
             503: components["responses"]["service-unavailable"];

@@ -28,9 +28,9 @@ export interface WebhookEndpointChanges {
   status?: 'enabled' | 'disabled';
 }
 
-/** Headers as stored: JSON, or null for none (`{}` too). */
+/** Headers as stored: JSON (`{}` as sent), or null. */
 const storedHeaders = (headers: Record<string, string> | null | undefined) =>
-  headers && Object.keys(headers).length > 0 ? JSON.stringify(headers) : null;
+  headers ? JSON.stringify(headers) : null;
 
 const isoOrNull = (value: string | Date | null) => (value === null ? null : toIso(value));
 
