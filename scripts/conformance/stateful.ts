@@ -46,9 +46,7 @@ function reflects(sent: unknown, got: unknown): boolean {
   // An object (a map field such as a webhook endpoint's headers) as its JSON: String() cannot take one without a
   // prototype, as generated values may be.
   const text = (value: unknown) =>
-    (typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value ?? ''))
-      .trim()
-      .toLowerCase();
+    (typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value ?? '')).trim().toLowerCase();
   return text(sent) === text(got);
 }
 
