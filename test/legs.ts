@@ -62,6 +62,11 @@ export const LEG_RULES: LegRule[] = [
     why: 'the paced claim is SQL that differs by engine; two runners on one database; waits out a Retry-After',
   },
   {
+    suite: 'test/webhooks/recovery-kill.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'a child process killed mid-recovery and started again; waits out the recovery lease (15 s)',
+  },
+  {
     suite: 'test/webhooks/answers.test.ts',
     legs: ['sqlite', 'postgres'],
     why: 'what PostgreSQL can store of an answer differs from SQLite (NUL bytes); real receivers and retries',

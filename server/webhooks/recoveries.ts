@@ -24,7 +24,7 @@ export const RECOVERIES_TOPIC = 'webhook_recoveries';
 /** Events looked at per step. */
 export const RECOVERY_BATCH = 500;
 /** How long a step's claim holds (a step is one short transaction). */
-const LEASE_MS = 60_000;
+const LEASE_MS = 15_000;
 
 const isoOrNull = (value: string | Date | null) => (value === null ? null : toIso(value));
 
