@@ -202,6 +202,18 @@ const migrations: Record<string, Migration> = {
         .column('stepped_at')
         .where(sql.ref('status'), '=', 'running')
         .execute();
+      // A delivery a recovery queued (null for every other): the endpoint takes those one at a time, oldest first.
+      await db.schema
+        .alterTable('webhook_deliveries')
+        .addColumn('recovery_id', type.key, (c) => c.references('webhook_recoveries.id').onDelete('set null'))
+        .execute();
+      await db.schema
+        .createIndex('webhook_deliveries_recovered')
+        .on('webhook_deliveries')
+        .column('endpoint_id')
+        .where(sql.ref('state'), '=', 'pending')
+        .where(sql.ref('recovery_id'), 'is not', null)
+        .execute();
       // webhook_endpoint.failing: when the notice of the current failing period was sent (null: not yet).
       await db.schema.alterTable('webhook_endpoints').addColumn('failing_notice_at', type.timestamp).execute();
       // Pacing and a receiver's gateway: attempts per second across instances (null: none), headers every delivery

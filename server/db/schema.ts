@@ -168,6 +168,8 @@ export interface WebhookDeliveriesTable {
   claimed_by: string | null;
   claimed_until: Timestamp | null;
   created_at: Timestamp;
+  /** The recovery that queued it (server/webhooks/recoveries.ts); null for every other delivery. */
+  recovery_id?: number | null;
 }
 
 /** One attempt of a delivery, as GET /webhook-endpoints/{id}/deliveries shows it. */

@@ -5,7 +5,9 @@
 // lease columns are the ones the previous release's worker uses, so both can run on one database.
 //
 // Fair by construction: one claim statement takes at most a few due deliveries per endpoint, bounded by what the
-// endpoint has in flight in every instance (WEBHOOK_ENDPOINT_CONCURRENCY; 1 while it is failing), and by what the
+// endpoint has in flight in every instance (WEBHOOK_ENDPOINT_CONCURRENCY; 1 while it is failing, and while a
+// recovery's deliveries are queued for it, so that they arrive oldest first; its rate_limit; none while its
+// receiver's Retry-After runs), and by what the
 // account has in flight in this process (WEBHOOK_ACCOUNT_CONCURRENCY), and orders them round-robin: every account's
 // first candidate before any account's second, each account's candidates alternating over its endpoints. So one
 // account's hanging receivers hold at most its share of the pool, and its retries queue behind others' new work.
@@ -86,13 +88,16 @@ export async function claimDeliveries(
     ),
     endpoint_state as materialized (
       select e.id, e.account_id,
-        (case when e.failing_since is null then ${perEndpoint} else 1 end) - coalesce(eb.n, 0) as concurrency_room,
+        (case when e.failing_since is null and not exists (
+          select 1 from webhook_deliveries r
+          where r.endpoint_id = e.id and r.state = 'pending' and r.recovery_id is not null
+        ) then ${perEndpoint} else 1 end) - coalesce(eb.n, 0) as concurrency_room,
         case when e.rate_limit is null then ${perEndpoint} else e.rate_limit - coalesce(eb.n, 0) - (
           select count(*) from webhook_attempts a where a.endpoint_id = e.id and a.attempted_at > ${secondAgo}
         ) end as rate_room
       from webhook_endpoints e
       left join endpoint_busy eb on eb.endpoint_id = e.id
-      where (case when e.failing_since is null then ${perEndpoint} else 1 end) > coalesce(eb.n, 0)
+      where coalesce(eb.n, 0) < ${perEndpoint}
         and (e.paused_until is null or e.paused_until <= ${at})
         and exists (
           select 1 from webhook_deliveries x
@@ -103,7 +108,7 @@ export async function claimDeliveries(
       select id, account_id,
         case when concurrency_room < rate_room then concurrency_room else rate_room end as endpoint_room
       from endpoint_state
-      where rate_room > 0
+      where concurrency_room > 0 and rate_room > 0
     ),
     probed as materialized (${candidates}),
     candidates as (

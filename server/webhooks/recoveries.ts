@@ -265,6 +265,7 @@ export async function stepRecovery(
             state: 'pending' as const,
             next_attempt_at: now,
             created_at: now,
+            recovery_id: id,
           })),
         )
         .execute();

@@ -98,7 +98,12 @@ describe('rate_limit and Retry-After across two instances', () => {
     for (let i = 0; i < 6; i++) await account.client.POST('/spaces', { body: { name: `paced-${i}` } });
     // Six events, the first answered 429 once: seven attempts.
     await receiver.until((r) => r.length >= before + 7, 30_000);
-    const attempts = await attemptsOf(id);
+    // An attempt is recorded at its worker's next claim: read the log once all seven are in it (bounded).
+    let attempts = await attemptsOf(id);
+    for (let i = 0; i < 200 && attempts.length < 7; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      attempts = await attemptsOf(id);
+    }
     expect(attempts.length).toBe(7);
     const times = attempts.map((a) => Date.parse(a.attempted_at));
     // The 429 is first; it shows the pause, and no attempt follows before it ends.

@@ -23,9 +23,8 @@ let second: Database | undefined;
 
 beforeAll(async () => {
   // No runner yet: a recovery stays running until the tests start one (startRunner).
-  server = await startServer({
-    webhooks: { pollMs: 50, retryScheduleS: [0.2, 0.2], timeoutMs: 2000, endpointConcurrency: 1 },
-  });
+  // The default endpoint concurrency: a recovery's deliveries still arrive one at a time, oldest first.
+  server = await startServer({ webhooks: { pollMs: 50, retryScheduleS: [0.2, 0.2], timeoutMs: 2000 } });
   receiver = await startReceiver();
   account = await server.account();
 });
@@ -171,7 +170,7 @@ describe('a recovery after an outage', () => {
     const ended = await recoveryWhenEnded(endpointId, started.data?.data.id ?? 0);
     expect(ended).toMatchObject({ status: 'completed', queued: 3, skipped: 0 });
     const after = await receiver.until((r) => r.length >= 5);
-    // Each missed event once, in order (the endpoint takes one delivery at a time here), with its own id.
+    // Each missed event once, in order, with its own id.
     expect(after.slice(2).map((r) => r.headers['webhook-id'])).toEqual(eventIds.slice(1));
     expect(after.slice(2).map((r) => JSON.parse(r.body).data.object.name)).toEqual(['refused', 'missed-1', 'missed-2']);
 
