@@ -393,6 +393,107 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover a webhook endpoint's events since a time
+         * @description After an outage: queues again, oldest first, one delivery of each event of the window (`since` to `until`,
+         *     now by default) that the endpoint subscribes to (its `enabled_events` now) and has not received successfully
+         *     (no `2xx` recorded, and none queued for it already), each with the event's own `webhook-id`, so a receiver that
+         *     deduplicates by it is safe. A notice about the endpoint itself is never among them. The work runs in the
+         *     background, fairly beside other accounts' deliveries; the answer is a `recovery` to follow
+         *     (`GET …/recoveries/{recovery_id}`). It counts against the endpoint's queue limit (`WEBHOOK_MAX_QUEUE`): what
+         *     does not fit is counted in `skipped` (recover again later), never dropped silently.
+         *     The endpoint must be enabled (`409`, `/problems/webhook-endpoint-disabled`, naming its status); the window must
+         *     lie inside event retention (`EVENT_RETENTION_DAYS`: else `422` naming `since`); a recovery of an overlapping
+         *     window still running is `409` (`/problems/webhook-recovery-running`). As for a redelivery, the key needs,
+         *     beside `webhooks:write`, the read scope of every type the endpoint receives (`403` naming the one it lacks).
+         *     JSON only; `Idempotency-Key` makes it safe to retry.
+         *
+         *     **Scope:** `webhooks:write` (a key without it gets `403`).
+         */
+        post: operations["webhook-endpoints_recover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/recoveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's recoveries
+         * @description The endpoint's recoveries (`POST /webhook-endpoints/{id}/recover`), newest first, running or ended. Kept as
+         *     long as their endpoint.
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        get: operations["webhook-endpoints_recoveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * List a webhook endpoint's recoveries, headers only (HEAD)
+         * @description The GET without the body (RFC 9110 §9.3.2): the same parameters, status and headers.
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        head: operations["webhook-endpoints_recoveries_head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/recoveries/{recovery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+                /** @description Identifier of the recovery. One of another endpoint or account answers `404`, as an unknown one does. */
+                recovery_id: components["parameters"]["recovery-id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Show a recovery of a webhook endpoint
+         * @description One recovery: its window, whether it still runs, how many events it queued and how many did not fit.
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        get: operations["webhook-endpoints_recoveries_show"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Show a recovery of a webhook endpoint, headers only (HEAD)
+         * @description The GET without the body (RFC 9110 §9.3.2): the same parameters, status and headers.
+         *
+         *     **Scope:** `webhooks:read` (a key without it gets `403`).
+         */
+        head: operations["webhook-endpoints_recoveries_show_head"];
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-endpoints/{id}/deliveries": {
         parameters: {
             query?: never;
@@ -425,6 +526,33 @@ export interface paths {
          *     **Scope:** `webhooks:read` (a key without it gets `403`).
          */
         head: operations["webhook-endpoints_deliveries_head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the event types
+         * @description Every event type the service sends, from this contract's `webhooks` section: what it means, the read scope an
+         *     endpoint subscribing to it needs, whether an endpoint may subscribe to it (`webhook.test` is sent only by a
+         *     test), and the JSON Schema of its payload, self-contained (no `$ref`), to validate what a receiver gets. The
+         *     same for every account; any key may read it, whatever its scopes.
+         */
+        get: operations["event-types_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * List the event types, headers only (HEAD)
+         * @description The GET without the body (RFC 9110 §9.3.2): the same parameters, status and headers.
+         */
+        head: operations["event-types_list_head"];
         patch?: never;
         trace?: never;
     };
@@ -1012,6 +1140,48 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook_endpoint.disabled
+         * @description The service disabled one of the account's webhook endpoints (`gone`: it answered 410; `failing`: no success for `WEBHOOK_DISABLE_AFTER_S`; `queue_full`: more than `WEBHOOK_MAX_QUEUE` undelivered events); `data.object` is the endpoint as disabled. Sent to the account's other enabled endpoints that subscribe, never to the one disabled. POSTed as JSON, with the Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp`
+         *     and `webhook-signature`. Receiving it needs `webhooks:read`.
+         */
+        post: operations["webhooks_webhook_endpoint_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook_endpoint.failing
+         * @description One of the account's webhook endpoints has failed every attempt for `WEBHOOK_FAILING_NOTICE_S` (an hour by default): sent once per failing period, before the endpoint is disabled (`WEBHOOK_DISABLE_AFTER_S`), to the account's other enabled endpoints that subscribe, never to the failing one. POSTed as JSON, with the Standard Webhooks headers `webhook-id` (the event's id), `webhook-timestamp`
+         *     and `webhook-signature`. Receiving it needs `webhooks:read`.
+         */
+        post: operations["webhooks_webhook_endpoint_failing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1451,7 +1621,27 @@ export interface components {
          *       "space.updated"
          *     ]
          */
-        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "domain.routing_changed" | "space.created" | "space.updated" | "space.deleted" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "api_key.expired")[];
+        "webhook-enabled-events": ("*" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "domain.routing_changed" | "space.created" | "space.updated" | "space.deleted" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "api_key.expired" | "webhook_endpoint.disabled" | "webhook_endpoint.failing")[];
+        /**
+         * Format: int32
+         * @description At most this many delivery attempts per second to the endpoint, counted across every instance of the service
+         *     (a sliding second); null for no limit beyond the usual concurrency.
+         * @example 10
+         */
+        "webhook-rate-limit": number | null;
+        /**
+         * @description Headers every delivery to the endpoint carries, for a receiver's gateway: up to 5 names to values; null or `{}`
+         *     for none. Names are HTTP tokens; `webhook-*`, `content-*`, `host` and the hop-by-hop headers (`connection`,
+         *     `keep-alive`, `te`, `trailer`, `transfer-encoding`, `upgrade`, `proxy-*`) are refused with `422` naming the
+         *     header. Values are never logged; in an event about the endpoint (`webhook_endpoint.*`) they are withheld
+         *     (`[withheld]`).
+         * @example {
+         *       "X-Gateway-Key": "3f9c1e7a"
+         *     }
+         */
+        "webhook-headers": {
+            [key: string]: string;
+        } | null;
         /**
          * @description Where the account's events are delivered, signed by the Standard Webhooks specification. The signing secret
          *     is shown only when it is made (create and rotate-secret).
@@ -1478,6 +1668,8 @@ export interface components {
             disabled_reason: "manual" | "gone" | "failing" | "queue_full" | null;
             /** @description When the secret was last rotated, or null; during the overlap after it, deliveries carry both signatures. */
             secret_rotated_at: components["schemas"]["timestamp"] | null;
+            rate_limit: components["schemas"]["webhook-rate-limit"];
+            headers: components["schemas"]["webhook-headers"];
             created_at: components["schemas"]["timestamp"];
             updated_at: components["schemas"]["timestamp"];
         };
@@ -1496,6 +1688,8 @@ export interface components {
             enabled_events: components["schemas"]["webhook-enabled-events"];
             description?: components["schemas"]["webhook-description"];
             metadata?: components["schemas"]["metadata-changes"];
+            rate_limit?: components["schemas"]["webhook-rate-limit"];
+            headers?: components["schemas"]["webhook-headers"];
         };
         /** @description An endpoint, and its new signing secret (shown this once). */
         "webhook-endpoint-with-secret": {
@@ -1523,6 +1717,8 @@ export interface components {
              */
             status?: "enabled" | "disabled";
             metadata?: components["schemas"]["metadata-changes"];
+            rate_limit?: components["schemas"]["webhook-rate-limit"];
+            headers?: components["schemas"]["webhook-headers"];
         };
         /**
          * @description Identifier of the event, `evt_` and 24 hex digits. A delivery's `webhook-id` header carries it, the same on
@@ -1971,14 +2167,121 @@ export interface components {
             };
             cause: components["schemas"]["event-cause"];
         };
+        /** @description The service disabled one of the account's webhook endpoints (`gone`: it answered 410; `failing`: no success for `WEBHOOK_DISABLE_AFTER_S`; `queue_full`: more than `WEBHOOK_MAX_QUEUE` undelivered events); `data.object` is the endpoint as disabled. Sent to the account's other enabled endpoints that subscribe, never to the one disabled. */
+        "event-webhook-endpoint-disabled": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "webhook_endpoint.disabled";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The endpoint, as stored when the notice was made. */
+            data: {
+                object: components["schemas"]["webhook-endpoint"];
+                /**
+                 * @description Why the service disabled it.
+                 * @enum {string}
+                 */
+                disabled_reason: "gone" | "failing" | "queue_full";
+            };
+            cause: components["schemas"]["event-cause"];
+        };
+        /** @description One of the account's webhook endpoints has failed every attempt for `WEBHOOK_FAILING_NOTICE_S` (an hour by default): sent once per failing period, before the endpoint is disabled (`WEBHOOK_DISABLE_AFTER_S`), to the account's other enabled endpoints that subscribe, never to the failing one. */
+        "event-webhook-endpoint-failing": {
+            id: components["schemas"]["event-id"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "webhook_endpoint.failing";
+            timestamp: components["schemas"]["timestamp"];
+            /** @description The endpoint, as stored when the notice was made. */
+            data: {
+                object: components["schemas"]["webhook-endpoint"];
+                failing_since: components["schemas"]["timestamp"];
+            };
+            cause: components["schemas"]["event-cause"];
+        };
         /**
          * @description An event: what changed, when, the record after the change and the request that caused it. The body of every
          *     webhook delivery, and an entry of `GET /events`. `type` says which of the shapes below it has.
          */
-        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-domain-routing-changed"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"] | components["schemas"]["event-api-key-created"] | components["schemas"]["event-api-key-rotated"] | components["schemas"]["event-api-key-revoked"] | components["schemas"]["event-api-key-expired"];
+        event: components["schemas"]["event-domain-created"] | components["schemas"]["event-domain-updated"] | components["schemas"]["event-domain-deleted"] | components["schemas"]["event-domain-pending"] | components["schemas"]["event-domain-active"] | components["schemas"]["event-domain-misconfigured"] | components["schemas"]["event-domain-claimed-elsewhere"] | components["schemas"]["event-domain-expired"] | components["schemas"]["event-domain-routing-changed"] | components["schemas"]["event-space-created"] | components["schemas"]["event-space-updated"] | components["schemas"]["event-space-deleted"] | components["schemas"]["event-webhook-test"] | components["schemas"]["event-api-key-created"] | components["schemas"]["event-api-key-rotated"] | components["schemas"]["event-api-key-revoked"] | components["schemas"]["event-api-key-expired"] | components["schemas"]["event-webhook-endpoint-disabled"] | components["schemas"]["event-webhook-endpoint-failing"];
         /** @description One event. */
         "event-resource": {
             data: components["schemas"]["event"];
+        };
+        /** @description The window to recover; `until` defaults to now. */
+        "webhook-recover-request": {
+            /**
+             * Format: date-time
+             * @description The window's start (inclusive); inside event retention (`EVENT_RETENTION_DAYS`), else `422` naming `since`.
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description The window's end (exclusive), after `since`; now when omitted.
+             */
+            until?: string;
+        };
+        /**
+         * @description A recovery of an endpoint: every event of the window that the endpoint subscribes to (its `enabled_events` now)
+         *     and has not received successfully, queued again oldest first, each with its original `webhook-id`. It runs in
+         *     the background (`running`), then `completed`; `failed` when the endpoint was disabled before it ended (what it
+         *     had queued stays queued, unless the disable cancelled it).
+         * @example {
+         *       "id": 7,
+         *       "endpoint_id": 3,
+         *       "since": "2026-11-20T00:00:00.000Z",
+         *       "until": "2026-11-22T09:00:00.000Z",
+         *       "status": "completed",
+         *       "queued": 412,
+         *       "skipped": 0,
+         *       "created_at": "2026-11-22T09:00:00.000Z",
+         *       "completed_at": "2026-11-22T09:00:01.250Z"
+         *     }
+         */
+        "webhook-recovery": {
+            id: components["schemas"]["id"];
+            endpoint_id: components["schemas"]["id"];
+            since: components["schemas"]["timestamp"];
+            until: components["schemas"]["timestamp"];
+            /**
+             * @description `running` until every event of the window has been looked at, then `completed` (or `failed`: the endpoint was disabled meanwhile).
+             * @enum {string}
+             */
+            status: "running" | "completed" | "failed";
+            /**
+             * Format: int64
+             * @description Events queued for the endpoint so far.
+             */
+            queued: number;
+            /**
+             * Format: int64
+             * @description Events it would have queued that did not fit in the endpoint's queue (`WEBHOOK_MAX_QUEUE`); recover them again once it has room.
+             */
+            skipped: number;
+            created_at: components["schemas"]["timestamp"];
+            /** @description When it ended (`completed` or `failed`); null while it runs. */
+            completed_at: components["schemas"]["timestamp"] | null;
+        };
+        /** @description One recovery of a webhook endpoint. */
+        "webhook-recovery-resource": {
+            data: components["schemas"]["webhook-recovery"];
+        };
+        /** @description The next page of a list read by cursor. */
+        "cursor-links": {
+            /**
+             * Format: uri-reference
+             * @description The next page (with your parameters and its cursor in `after`), or null after the last record.
+             */
+            next: string | null;
+        };
+        /** @description One page of an endpoint's recoveries, newest first. */
+        "webhook-recovery-collection": {
+            data: components["schemas"]["webhook-recovery"][];
+            links: components["schemas"]["cursor-links"];
         };
         /**
          * @description The kind of change, dotted `<resource>.<change>`. Records: `domain.created`, `domain.updated`,
@@ -1988,11 +2291,13 @@ export interface components {
          *     again; subscribing to it is accepted. A domain's routing: `domain.routing_changed` (its `routing.code`
          *     changed; `data.previous_attributes.routing` is the routing before). `webhook.test` is sent only by
          *     `POST /webhook-endpoints/{id}/test`. Keys: `api_key.created`, `api_key.rotated`, `api_key.revoked`,
-         *     `api_key.expired` (never a secret). New types may be added within v1: ignore a type you do not know.
+         *     `api_key.expired` (never a secret). Notices about the account's endpoints: `webhook_endpoint.disabled`,
+         *     `webhook_endpoint.failing`. `GET /event-types` lists them all with their payload schemas. New types may be
+         *     added within v1: ignore a type you do not know.
          * @example space.updated
          * @enum {string}
          */
-        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "domain.routing_changed" | "space.created" | "space.updated" | "space.deleted" | "webhook.test" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "api_key.expired";
+        "event-type": "domain.created" | "domain.updated" | "domain.deleted" | "domain.pending" | "domain.active" | "domain.misconfigured" | "domain.claimed_elsewhere" | "domain.expired" | "domain.routing_changed" | "space.created" | "space.updated" | "space.deleted" | "webhook.test" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "api_key.expired" | "webhook_endpoint.disabled" | "webhook_endpoint.failing";
         /** @description One attempt to deliver an event to the endpoint, newest first in the list. */
         "webhook-delivery": {
             id: components["schemas"]["id"];
@@ -2031,19 +2336,38 @@ export interface components {
             error: string | null;
             /** @description When the next attempt of this delivery is due, or null when none will follow (it succeeded, gave up, or the endpoint was disabled). */
             next_attempt_at: components["schemas"]["timestamp"] | null;
-        };
-        /** @description The next page of a list read by cursor. */
-        "cursor-links": {
             /**
-             * Format: uri-reference
-             * @description The next page (with your parameters and its cursor in `after`), or null after the last record.
+             * Format: int32
+             * @description The `Retry-After` of a `429` or `503` answer, in seconds, as honoured (at most a day): no delivery to the
+             *     endpoint is tried before it ends, by any instance. Null when the answer asked for none.
              */
-            next: string | null;
+            retry_after_s: number | null;
         };
         /** @description One page of an endpoint's delivery attempts, newest first. */
         "webhook-delivery-collection": {
             data: components["schemas"]["webhook-delivery"][];
             links: components["schemas"]["cursor-links"];
+        };
+        /** @description One event type. */
+        "event-type-info": {
+            type: components["schemas"]["event-type"];
+            /** @description What the event means and what its payload carries. */
+            description: string;
+            /**
+             * @description The scope a key needs to subscribe an endpoint to this type (its records' read scope).
+             * @enum {string}
+             */
+            read_scope: "domains:read" | "spaces:read" | "webhooks:read";
+            /** @description Whether an endpoint may list it in `enabled_events` (`webhook.test` is sent only by a test). */
+            subscribable: boolean;
+            /** @description The JSON Schema (2020-12) of the payload, self-contained. */
+            schema: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description Every event type, in the contract's order. */
+        "event-type-collection": {
+            data: components["schemas"]["event-type-info"][];
         };
         /**
          * @description A kind of record, standing for every event type about it: `domain` for `domain.*`, `space` for `space.*`,
@@ -2504,6 +2828,8 @@ export interface components {
                  *           "status": "disabled",
                  *           "disabled_reason": "gone",
                  *           "secret_rotated_at": null,
+                 *           "rate_limit": null,
+                 *           "headers": null,
                  *           "created_at": "2026-11-21T06:07:49.123Z",
                  *           "updated_at": "2026-11-22T01:00:00.000Z"
                  *         }
@@ -2560,6 +2886,8 @@ export interface components {
                  *         "status": "enabled",
                  *         "disabled_reason": null,
                  *         "secret_rotated_at": null,
+                 *         "rate_limit": null,
+                 *         "headers": null,
                  *         "created_at": "2026-11-21T06:07:49.123Z",
                  *         "updated_at": "2026-11-21T06:07:49.123Z"
                  *       }
@@ -2593,6 +2921,8 @@ export interface components {
                  *         "status": "enabled",
                  *         "disabled_reason": null,
                  *         "secret_rotated_at": null,
+                 *         "rate_limit": null,
+                 *         "headers": null,
                  *         "created_at": "2026-11-21T06:07:49.123Z",
                  *         "updated_at": "2026-11-21T06:07:49.123Z"
                  *       },
@@ -2659,6 +2989,83 @@ export interface components {
                 "application/problem+json": components["schemas"]["problem"];
             };
         };
+        /** @description The recovery was started; it runs in the background (read it at `Location` to follow it). */
+        "webhook-recovery-started": {
+            headers: {
+                /**
+                 * @description Path of the recovery.
+                 * @example /api/v1/webhook-endpoints/3/recoveries/7
+                 */
+                Location: string;
+                "Idempotent-Replayed": components["headers"]["idempotent-replayed"];
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "id": 7,
+                 *         "endpoint_id": 3,
+                 *         "since": "2026-11-20T00:00:00.000Z",
+                 *         "until": "2026-11-22T09:00:00.000Z",
+                 *         "status": "running",
+                 *         "queued": 0,
+                 *         "skipped": 0,
+                 *         "created_at": "2026-11-22T09:00:00.000Z",
+                 *         "completed_at": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["webhook-recovery-resource"];
+            };
+        };
+        /**
+         * @description The endpoint is disabled (enable it first: a recovery to a disabled endpoint would only be cancelled), or a
+         *     recovery of an overlapping window is still running, or a request with the same `Idempotency-Key` is.
+         */
+        "webhook-recovery-conflict": {
+            headers: {
+                "Idempotent-Replayed": components["headers"]["idempotent-replayed"];
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["problem"];
+            };
+        };
+        /** @description One page of the endpoint's recoveries, newest first. */
+        "webhook-recovery-page": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["webhook-recovery-collection"];
+            };
+        };
+        /** @description The recovery. */
+        "webhook-recovery": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["webhook-recovery-resource"];
+            };
+        };
         /** @description One page of the endpoint's delivery attempts, newest first. */
         "webhook-delivery-page": {
             headers: {
@@ -2684,7 +3091,8 @@ export interface components {
                  *           "response_body": "ok",
                  *           "withheld": false,
                  *           "error": null,
-                 *           "next_attempt_at": null
+                 *           "next_attempt_at": null,
+                 *           "retry_after_s": null
                  *         },
                  *         {
                  *           "id": 11,
@@ -2698,7 +3106,8 @@ export interface components {
                  *           "response_body": "Internal Server Error",
                  *           "withheld": false,
                  *           "error": null,
-                 *           "next_attempt_at": "2026-11-22T09:15:07.600Z"
+                 *           "next_attempt_at": "2026-11-22T09:15:07.600Z",
+                 *           "retry_after_s": null
                  *         },
                  *         {
                  *           "id": 10,
@@ -2712,7 +3121,8 @@ export interface components {
                  *           "response_body": null,
                  *           "withheld": true,
                  *           "error": null,
-                 *           "next_attempt_at": null
+                 *           "next_attempt_at": null,
+                 *           "retry_after_s": null
                  *         }
                  *       ],
                  *       "links": {
@@ -2721,6 +3131,41 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["webhook-delivery-collection"];
+            };
+        };
+        /** @description Every event type with its payload's schema. */
+        "event-type-list": {
+            headers: {
+                "X-Request-Id": components["headers"]["request-id"];
+                RateLimit: components["headers"]["ratelimit"];
+                "RateLimit-Policy": components["headers"]["ratelimit-policy"];
+                "Access-Control-Allow-Origin": components["headers"]["access-control-allow-origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "type": "space.deleted",
+                 *           "description": "A space was deleted; `data.object` is the space as it was last stored.",
+                 *           "read_scope": "spaces:read",
+                 *           "subscribable": true,
+                 *           "schema": {
+                 *             "type": "object",
+                 *             "required": [
+                 *               "id",
+                 *               "type",
+                 *               "timestamp",
+                 *               "data",
+                 *               "cause"
+                 *             ]
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["event-type-collection"];
             };
         };
         /** @description One page of the account's events, newest first. */
@@ -2978,6 +3423,8 @@ export interface components {
          * @example MTIzNA
          */
         cursor: string;
+        /** @description Identifier of the recovery. One of another endpoint or account answers `404`, as an unknown one does. */
+        "recovery-id": components["schemas"]["id"];
         /**
          * @description Only events of this type.
          * @example space.updated
@@ -3142,6 +3589,17 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["webhook-endpoint-update"];
+            };
+        };
+        /** @description The window of events to recover, as JSON. */
+        "webhook-recover": {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-20T00:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["webhook-recover-request"];
             };
         };
         /** @description Optionally, the one endpoint to redeliver to, as JSON; no body redelivers to every endpoint that receives the event's type. */
@@ -4325,6 +4783,8 @@ export interface operations {
                      *         "status": "enabled",
                      *         "disabled_reason": null,
                      *         "secret_rotated_at": null,
+                     *         "rate_limit": null,
+                     *         "headers": null,
                      *         "created_at": "2026-11-21T06:07:49.123Z",
                      *         "updated_at": "2026-11-21T06:07:49.123Z"
                      *       },
@@ -4540,6 +5000,167 @@ export interface operations {
             503: components["responses"]["service-unavailable"];
         };
     };
+    "webhook-endpoints_recover": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A new value per intended create, 1–255 printable ASCII characters: a UUID
+                 *     such as `2f1d6a6e-4c0b-4d5e-9a43-0b1f5c8e7d21` is a good choice; never reuse one for another request. The
+                 *     first request's status and body are saved for 24 hours; a repeat with the same key and the same payload gets
+                 *     them again, with `Idempotent-Replayed: true`, and creates nothing. The same key with another payload answers
+                 *     `422`; a repeat while the first is still running answers `409`. Keys belong to the account; a request that
+                 *     fails validation does not use its key up. Send it once: two `Idempotency-Key` headers answer `400`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency-key"];
+            };
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["webhook-recover"];
+        responses: {
+            202: components["responses"]["webhook-recovery-started"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            409: components["responses"]["webhook-recovery-conflict"];
+            413: components["responses"]["content-too-large"];
+            415: components["responses"]["unsupported-media-type"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_recoveries": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description Continue a list after this position: take the value from `links.next`, never build it. Without it (or
+                 *     empty), the list starts with the newest entry.
+                 * @example MTIzNA
+                 */
+                after?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-recovery-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_recoveries_head": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page.
+                 * @example 25
+                 */
+                per_page?: components["parameters"]["per-page"];
+                /**
+                 * @description Continue a list after this position: take the value from `links.next`, never build it. Without it (or
+                 *     empty), the list starts with the newest entry.
+                 * @example MTIzNA
+                 */
+                after?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-recovery-page"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_recoveries_show": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+                /** @description Identifier of the recovery. One of another endpoint or account answers `404`, as an unknown one does. */
+                recovery_id: components["parameters"]["recovery-id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-recovery"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "webhook-endpoints_recoveries_show_head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the record. Another account's id answers `404`, as an unknown one does. */
+                id: components["parameters"]["id"];
+                /** @description Identifier of the recovery. One of another endpoint or account answers `404`, as an unknown one does. */
+                recovery_id: components["parameters"]["recovery-id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["webhook-recovery"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
     "webhook-endpoints_deliveries": {
         parameters: {
             query?: {
@@ -4605,6 +5226,46 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not-found"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "event-types_list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["event-type-list"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            406: components["responses"]["not-acceptable"];
+            422: components["responses"]["unprocessable"];
+            429: components["responses"]["too-many-requests"];
+            500: components["responses"]["internal-error"];
+            503: components["responses"]["service-unavailable"];
+        };
+    };
+    "event-types_list_head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["event-type-list"];
+            400: components["responses"]["bad-request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             406: components["responses"]["not-acceptable"];
             422: components["responses"]["unprocessable"];
             429: components["responses"]["too-many-requests"];
@@ -5632,6 +6293,68 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["event-api-key-expired"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_webhook_endpoint_disabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-webhook-endpoint-disabled"];
+            };
+        };
+        responses: {
+            default: components["responses"]["webhook-acknowledged"];
+        };
+    };
+    webhooks_webhook_endpoint_failing: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`), the same on every attempt and redelivery of the event. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch. Refuse a timestamp far from your clock (the libraries allow 5 minutes).
+                 * @example 1764140400
+                 */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description One or more space-separated signatures `v1,<base64>`: the HMAC-SHA256, keyed with the base64-decoded part of
+                 *     the `whsec_` secret, of `<webhook-id>.<webhook-timestamp>.<body>`. Two signatures during a secret rotation's
+                 *     overlap (new secret first); accept the request when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event-webhook-endpoint-failing"];
             };
         };
         responses: {

@@ -7,6 +7,7 @@ import { cachedAuthenticator } from './accounts/keys.js';
 import type { Database } from './db/database.js';
 import { serviceSecret } from './db/service-secrets.js';
 import { type DomainChecks, defaultDomainChecks } from './domains/checks.js';
+import { DEFAULT_EVENT_SETTINGS, type EventSettings } from './events/settings.js';
 import type { FieldFormat } from './formats.js';
 import { type KeyCheck, requireApiKey } from './http/access/auth.js';
 import { type CorsOrigins, cors } from './http/access/cors.js';
@@ -83,6 +84,8 @@ export interface AppDeps {
   domainChecks?: DomainChecks;
   /** Webhook endpoints' limits and safe targets (server/webhooks/settings.ts); the defaults unless given. */
   webhooks?: WebhookSettings;
+  /** The event log's retention (server/events/settings.ts), which bounds a recovery's window; the defaults unless given. */
+  events?: EventSettings;
 }
 
 export async function createApp({
@@ -105,12 +108,14 @@ export async function createApp({
   cursorKey,
   domainChecks = defaultDomainChecks(),
   webhooks = DEFAULT_WEBHOOK_SETTINGS,
+  events = DEFAULT_EVENT_SETTINGS,
 }: AppDeps): Promise<Express> {
   const cursors = cursorSeal(async () => (cursorKey ? Buffer.from(cursorKey, 'utf8') : serviceSecret(db, 'cursor')));
   // Handlers on any connection: the app's, or the transaction of an idempotent create.
   const services = {
     domainChecks,
     webhooks,
+    events,
     fanOut: webhookFanOut(webhooks),
     redeliverEvent: webhookRedelivery(webhooks),
   };

@@ -10,6 +10,7 @@ import type { Logger } from './logger.js';
 import { retainedTables, retentionJob } from './retention.js';
 import { type DeliveryObserver, deliveryJob } from './webhooks/deliveries.js';
 import { webhookFanOut } from './webhooks/fan-out.js';
+import { recoveryJob } from './webhooks/recoveries.js';
 import type { WebhookSettings } from './webhooks/settings.js';
 
 export interface BackgroundSettings {
@@ -40,6 +41,7 @@ export function backgroundJobs(db: Database, settings: BackgroundSettings): AnyJ
   const verifyWindowMs = (domainChecks.verifyQuota ?? DEFAULT_VERIFY_QUOTA).windowSeconds * 1000;
   return [
     deliveryJob(db, webhooks, { logger, ...(observer ? { observer } : {}) }),
+    recoveryJob(db, webhooks),
     ...(scheduler ? [domainCheckJob(db, domainChecks, scheduler, webhookFanOut(webhooks))] : []),
     retentionJob(db, retainedTables(events.retentionMs, verifyWindowMs), {
       logger,

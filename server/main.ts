@@ -198,6 +198,7 @@ async function serve(
     metricsToken: config.metricsToken,
     cursorKey: config.cursorKey,
     webhooks: config.webhooks,
+    events: config.events,
     prepareDocs: true,
     domainChecks,
     // The sandbox takes any well-formed key, so the /docs console comes with one filled in.

@@ -3,6 +3,7 @@
 // backups, the tests' fixtures) derives its list from these.
 import { apiKeys } from './accounts/index.js';
 import { domains } from './domains/index.js';
+import { eventTypes } from './event-types/index.js';
 import { events } from './events/index.js';
 import { spaces } from './spaces/index.js';
 import { webhookEndpoints } from './webhooks/index.js';
@@ -10,7 +11,7 @@ import { webhookEndpoints } from './webhooks/index.js';
 export const RESOURCES = [domains, spaces] as const;
 
 /** Every module of the API: the resources, and the collections that are not records of an account's own. */
-export const MODULES = [...RESOURCES, webhookEndpoints, events, apiKeys] as const;
+export const MODULES = [...RESOURCES, webhookEndpoints, events, apiKeys, eventTypes] as const;
 
 /** A registered resource's name: its collection path under the base path, and its table. */
 export type ResourceName = (typeof RESOURCES)[number]['name'];

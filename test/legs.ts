@@ -52,6 +52,26 @@ export const LEG_RULES: LegRule[] = [
     why: 'the fair claim is SQL (window functions) that differs by engine; receivers that hang for seconds',
   },
   {
+    suite: 'test/webhooks/recovery.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'the recovery claim and its step lock rows differently by engine; two runners on one database; a receiver',
+  },
+  {
+    suite: 'test/webhooks/notices.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'a receiver failing for seconds until its endpoint is disabled; the notices are fanned out in SQL by engine',
+  },
+  {
+    suite: 'test/webhooks/pacing.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'the paced claim is SQL that differs by engine; two runners on one database; waits out a Retry-After',
+  },
+  {
+    suite: 'test/webhooks/recovery-kill.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: 'a child process killed mid-recovery and started again; waits out the recovery lease (15 s)',
+  },
+  {
     suite: 'test/webhooks/answers.test.ts',
     legs: ['sqlite', 'postgres'],
     why: 'what PostgreSQL can store of an answer differs from SQLite (NUL bytes); real receivers and retries',
@@ -76,7 +96,7 @@ export const LEG_RULES: LegRule[] = [
     why: 'sorts both drivers’ errors without a server; Node 24 loads another better-sqlite3 major',
   },
   {
-    suite: 'test/faults/{sqlite-lock,disk-full,read-only}.test.ts',
+    suite: 'test/faults/{sqlite-lock,sqlite-endpoint-delete,disk-full,read-only}.test.ts',
     legs: ['sqlite'],
     why: "SQLite's own faults on SQLite files whatever the leg; the driver's error codes are classify's, on Node 24 too",
   },

@@ -181,7 +181,7 @@ export function createClient(options: ClientOptions): DomainSpaceClient {
   };
   return {
     ...resources,
-    webhookEndpoints: webhookEndpointsApi(send),
+    webhookEndpoints: webhookEndpointsApi(send, settings),
     events: eventsApi(send),
     apiKeys: apiKeysApi(send),
     raw,

@@ -32,6 +32,7 @@ type JsonOnlyTable = {
 const JSON_ONLY: JsonOnlyTable = {
   '/webhook-endpoints': { POST: true },
   '/webhook-endpoints/{id}': { PUT: true, PATCH: true },
+  '/webhook-endpoints/{id}/recover': { POST: true },
   '/events/{id}/redeliver': { POST: true },
   '/api-keys': { POST: true },
   '/api-keys/{id}/rotate': { POST: true },

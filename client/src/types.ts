@@ -59,6 +59,13 @@ export type EventPage = Schemas['event-collection'];
 export type EventListParams = NonNullable<operations['events_list']['parameters']['query']>;
 /** What a redelivery queued: `{ event_id, endpoint_ids }`. */
 export type Redelivery = Schemas['redelivery'];
+/** A recovery of an endpoint's events since a time: its window, status and counts. */
+export type WebhookRecovery = Schemas['webhook-recovery'];
+/** The body of `webhookEndpoints.recover`: `{ since, until? }` (ISO 8601 instants). */
+export type WebhookRecoverRequest = Schemas['webhook-recover-request'];
+export type WebhookRecoveryPage = Schemas['webhook-recovery-collection'];
+/** One event type: its description, read scope, whether it may be subscribed to, its payload's JSON Schema. */
+export type EventTypeInfo = Schemas['event-type-info'];
 
 /** An API key of the account, without its secret. */
 export type ApiKey = Schemas['api-key'];

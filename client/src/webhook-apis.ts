@@ -2,10 +2,21 @@
 // each throws an ApiError on failure and resolves to the record itself (ETag kept for etagOf()); list walks
 // follow the cursor of `links.next`. Their bodies are sent as JSON, which these operations take only
 // (json-only.ts).
-import { byCursor, byId, type CallOptions, ifMatch, recordOf, type Send, type WriteOptions } from './resources.js';
+import { newIdempotencyKey } from './idempotency-key.js';
+import {
+  byCursor,
+  byId,
+  type CallOptions,
+  type CreateOptions,
+  ifMatch,
+  recordOf,
+  type Send,
+  type WriteOptions,
+} from './resources.js';
 import type {
   EventListParams,
   EventPage,
+  EventTypeInfo,
   Redelivery,
   WebhookDelivery,
   WebhookDeliveryPage,
@@ -15,6 +26,9 @@ import type {
   WebhookEndpointUpdate,
   WebhookEndpointWithSecret,
   WebhookEvent,
+  WebhookRecoverRequest,
+  WebhookRecovery,
+  WebhookRecoveryPage,
 } from './types.js';
 
 export interface WebhookEndpointsApi {
@@ -52,6 +66,17 @@ export interface WebhookEndpointsApi {
     params?: WebhookDeliveryParams,
     options?: CallOptions,
   ): AsyncGenerator<WebhookDelivery, void, undefined>;
+  /**
+   * After an outage: queues again, in the background, each event since `since` (until `until`, now by default)
+   * that the endpoint subscribes to and has not received, with its original webhook-id; resolves to the running
+   * recovery (follow it with `recovery`). Sends an Idempotency-Key (see CreateOptions), so it is retried like the
+   * other calls. Scope: `webhooks:write` and the read scope of every type the endpoint receives.
+   */
+  recover(id: number, body: WebhookRecoverRequest, options?: CreateOptions): Promise<WebhookRecovery>;
+  /** One recovery of the endpoint, to follow it until its `status` is no longer `running`. Scope: `webhooks:read`. */
+  recovery(id: number, recoveryId: number, options?: CallOptions): Promise<WebhookRecovery>;
+  /** The endpoint's recoveries, newest first, fetched a page at a time by cursor. Scope: `webhooks:read`. */
+  recoveries(id: number, options?: CallOptions): AsyncGenerator<WebhookRecovery, void, undefined>;
 }
 
 export interface EventsApi {
@@ -64,9 +89,14 @@ export interface EventsApi {
    * Scope: `webhooks:write` and `events:read`, and the read scope of the event's record.
    */
   redeliver(eventId: string, endpointId?: number, options?: CallOptions): Promise<Redelivery>;
+  /**
+   * Every event type, with its description, the read scope a subscription needs and its payload's JSON Schema
+   * (self-contained), as the service's contract has them. Any key.
+   */
+  eventTypes(options?: CallOptions): Promise<EventTypeInfo[]>;
 }
 
-export function webhookEndpointsApi(send: Send): WebhookEndpointsApi {
+export function webhookEndpointsApi(send: Send, { idempotencyKeys = true } = {}): WebhookEndpointsApi {
   const withSecret = async (sent: ReturnType<Send>): Promise<WebhookEndpointWithSecret> => {
     const { data } = await sent;
     const { data: record, secret } = data as { data: WebhookEndpoint; secret: string };
@@ -103,6 +133,32 @@ export function webhookEndpointsApi(send: Send): WebhookEndpointsApi {
         ).data as WebhookDeliveryPage;
       return byCursor(page, first);
     },
+    recover(id, body, options) {
+      const key = options?.idempotencyKey ?? (idempotencyKeys ? newIdempotencyKey() : false);
+      const headers = key === false ? {} : { 'Idempotency-Key': key };
+      return recordOf(send('POST', '/webhook-endpoints/{id}/recover', { ...byId(id), body, headers }, options));
+    },
+    recovery: (id, recoveryId, options) =>
+      recordOf(
+        send(
+          'GET',
+          '/webhook-endpoints/{id}/recoveries/{recovery_id}',
+          { params: { path: { id, recovery_id: recoveryId } } },
+          options,
+        ),
+      ),
+    recoveries(id, options) {
+      const page = async (after: string | undefined) =>
+        (
+          await send(
+            'GET',
+            '/webhook-endpoints/{id}/recoveries',
+            { params: { path: { id }, query: { per_page: 100, ...(after ? { after } : {}) } } },
+            options,
+          )
+        ).data as WebhookRecoveryPage;
+      return byCursor(page, undefined);
+    },
   };
 }
 
@@ -124,5 +180,7 @@ export function eventsApi(send: Send): EventsApi {
           options,
         ),
       ),
+    eventTypes: async (options) =>
+      ((await send('GET', '/event-types', {}, options)).data as { data: EventTypeInfo[] }).data,
   };
 }

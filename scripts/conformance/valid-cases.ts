@@ -76,6 +76,9 @@ async function idsFor(
 ): Promise<Record<string, string> | string> {
   if (operation.pathParams.length === 0) return {};
   if (!resource) return NO_RECORD;
+  // A record under the resource's record (a recovery of a webhook endpoint): the run makes none to name.
+  const under = operation.pathParams.find((param) => param.name !== resource.idParam);
+  if (under) return `no record to try it on: the run makes none to name in ${under.name}`;
   // A delete, and an operation a record takes once (`x-once-per-record`: a key is rotated once), gets a fresh one.
   if (operation === resource.remove || operation.object['x-once-per-record'] === true) {
     const create = target?.kind === 'owned' ? target.create : undefined;

@@ -357,7 +357,11 @@ export async function checkWebhooks(ctx: Context, receiver: Receiver | string, u
     }
   }
 
-  // Every delivery the receiver took: signed with a secret it was shown, a payload its type's schema accepts.
+  // Every delivery the receiver took: signed with a secret it was shown, a payload its type's schema accepts:
+  // the schema the deployment serves at GET /event-types where it has one (a receiver would validate with it),
+  // the spec's otherwise.
+  const served = await servedEventTypes(ctx);
+  const source = served ? 'the schema GET /event-types serves' : "the spec's webhooks schema";
   const all = receiver.deliveries.filter(mine);
   const types = new Map<string, number>();
   for (const delivery of all) {
@@ -371,21 +375,28 @@ export async function checkWebhooks(ctx: Context, receiver: Receiver | string, u
         ? undefined
         : `delivery ${delivery.headers['webhook-id'] ?? '(no webhook-id)'} does not verify with the secret shown (webhook-signature "${delivery.headers['webhook-signature'] ?? ''}")`,
     );
-    const schema = ctx.model.webhooks.get(type);
+    const schema = served ? served.get(type) : ctx.model.webhooks.get(type);
     let payload: unknown;
     try {
       payload = JSON.parse(delivery.body);
     } catch {}
-    const errors = schema ? schemaErrors(schema, payload) : `the spec's webhooks describe no event of type ${type}`;
-    ctx.results.judge(
-      type,
-      'webhook_payload',
-      errors && `the payload does not match the spec's webhooks schema: ${errors}`,
-    );
+    const errors = schema ? schemaErrors(schema, payload) : `${source} has no event of type ${type}`;
+    ctx.results.judge(type, 'webhook_payload', errors && `the payload does not match ${source}: ${errors}`);
   }
   ctx.webhooks.push(
-    `${all.length} deliveries judged (${[...types].map(([type, n]) => `${type} ×${n}`).join(', ')}): signature with the secret shown, payload against the spec's webhooks schema`,
+    `${all.length} deliveries judged (${[...types].map(([type, n]) => `${type} ×${n}`).join(', ')}): signature with the secret shown, payload against ${source}`,
   );
+}
+
+/** The payload schemas the deployment serves at GET /event-types, by type; undefined where the spec has no such list. */
+async function servedEventTypes(ctx: Context): Promise<Map<string, Schema> | undefined> {
+  const list = ctx.model.operations.find((op) => op.method === 'GET' && op.path === '/event-types');
+  if (!list) return undefined;
+  const asked = await call(ctx, list);
+  checkResponse(ctx.results, list, asked);
+  const data = (asked.reply.json as { data?: Array<{ type?: string; schema?: Schema }> } | undefined)?.data;
+  if (!is2xx(asked.reply.status) || !Array.isArray(data)) return undefined;
+  return new Map(data.flatMap((t) => (t.type && t.schema ? [[t.type, t.schema] as const] : [])));
 }
 
 function verifies(delivery: Delivery, secret: string): boolean {

@@ -205,6 +205,69 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0013_webhook_recoveries_and_notices': {
+    // Expand only: a new table and a new nullable column, which the previous release neither reads nor writes.
+    // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was.
+    async up(db: Kysely<any>) {
+      const type = columnTypes(db);
+      // POST /webhook-endpoints/{id}/recover: the window, how far the recovery job has walked the event log
+      // (after_event_id) and its lease (claimed_by, claimed_until), so that a kill or another instance resumes it.
+      await db.schema
+        .createTable('webhook_recoveries')
+        .addColumn('id', type.key, type.id)
+        .addColumn('account_id', type.key, (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('endpoint_id', type.key, (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
+        .addColumn('since', type.timestamp, (c) => c.notNull())
+        .addColumn('until', type.timestamp, (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('queued', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('skipped', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('after_event_id', type.key, (c) => c.notNull().defaultTo(0))
+        .addColumn('claimed_by', 'text')
+        .addColumn('claimed_until', type.timestamp)
+        .addColumn('stepped_at', type.timestamp, (c) => c.notNull())
+        .addColumn('created_at', type.timestamp, (c) => c.notNull())
+        .addColumn('completed_at', type.timestamp)
+        .execute();
+      await db.schema
+        .createIndex('webhook_recoveries_endpoint')
+        .on('webhook_recoveries')
+        .columns(['endpoint_id', 'id'])
+        .execute();
+      await db.schema
+        .createIndex('webhook_recoveries_running')
+        .on('webhook_recoveries')
+        .column('stepped_at')
+        .where(sql.ref('status'), '=', 'running')
+        .execute();
+      // A delivery a recovery queued (null for every other): the endpoint takes those one at a time, oldest first.
+      await db.schema
+        .alterTable('webhook_deliveries')
+        .addColumn('recovery_id', type.key, (c) => c.references('webhook_recoveries.id').onDelete('set null'))
+        .execute();
+      await db.schema
+        .createIndex('webhook_deliveries_recovered')
+        .on('webhook_deliveries')
+        .column('endpoint_id')
+        .where(sql.ref('state'), '=', 'pending')
+        .where(sql.ref('recovery_id'), 'is not', null)
+        .execute();
+      // webhook_endpoint.failing: when the notice of the current failing period was sent (null: not yet).
+      await db.schema.alterTable('webhook_endpoints').addColumn('failing_notice_at', type.timestamp).execute();
+      // Pacing and a receiver's gateway: attempts per second across instances (null: none), headers every delivery
+      // carries (JSON; null: none), and until when a 429 or 503 with Retry-After holds the endpoint's queue.
+      await db.schema.alterTable('webhook_endpoints').addColumn('rate_limit', 'integer').execute();
+      await db.schema.alterTable('webhook_endpoints').addColumn('headers', 'text').execute();
+      await db.schema.alterTable('webhook_endpoints').addColumn('paused_until', type.timestamp).execute();
+      // The delivery log shows the Retry-After honoured; the rate limit counts an endpoint's last second of attempts.
+      await db.schema.alterTable('webhook_attempts').addColumn('retry_after_s', 'integer').execute();
+      await db.schema
+        .createIndex('webhook_attempts_endpoint_attempted')
+        .on('webhook_attempts')
+        .columns(['endpoint_id', 'attempted_at'])
+        .execute();
+    },
+  },
   '0015_trace_context': {
     // Expand only: the W3C traceparent of the request that wrote an event (null when tracing was off), so that its
     // deliveries join that trace. The previous release writes events without it.

@@ -167,6 +167,14 @@ export interface WebhookEndpointsTable {
   previous_secret_until: Timestamp | null;
   secret_rotated_at: Timestamp | null;
   failing_since: Timestamp | null;
+  /** When the webhook_endpoint.failing notice of the current failing period was recorded (null: not yet). */
+  failing_notice_at: Timestamp | null;
+  /** Attempts per second across instances; null for none. */
+  rate_limit: number | null;
+  /** JSON object of header names to values every delivery carries; null for none. */
+  headers: string | null;
+  /** Until when a Retry-After (429, 503) holds the endpoint's deliveries. */
+  paused_until: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
   metadata: Generated<string>;
@@ -185,6 +193,8 @@ export interface WebhookDeliveriesTable {
   claimed_by: string | null;
   claimed_until: Timestamp | null;
   created_at: Timestamp;
+  /** The recovery that queued it (server/webhooks/recoveries.ts); null for every other delivery. */
+  recovery_id?: number | null;
 }
 
 /** One attempt of a delivery, as GET /webhook-endpoints/{id}/deliveries shows it. */
@@ -200,6 +210,27 @@ export interface WebhookAttemptsTable {
   response_body: string | null;
   error: string | null;
   next_attempt_at: Timestamp | null;
+  /** The Retry-After (seconds) the answer asked for and that was honoured; null when none. */
+  retry_after_s: number | null;
+}
+
+/** A recovery of an endpoint's events (server/webhooks/recoveries.ts): its window and how far it has walked. */
+export interface WebhookRecoveriesTable {
+  id: Generated<number>;
+  account_id: number;
+  endpoint_id: number;
+  since: Timestamp;
+  until: Timestamp;
+  status: 'running' | 'completed' | 'failed';
+  queued: Generated<number>;
+  skipped: Generated<number>;
+  /** The last event looked at (events are walked by id, oldest first). */
+  after_event_id: Generated<number>;
+  claimed_by: string | null;
+  claimed_until: Timestamp | null;
+  stepped_at: Timestamp;
+  created_at: Timestamp;
+  completed_at: Timestamp | null;
 }
 
 /** The per-domain verify limit's current window, by account and name (server/domains/checks.ts). */
@@ -215,6 +246,7 @@ export interface DB {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  webhook_recoveries: WebhookRecoveriesTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   domains: DomainsTable;

@@ -30,6 +30,8 @@ const EVENT_TYPES: Record<EventType, true> = {
   'api_key.rotated': true,
   'api_key.revoked': true,
   'api_key.expired': true,
+  'webhook_endpoint.disabled': true,
+  'webhook_endpoint.failing': true,
 };
 
 /** Every type an endpoint may subscribe to, from the contract (a type added to the spec must be listed here). */
@@ -50,19 +52,28 @@ const SUBSCRIBABLE: Record<Exclude<EnabledEvent, '*'>, true> = {
   'api_key.rotated': true,
   'api_key.revoked': true,
   'api_key.expired': true,
+  'webhook_endpoint.disabled': true,
+  'webhook_endpoint.failing': true,
 };
-
-/** The kind of record an event type carries: `domain.active` -> `domain`, `webhook.test` -> `webhook`. */
-function kindOf(type: string): string {
-  return type.slice(0, type.indexOf('.'));
-}
 
 /** Types `*` does not stand for: an endpoint receives them only by name (they need api_keys:read). */
 export const NAMED_ONLY = (type: string): boolean => type.startsWith('api_key.');
 
-/** The read scope of an event type's records: `domain.active` -> `domains:read`, `webhook.test` -> `webhooks:read`. */
+/** Types whose records are not named by their prefix's plural: notices about endpoints are webhooks' records. */
+const READ_SCOPE_OF_PREFIX: Record<string, string> = { webhook_endpoint: 'webhooks:read' };
+
+/**
+ * The read scope of an event type's records: `domain.active` -> `domains:read`, `webhook.test` -> `webhooks:read`,
+ * `api_key.created` -> `api_keys:read`, `webhook_endpoint.disabled` -> `webhooks:read`.
+ */
 export function readScopeOf(type: string): string {
-  return `${kindOf(type)}s:read`;
+  const prefix = type.slice(0, type.indexOf('.'));
+  return READ_SCOPE_OF_PREFIX[prefix] ?? `${prefix}s:read`;
+}
+
+/** Whether an endpoint may list this type in `enabled_events` (`webhook.test` is sent only by a test). */
+export function subscribable(type: string): boolean {
+  return Object.hasOwn(SUBSCRIBABLE, type);
 }
 
 /** The types an endpoint subscribed to `enabledEvents` takes (`*`: every subscribable type but the named-only). */

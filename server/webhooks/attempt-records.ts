@@ -13,10 +13,11 @@ import type { Database } from '../db/database.js';
 import { precompiledOnAny } from '../db/precompiled.js';
 import type { WebhookAttemptsTable } from '../db/schema.js';
 import type { Logger } from '../logger.js';
-import { disableEndpoint, disableReasonAfterFailure } from './endpoint-policy.js';
-import { honoursRetryAfter, parseRetryAfter, retryDelayMs } from './schedule.js';
+import { disableEndpoint, disableReasonAfterFailure, noticeFailing } from './endpoint-policy.js';
+import { webhookFanOut } from './fan-out.js';
+import { honoursRetryAfter, MAX_RETRY_AFTER_S, parseRetryAfter, retryDelayMs } from './schedule.js';
 import type { AttemptResult } from './sender.js';
-import type { WebhookSettings } from './settings.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './settings.js';
 
 export type DeliveryOutcome = 'succeeded' | 'retrying' | 'gave_up' | 'gone' | 'cancelled';
 
@@ -28,6 +29,8 @@ export interface FinishedAttempt {
   result: AttemptResult;
   /** The endpoint's failing_since when the attempt was made. */
   failingSince: string | Date | null;
+  /** When the endpoint's last `webhook_endpoint.failing` notice was recorded, if ever (undefined: not read). */
+  failingNoticeAt?: string | Date | null;
   /** Whether no retry can help (a payload over the limit). */
   final: boolean;
 }
@@ -60,7 +63,8 @@ const settleDelivery = precompiledOnAny(
  */
 export async function recordAttempts(
   trx: Database,
-  settings: Pick<WebhookSettings, 'retryScheduleS' | 'disableAfterMs'>,
+  settings: Pick<WebhookSettings, 'retryScheduleS' | 'disableAfterMs'> &
+    Partial<Pick<WebhookSettings, 'failingNoticeMs' | 'maxQueuePerEndpoint'>>,
   worker: string,
   finished: readonly FinishedAttempt[],
   { random, logger }: { random: () => number; logger: Logger },
@@ -69,9 +73,15 @@ export async function recordAttempts(
   // Each endpoint's failing_since as this batch leaves it: two attempts to one endpoint in a batch see each other.
   const failing = new Map<number, string | Date | null>();
   const disabled = new Set<number>();
+  const noticed = new Set<number>();
+  // Notices about an endpoint go to the account's other endpoints, queued as any event is.
+  const fanOut = webhookFanOut({
+    maxQueuePerEndpoint: settings.maxQueuePerEndpoint ?? DEFAULT_WEBHOOK_SETTINGS.maxQueuePerEndpoint,
+  });
+  const noticeAfterMs = settings.failingNoticeMs ?? DEFAULT_WEBHOOK_SETTINGS.failingNoticeMs;
   const log: Array<Insertable<WebhookAttemptsTable>> = [];
   const outcomes: Array<DeliveryOutcome | undefined> = [];
-  for (const { delivery, endpointId, attemptedAt, result, failingSince, final } of finished) {
+  for (const { delivery, endpointId, attemptedAt, result, failingSince, failingNoticeAt, final } of finished) {
     const attempt = delivery.attempts + 1;
     const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
     const gone = result.status === 410;
@@ -101,7 +111,19 @@ export async function recordAttempts(
       response_body: result.body === undefined ? null : storableText(result.body),
       error: result.error === undefined ? null : storableText(result.error),
       next_attempt_at: row.state === 'pending' ? nextAttemptAt : null,
+      retry_after_s: retryAfter === undefined ? null : Math.min(retryAfter, MAX_RETRY_AFTER_S),
     });
+    if (retryAfter !== undefined && retryAfter > 0) {
+      // The receiver asked for a pause: none of the endpoint's deliveries is tried before it ends, by any instance
+      // (the claim reads paused_until), not only this one's retry.
+      const until = new Date(now + Math.min(retryAfter, MAX_RETRY_AFTER_S) * 1000).toISOString();
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({ paused_until: until })
+        .where('id', '=', endpointId)
+        .where((eb) => eb.or([eb('paused_until', 'is', null), eb('paused_until', '<', until)]))
+        .execute();
+    }
     outcomes.push(row.state === 'cancelled' ? 'cancelled' : outcome);
     const since = failing.has(endpointId) ? (failing.get(endpointId) ?? null) : failingSince;
     if (ok) {
@@ -113,8 +135,17 @@ export async function recordAttempts(
     }
     const disable = disableReasonAfterFailure(result.status, since, now, settings.disableAfterMs);
     if (disable && !disabled.has(endpointId)) {
-      await disableEndpoint(trx, endpointId, disable, new Date(now), logger);
+      await disableEndpoint(trx, endpointId, disable, new Date(now), logger, fanOut);
       disabled.add(endpointId);
+    } else if (
+      since &&
+      !disabled.has(endpointId) &&
+      !noticed.has(endpointId) &&
+      now - new Date(since).getTime() >= noticeAfterMs &&
+      !(failingNoticeAt && new Date(failingNoticeAt).getTime() >= new Date(since).getTime())
+    ) {
+      noticed.add(endpointId);
+      await noticeFailing(trx, endpointId, new Date(since).toISOString(), new Date(now), fanOut);
     } else if (!since) {
       await trx
         .updateTable('webhook_endpoints')

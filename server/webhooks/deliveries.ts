@@ -5,7 +5,9 @@
 // lease columns are the ones the previous release's worker uses, so both can run on one database.
 //
 // Fair by construction: one claim statement takes at most a few due deliveries per endpoint, bounded by what the
-// endpoint has in flight in every instance (WEBHOOK_ENDPOINT_CONCURRENCY; 1 while it is failing), and by what the
+// endpoint has in flight in every instance (WEBHOOK_ENDPOINT_CONCURRENCY; 1 while it is failing, and while a
+// recovery's deliveries are queued for it, so that they arrive oldest first; its rate_limit; none while its
+// receiver's Retry-After runs), and by what the
 // account has in flight in this process (WEBHOOK_ACCOUNT_CONCURRENCY), and orders them round-robin: every account's
 // first candidate before any account's second, each account's candidates alternating over its endpoints. So one
 // account's hanging receivers hold at most its share of the pool, and its retries queue behind others' new work.
@@ -49,6 +51,8 @@ export async function claimDeliveries(
   if (limit <= 0) return [];
   const at = now.toISOString();
   const lease = new Date(now.getTime() + leaseMs).toISOString();
+  // An endpoint's rate_limit counts its attempts of the last second (recorded, across instances) and those in flight.
+  const secondAgo = new Date(now.getTime() - 1000).toISOString();
   const perEndpoint = Math.max(1, endpointConcurrency);
   const postgres = engineOf(db) === 'postgres';
   // Each endpoint's first due deliveries (as many as it may ever have in flight: its room is applied below), in one
@@ -83,15 +87,29 @@ export async function claimDeliveries(
       where c.claimed_by = ${worker}
       group by e.account_id
     ),
-    due_endpoints as materialized (
+    endpoint_state as materialized (
       select e.id, e.account_id,
-        (case when e.failing_since is null then ${perEndpoint} else 1 end) - coalesce(eb.n, 0) as endpoint_room
+        (case when e.failing_since is null and not exists (
+          select 1 from webhook_deliveries r
+          where r.endpoint_id = e.id and r.state = 'pending' and r.recovery_id is not null
+        ) then ${perEndpoint} else 1 end) - coalesce(eb.n, 0) as concurrency_room,
+        case when e.rate_limit is null then ${perEndpoint} else e.rate_limit - coalesce(eb.n, 0) - (
+          select count(*) from webhook_attempts a where a.endpoint_id = e.id and a.attempted_at > ${secondAgo}
+        ) end as rate_room
       from webhook_endpoints e
       left join endpoint_busy eb on eb.endpoint_id = e.id
-      where (case when e.failing_since is null then ${perEndpoint} else 1 end) > coalesce(eb.n, 0) and exists (
-        select 1 from webhook_deliveries x
-        where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${at}
-      )
+      where coalesce(eb.n, 0) < ${perEndpoint}
+        and (e.paused_until is null or e.paused_until <= ${at})
+        and exists (
+          select 1 from webhook_deliveries x
+          where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${at}
+        )
+    ),
+    due_endpoints as materialized (
+      select id, account_id,
+        case when concurrency_room < rate_room then concurrency_room else rate_room end as endpoint_room
+      from endpoint_state
+      where concurrency_room > 0 and rate_room > 0
     ),
     probed as materialized (${candidates}),
     candidates as (
@@ -221,6 +239,8 @@ const endpointAndEvent = precompiledOnAny((db, endpointId: number, eventId: numb
       'webhook_endpoints.previous_secret',
       'webhook_endpoints.previous_secret_until',
       'webhook_endpoints.failing_since',
+      'webhook_endpoints.failing_notice_at',
+      'webhook_endpoints.headers',
       'events.public_id',
       'events.type',
       'events.payload',
@@ -314,7 +334,11 @@ async function sendOrCancel(
     : await sendAttempt(
         endpoint.url,
         event.payload,
-        webhookHeaders(secrets, event.public_id, Math.floor(now / 1000), event.payload),
+        {
+          // The endpoint's own headers (never logged), under the signature's, which they may not name.
+          ...(endpoint.headers ? (JSON.parse(endpoint.headers) as Record<string, string>) : {}),
+          ...webhookHeaders(secrets, event.public_id, Math.floor(now / 1000), event.payload),
+        },
         { timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivateTargets },
       );
   return {
@@ -323,6 +347,7 @@ async function sendOrCancel(
     attemptedAt: new Date(now).toISOString(),
     result,
     failingSince: endpoint.failing_since,
+    failingNoticeAt: endpoint.failing_notice_at,
     final: tooLarge,
   };
 }

@@ -22,7 +22,8 @@ export function wants(enabledEvents: string, type: string): boolean {
 // Every change reads its account's endpoints: compiled once per engine (server/db/precompiled.ts). On PostgreSQL
 // the rows are read FOR KEY SHARE, so an endpoint being deleted meanwhile is either waited for and skipped or
 // deleted after this change commits (its deliveries with it), never gone under the delivery's foreign key.
-// SQLite runs one writer at a time, so nothing can delete it in between.
+// SQLite's transactions take the write lock up front (BEGIN IMMEDIATE), so nothing can delete it in between;
+// a read before the transaction, on the reader, would not be safe: whoever queues reads the endpoints here.
 const enabledEndpoints = precompiledOnAny((db, accountId: number) => {
   const query = db
     .selectFrom('webhook_endpoints')
@@ -32,11 +33,35 @@ const enabledEndpoints = precompiledOnAny((db, accountId: number) => {
   return engineOf(db) === 'postgres' ? query.forKeyShare() : query;
 });
 
+/**
+ * Every endpoint of the account, enabled or not, read in `trx` (the transaction that queues to them) and kept
+ * from being deleted until it ends, as the fan-out's read is: a redelivery or a test never queues for an endpoint
+ * deleted under it.
+ */
+export const lockedEndpoints = precompiledOnAny((db, accountId: number) => {
+  const query = db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'enabled_events', 'status'])
+    .where('account_id', '=', accountId)
+    .orderBy('id');
+  return engineOf(db) === 'postgres' ? query.forKeyShare() : query;
+});
+
+/** The endpoint a notice (`webhook_endpoint.*`) is about, which never receives it; undefined for other events. */
+export function noticeSubject(type: string, payload: string): number | undefined {
+  if (!type.startsWith('webhook_endpoint.')) return undefined;
+  const data = (JSON.parse(payload) as { data?: { object?: { id?: unknown } } }).data;
+  return Number(data?.object?.id);
+}
+
 /** The event log's subscriber: each event queued for the endpoints that want it. */
 export function webhookFanOut(settings: Pick<WebhookSettings, 'maxQueuePerEndpoint'>): EventSubscriber {
   return async (trx, event) => {
     const endpoints = await enabledEndpoints(trx, event.accountId);
-    const targets = endpoints.filter((endpoint) => wants(endpoint.enabled_events, event.type));
+    const subject = noticeSubject(event.type, event.payload);
+    const targets = endpoints.filter(
+      (endpoint) => wants(endpoint.enabled_events, event.type) && Number(endpoint.id) !== subject,
+    );
     if (targets.length === 0) return;
     await queueDeliveries(
       trx,
@@ -72,7 +97,9 @@ export async function queueDeliveries(
       .limit(1)
       .executeTakeFirst();
     if (full) {
-      if (!forced) await disableEndpoint(db, endpointId, 'queue_full', now);
+      if (!forced) {
+        await disableEndpoint(db, endpointId, 'queue_full', now, undefined, webhookFanOut({ maxQueuePerEndpoint }));
+      }
       continue;
     }
     queued.push(endpointId);

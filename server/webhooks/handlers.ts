@@ -5,13 +5,15 @@ import type { Database } from '../db/database.js';
 import { inTransaction } from '../db/owned.js';
 import { recordEvent } from '../events/outbox.js';
 import { mayRead } from '../events/read-scopes.js';
+import type { EventSettings } from '../events/settings.js';
 import { requireReadScopes } from '../http/access/scopes.js';
 import { nextLink, readIdCursor } from '../http/conventions/id-cursor.js';
 import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { HttpProblem, notFound, validationProblem, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
-import { queueDeliveries } from './fan-out.js';
+import { lockedEndpoints, queueDeliveries } from './fan-out.js';
+import { recoveryRepository, startRecovery } from './recoveries.js';
 import type { WebhookEndpointRepository } from './repository.js';
 import type { WebhookSettings } from './settings.js';
 import { targetProblem } from './target-check.js';
@@ -25,7 +27,10 @@ export type WebhookEndpointOperation =
   | 'webhook-endpoints_delete'
   | 'webhook-endpoints_rotate_secret'
   | 'webhook-endpoints_test'
-  | 'webhook-endpoints_deliveries';
+  | 'webhook-endpoints_deliveries'
+  | 'webhook-endpoints_recover'
+  | 'webhook-endpoints_recoveries'
+  | 'webhook-endpoints_recoveries_show';
 type WebhookEndpointHandlers = Pick<Handlers, WebhookEndpointOperation>;
 
 /** 422 naming `url` when the URL is not a safe target (unless the operator allows private targets). */
@@ -40,12 +45,67 @@ async function requireSafeTarget(url: string, settings: WebhookSettings): Promis
 
 const endpointNotFound = (id: number) => notFound('webhook endpoint', id);
 
+/** Headers a delivery's own framing or signature owns, which an endpoint's `headers` may not set. */
+const HOP_BY_HOP = ['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host'];
+const refusedHeader = (name: string) => {
+  const lower = name.toLowerCase();
+  return (
+    HOP_BY_HOP.includes(lower) ||
+    lower.startsWith('webhook-') ||
+    lower.startsWith('content-') ||
+    lower.startsWith('proxy-')
+  );
+};
+
+/** 422 naming each header of `headers` that a delivery's framing or signature owns (never its value). */
+function requireAllowedHeaders(headers: Record<string, string> | null | undefined): void {
+  const refused = Object.keys(headers ?? {}).filter(refusedHeader);
+  if (refused.length === 0) return;
+  throw validationProblem(
+    refused.map((name) => ({
+      location: 'body' as const,
+      field: `headers.${name}`,
+      message:
+        'is a header the delivery itself sets (webhook-*, content-*, host, proxy-* and hop-by-hop headers are refused)',
+    })),
+  );
+}
+
+/**
+ * A recovery's window as ISO instants, `until` now by default (and never later: what is made after the recovery
+ * starts is fanned out as usual); 422 naming `since` outside retention or not before `until`.
+ */
+function recoveryWindow(body: { since: string; until?: string }, retentionMs: number) {
+  const now = Date.now();
+  const since = Date.parse(body.since);
+  const until = Math.min(body.until === undefined ? now : Date.parse(body.until), now);
+  const oldest = new Date(now - retentionMs).toISOString();
+  const errors = [];
+  if (since < now - retentionMs) {
+    errors.push({
+      location: 'body' as const,
+      field: 'since',
+      message: `must lie inside event retention: at or after ${oldest} (events before it are gone)`,
+    });
+  } else if (since >= until) {
+    errors.push({
+      location: 'body' as const,
+      field: body.until === undefined ? 'since' : 'until',
+      message: body.until === undefined ? 'must be in the past' : 'must be after since',
+    });
+  }
+  if (errors.length > 0) throw validationProblem(errors);
+  return { since: new Date(since).toISOString(), until: new Date(until).toISOString() };
+}
+
 /** 409: the endpoint has WEBHOOK_MAX_QUEUE undelivered events, a test or a redelivery to it included. */
 export function webhookEndpointHandlers(
   db: Database,
   endpoints: WebhookEndpointRepository,
   settings: WebhookSettings,
+  events: EventSettings,
 ): WebhookEndpointHandlers {
+  const recoveries = recoveryRepository(db);
   const update: WebhookEndpointHandlers['webhook-endpoints_update'] = async ({ account, path, body }) => {
     // Changing what an endpoint receives is subscribing anew: bounded by the key's reads. Re-pointing it also
     // hands the new url what it takes now (deliveries already queued), so it needs the reads of both.
@@ -61,6 +121,7 @@ export function webhookEndpointHandlers(
         `${body.url !== undefined ? 're-pointing' : 'changing'} an endpoint receiving ${types.join(', ')}`,
       );
     }
+    requireAllowedHeaders(body.headers);
     if (body.url !== undefined) await requireSafeTarget(body.url, settings);
     const endpoint = await withinMetadataLimit(() => endpoints.update(account.id, path.id, body));
     if (!endpoint) throw endpointNotFound(path.id);
@@ -84,6 +145,7 @@ export function webhookEndpointHandlers(
         body.enabled_events,
         `creating an endpoint receiving ${body.enabled_events.join(', ')}`,
       );
+      requireAllowedHeaders(body.headers);
       await requireSafeTarget(body.url, settings);
       const created = await endpoints.create(
         account.id,
@@ -92,6 +154,8 @@ export function webhookEndpointHandlers(
           enabled_events: body.enabled_events,
           description: body.description ?? null,
           metadata: body.metadata,
+          rate_limit: body.rate_limit ?? null,
+          headers: body.headers ?? null,
         },
         settings.maxEndpoints,
       );
@@ -123,28 +187,71 @@ export function webhookEndpointHandlers(
     },
 
     async 'webhook-endpoints_test'({ account, path, requestId, actor }) {
-      const endpoint = await endpoints.find(account.id, path.id);
-      if (!endpoint) throw endpointNotFound(path.id);
       const event = await inTransaction(db, async (trx) => {
+        // Read in the transaction that queues the test (fan-out.ts, lockedEndpoints): an endpoint deleted
+        // meanwhile is a 404, never a foreign-key error.
+        const endpoint = (await lockedEndpoints(trx, account.id)).find((e) => Number(e.id) === path.id);
+        if (!endpoint) throw endpointNotFound(path.id);
         let queued: number[] = [];
         const recorded = await recordEvent(
           trx,
           {
             accountId: account.id,
             type: 'webhook.test',
-            data: { endpoint_id: endpoint.id },
+            data: { endpoint_id: path.id },
             cause: causeOf(requestId, actor),
-            objectId: endpoint.id,
+            objectId: path.id,
           },
           async (on, stored) => {
-            queued = await queueDeliveries(on, stored.id, [endpoint.id], settings, true);
+            queued = await queueDeliveries(on, stored.id, [path.id], settings, true);
           },
         );
         // Nothing is kept of a test that cannot be queued.
-        if (queued.length === 0) throw webhookQueueFull(endpoint.id, settings.maxQueuePerEndpoint);
+        if (queued.length === 0) throw webhookQueueFull(path.id, settings.maxQueuePerEndpoint);
         return recorded;
       });
       return { status: 202, body: { data: JSON.parse(event.payload) } };
+    },
+
+    async 'webhook-endpoints_recover'({ account, path, body, url }) {
+      const { since, until } = recoveryWindow(body, events.retentionMs);
+      const outcome = await startRecovery(db, { accountId: account.id, endpointId: path.id, since, until }, (types) =>
+        requireReadScopes(account.policy, types, `recovering events of ${types.join(', ')}`),
+      );
+      if ('refused' in outcome) {
+        if (outcome.refused === 'no-such-endpoint') throw endpointNotFound(path.id);
+        if (outcome.refused === 'disabled') {
+          throw new HttpProblem(
+            'webhook-endpoint-disabled',
+            `Webhook endpoint ${path.id} is disabled (${outcome.reason ?? 'manual'}): enable it (status enabled) ` +
+              'before recovering its events.',
+          );
+        }
+        throw new HttpProblem(
+          'webhook-recovery-running',
+          `Recovery ${outcome.recoveryId} of webhook endpoint ${path.id} is still running over an overlapping ` +
+            `window; follow it at ${url.path.replace(/\/recover$/, '')}/recoveries/${outcome.recoveryId}.`,
+        );
+      }
+      return {
+        status: 202,
+        body: { data: outcome },
+        location: `${url.path.replace(/\/recover$/, '')}/recoveries/${outcome.id}`,
+      };
+    },
+
+    async 'webhook-endpoints_recoveries'({ account, path, query, url }) {
+      const endpoint = await endpoints.find(account.id, path.id);
+      if (!endpoint) throw endpointNotFound(path.id);
+      const before = readIdCursor(query.after as string | undefined);
+      const page = await recoveries.list(endpoint.id, query.per_page, before);
+      return { status: 200, body: { data: page, links: { next: nextLink(url.path, url.sent, page, query.per_page) } } };
+    },
+
+    async 'webhook-endpoints_recoveries_show'({ account, path }) {
+      const recovery = await recoveries.find(account.id, path.id, path.recovery_id);
+      if (!recovery) throw notFound('webhook recovery', path.recovery_id);
+      return { status: 200, body: { data: recovery } };
     },
 
     async 'webhook-endpoints_deliveries'({ account, path, query, url }) {

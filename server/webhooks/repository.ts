@@ -19,9 +19,13 @@ export interface NewWebhookEndpoint {
   enabled_events: EnabledEvents;
   description: string | null;
   metadata?: Metadata;
+  rate_limit?: number | null;
+  headers?: Record<string, string> | null;
 }
 
 export interface WebhookEndpointChanges {
+  rate_limit?: number | null;
+  headers?: Record<string, string> | null;
   url?: string;
   enabled_events?: EnabledEvents;
   description?: string | null;
@@ -30,9 +34,23 @@ export interface WebhookEndpointChanges {
   metadata?: Metadata;
 }
 
+/** Headers as stored: JSON (`{}` as sent), or null. */
+const storedHeaders = (headers: Record<string, string> | null | undefined) =>
+  headers ? JSON.stringify(headers) : null;
+
 const isoOrNull = (value: string | Date | null) => (value === null ? null : toIso(value));
 
-export function toEndpointRecord(row: Selectable<WebhookEndpointsTable>): WebhookEndpointRecord {
+/** The headers column as the record shows it; in an event (`withheld`) each value is left out. */
+function headersOf(text: string | null, withheld: boolean): Record<string, string> | null {
+  if (text === null) return null;
+  const headers = JSON.parse(text) as Record<string, string>;
+  return withheld ? Object.fromEntries(Object.keys(headers).map((name) => [name, '[withheld]'])) : headers;
+}
+
+export function toEndpointRecord(
+  row: Selectable<WebhookEndpointsTable>,
+  { withholdHeaderValues = false } = {},
+): WebhookEndpointRecord {
   return {
     id: Number(row.id),
     url: row.url,
@@ -43,6 +61,8 @@ export function toEndpointRecord(row: Selectable<WebhookEndpointsTable>): Webhoo
     disabled_reason:
       row.status === 'enabled' ? null : (row.disabled_reason as WebhookEndpointRecord['disabled_reason']),
     secret_rotated_at: isoOrNull(row.secret_rotated_at),
+    rate_limit: row.rate_limit === null || row.rate_limit === undefined ? null : Number(row.rate_limit),
+    headers: headersOf(row.headers ?? null, withholdHeaderValues),
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -59,7 +79,7 @@ export function webhookEndpointRepository(db: Database) {
         .where('account_id', '=', accountId)
         .orderBy('id', 'asc')
         .execute();
-      return rows.map(toEndpointRecord);
+      return rows.map((row) => toEndpointRecord(row));
     },
 
     async find(accountId: number, id: number): Promise<WebhookEndpointRecord | undefined> {
@@ -97,6 +117,8 @@ export function webhookEndpointRepository(db: Database) {
             enabled_events: JSON.stringify(endpoint.enabled_events),
             description: endpoint.description,
             metadata: serializeMetadata(metadata),
+            rate_limit: endpoint.rate_limit ?? null,
+            headers: storedHeaders(endpoint.headers),
             status: 'enabled',
             secret,
             created_at: now,
@@ -118,6 +140,8 @@ export function webhookEndpointRepository(db: Database) {
       if (changes.url !== undefined) set.url = changes.url;
       if (changes.enabled_events !== undefined) set.enabled_events = JSON.stringify(changes.enabled_events);
       if (changes.description !== undefined) set.description = changes.description;
+      if (changes.rate_limit !== undefined) set.rate_limit = changes.rate_limit;
+      if (changes.headers !== undefined) set.headers = storedHeaders(changes.headers);
       if (changes.status === 'enabled')
         Object.assign(set, { status: 'enabled', disabled_reason: null, failing_since: null });
       if (changes.status === 'disabled') Object.assign(set, { status: 'disabled', disabled_reason: 'manual' });
@@ -206,6 +230,7 @@ export function webhookEndpointRepository(db: Database) {
           'a.response_body',
           'a.error',
           'a.next_attempt_at',
+          'a.retry_after_s',
         ])
         .where('a.endpoint_id', '=', endpointId)
         .orderBy('a.id', 'desc')
@@ -227,6 +252,7 @@ export function webhookEndpointRepository(db: Database) {
           withheld,
           error: row.error,
           next_attempt_at: isoOrNull(row.next_attempt_at),
+          retry_after_s: row.retry_after_s === null ? null : Number(row.retry_after_s),
         };
       });
     },

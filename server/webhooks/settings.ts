@@ -18,6 +18,8 @@ export interface WebhookSettings {
   retryScheduleS: readonly number[];
   /** An endpoint with no successful delivery for this long (and failures meanwhile) is disabled (`failing`). */
   disableAfterMs: number;
+  /** An endpoint failing for this long is announced once (`webhook_endpoint.failing`) to the account's others. */
+  failingNoticeMs: number;
   /** How long the previous secret still signs after a rotation, in milliseconds. */
   secretOverlapMs: number;
   /** How often a worker looks for due deliveries when nothing woke it, in milliseconds. */
@@ -38,6 +40,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   timeoutMs: 15_000,
   retryScheduleS: STANDARD_RETRY_SCHEDULE_S,
   disableAfterMs: 5 * 86_400_000,
+  failingNoticeMs: 3_600_000,
   secretOverlapMs: 86_400_000,
   pollMs: 1_000,
   concurrency: 32,
@@ -81,6 +84,7 @@ export function readWebhookSettings(env: NodeJS.ProcessEnv, problems: string[]):
     timeoutMs: number('WEBHOOK_TIMEOUT_S', d.timeoutMs / 1000, { min: 0.1, max: 300 }) * 1000,
     retryScheduleS,
     disableAfterMs: number('WEBHOOK_DISABLE_AFTER_S', d.disableAfterMs / 1000, { min: 1, max: 90 * 86_400 }) * 1000,
+    failingNoticeMs: number('WEBHOOK_FAILING_NOTICE_S', d.failingNoticeMs / 1000, { min: 1, max: 90 * 86_400 }) * 1000,
     secretOverlapMs: number('WEBHOOK_SECRET_OVERLAP_S', d.secretOverlapMs / 1000, { max: 30 * 86_400 }) * 1000,
     pollMs: number('WEBHOOK_POLL_S', d.pollMs / 1000, { min: 0.01, max: 60 }) * 1000,
     concurrency,

@@ -28,8 +28,14 @@ export default function OperationIdScheme() {
         const kind = rest.length === 0 ? 'collection' : 'record';
         // A named record (`/api-keys/current`, a literal segment in the place of the id) is an action too.
         const named = rest.length === 1 && !rest[0].startsWith('{') ? rest[0] : undefined;
-        const action = (rest.length === 2 ? rest[1] : named)?.replace(/-/g, '_');
-        const verb = action ? `${action}${method === 'head' ? '_head' : ''}` : VERBS[kind][method];
+        const action = (rest.length >= 2 ? rest[1] : named)?.replace(/-/g, '_');
+        // A record under a record's collection (`/{resource}/{id}/<collection>/{sub_id}`): `<resource>_<collection>_<verb>`.
+        const verb =
+          rest.length === 3
+            ? `${action}_${VERBS.record[method]}`
+            : action
+              ? `${action}${method === 'head' ? '_head' : ''}`
+              : VERBS[kind][method];
         const expected = webhook ? `webhooks_${path.replace(/\./g, '_')}` : verb ? `${resource}_${verb}` : undefined;
         if (!expected) {
           ctx.report({

@@ -94,4 +94,33 @@ describe('webhookEndpoints and events', () => {
     expect(redelivery).toEqual({ event_id: first?.id, endpoint_ids: [endpoint.id] });
     expect(sent.requests.at(-1)?.headers.get('Content-Type')).toBe('application/json');
   });
+
+  it('recovers an endpoint since a time and follows the recovery', async () => {
+    const endpoint = await client.webhookEndpoints.create({
+      url: receiver.url,
+      enabled_events: ['space.created'],
+      rate_limit: 50,
+      headers: { 'X-Gateway-Key': 'from-the-client' },
+    });
+    expect(endpoint).toMatchObject({ rate_limit: 50, headers: { 'X-Gateway-Key': 'from-the-client' } });
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const started = await client.webhookEndpoints.recover(endpoint.id, { since });
+    expect(started).toMatchObject({ endpoint_id: endpoint.id, since, status: 'running' });
+    expect(sent.requests.at(-1)?.headers.get('Idempotency-Key')).toBeTruthy();
+    let recovery = started;
+    for (let i = 0; i < 200 && recovery.status === 'running'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      recovery = await client.webhookEndpoints.recovery(endpoint.id, started.id);
+    }
+    expect(recovery.status).toBe('completed');
+    const listed = [];
+    for await (const one of client.webhookEndpoints.recoveries(endpoint.id)) listed.push(one.id);
+    expect(listed).toEqual([started.id]);
+  });
+
+  it('lists the event types with their schemas', async () => {
+    const types = await client.events.eventTypes();
+    expect(types.map((t) => t.type)).toContain('webhook_endpoint.disabled');
+    expect(types.find((t) => t.type === 'space.created')).toMatchObject({ read_scope: 'spaces:read' });
+  });
 });

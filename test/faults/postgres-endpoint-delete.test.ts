@@ -68,3 +68,74 @@ describe('a change while its account deletes a webhook endpoint', { timeout: 90_
     }
   });
 });
+
+describe('a redelivery or a test while its account deletes a webhook endpoint', { timeout: 90_000 }, () => {
+  const json = () => ({ Authorization: `Bearer ${service.key}`, 'Content-Type': 'application/json' });
+  const newEndpoint = async () => {
+    const created = await send(`${service.origin}/api/v1/webhook-endpoints`, {
+      method: 'POST',
+      headers: json(),
+      body: JSON.stringify({ url: 'http://127.0.0.1:9/hook', enabled_events: ['*'] }),
+    });
+    expect(created.status).toBe(201);
+    return (created.body as { data: { id: number } }).data.id;
+  };
+  const anEvent = async () => {
+    const events = await send(`${service.origin}/api/v1/events?per_page=10`, { headers: json() });
+    expect(events.status, JSON.stringify(events.body)).toBe(200);
+    return (events.body as { data: Array<{ id: string }> }).data[0]?.id as string;
+  };
+
+  /** Sends `request` while `endpointId`'s delete is held open, commits the delete once it waits, and answers. */
+  async function duringTheDelete(endpointId: number, request: () => ReturnType<typeof send>) {
+    const deleter = new pg.Client({ connectionString: database.url });
+    await deleter.connect();
+    try {
+      const { rows } = await deleter.query('select pg_backend_pid() as pid');
+      await deleter.query('begin');
+      await deleter.query('delete from webhook_endpoints where id = $1', [endpointId]);
+      const answer = request();
+      await someoneWaitsForALock(deleter, rows[0].pid);
+      await deleter.query('commit');
+      return await answer;
+    } finally {
+      await deleter.end();
+    }
+  }
+
+  it('answers 404 to a test of the endpoint, and keeps no event of it', async () => {
+    const endpointId = await newEndpoint();
+    const answer = await duringTheDelete(endpointId, () =>
+      send(`${service.origin}/api/v1/webhook-endpoints/${endpointId}/test`, { method: 'POST', headers: json() }),
+    );
+    expect([answer.status, answer.type]).toEqual([404, expect.stringContaining('not-found')]);
+    const tests = await send(`${service.origin}/api/v1/events?per_page=10&type=webhook.test`, { headers: json() });
+    expect((tests.body as { data: unknown[] }).data).toEqual([]);
+  });
+
+  it('answers 404 to a redelivery to the endpoint by name', async () => {
+    const endpointId = await newEndpoint();
+    const eventId = await anEvent();
+    const answer = await duringTheDelete(endpointId, () =>
+      send(`${service.origin}/api/v1/events/${eventId}/redeliver`, {
+        method: 'POST',
+        headers: json(),
+        body: JSON.stringify({ endpoint_id: endpointId }),
+      }),
+    );
+    expect([answer.status, answer.type]).toEqual([404, expect.stringContaining('not-found')]);
+  });
+
+  it('redelivers to every other endpoint, without the deleted one', async () => {
+    const kept = await newEndpoint();
+    const deleted = await newEndpoint();
+    const eventId = await anEvent();
+    const answer = await duringTheDelete(deleted, () =>
+      send(`${service.origin}/api/v1/events/${eventId}/redeliver`, { method: 'POST', headers: json(), body: '{}' }),
+    );
+    expect(answer.status).toBe(202);
+    const queuedFor = (answer.body as { data: { endpoint_ids: number[] } }).data.endpoint_ids;
+    expect(queuedFor).toContain(kept);
+    expect(queuedFor).not.toContain(deleted);
+  });
+});

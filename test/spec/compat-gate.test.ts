@@ -83,4 +83,20 @@ describe('the breaking-change gate', () => {
     expect(output).toMatch(/Passed/);
     expect(code).toBe(0);
   }, 60_000);
+
+  it('passes a new event type added with its webhooks entry, but fails a value added to a closed response enum', () => {
+    const open = gate('open-set', (spec) => {
+      const types = spec.components.schemas['event-type'] as unknown as { enum: string[] };
+      types.enum.push('space.archived');
+      const webhooks = (spec as unknown as { webhooks: Record<string, unknown> }).webhooks;
+      webhooks['space.archived'] = webhooks['space.updated'];
+    });
+    expect(open.code).toBe(0);
+    const closed = gate('closed-set', (spec) => {
+      const status = spec.components.schemas['domain-status'] as unknown as { enum: string[] };
+      status.enum.push('archived');
+    });
+    expect(closed.code).toBe(1);
+    expect(closed.output).toMatch(/Enum gained values|enum/);
+  }, 60_000);
 });

@@ -11,6 +11,7 @@ import { FORMATS as SERVER_FORMATS } from '../../server/app.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
 import { defaultDomainChecks } from '../../server/domains/checks.js';
+import { DEFAULT_EVENT_SETTINGS } from '../../server/events/settings.js';
 import { MODULE_NAMES, MODULES, RESOURCE_NAMES, RESOURCES } from '../../server/resources.js';
 import { webhookFanOut } from '../../server/webhooks/fan-out.js';
 import { webhookRedelivery } from '../../server/webhooks/redelivery.js';
@@ -42,6 +43,7 @@ describe('the registry', () => {
       const services = {
         domainChecks: defaultDomainChecks(),
         webhooks: DEFAULT_WEBHOOK_SETTINGS,
+        events: DEFAULT_EVENT_SETTINGS,
         fanOut: webhookFanOut(DEFAULT_WEBHOOK_SETTINGS),
         redeliverEvent: webhookRedelivery(DEFAULT_WEBHOOK_SETTINGS),
       };

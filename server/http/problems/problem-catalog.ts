@@ -31,6 +31,8 @@ export const PROBLEMS = {
   'domain-held-elsewhere': CONFLICT,
   'too-many-webhook-endpoints': CONFLICT,
   'webhook-queue-full': CONFLICT,
+  'webhook-endpoint-disabled': CONFLICT,
+  'webhook-recovery-running': CONFLICT,
   'idempotency-key-in-use': CONFLICT,
   'precondition-failed': { status: 412, title: 'Precondition Failed' },
   'content-too-large': { status: 413, title: 'Content Too Large' },
