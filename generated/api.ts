@@ -2357,7 +2357,7 @@ export interface components {
              * @description The scope a key needs to subscribe an endpoint to this type (its records' read scope).
              * @enum {string}
              */
-            read_scope: "domains:read" | "spaces:read" | "webhooks:read";
+            read_scope: "domains:read" | "spaces:read" | "webhooks:read" | "api_keys:read";
             /** @description Whether an endpoint may list it in `enabled_events` (`webhook.test` is sent only by a test). */
             subscribable: boolean;
             /** @description The JSON Schema (2020-12) of the payload, self-contained. */
