@@ -5755,6 +5755,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "7a0e2b9c4d1f",
+                     *         "label": "ci deploy",
+                     *         "scopes": [
+                     *           "domains:write"
+                     *         ],
+                     *         "status": "active",
+                     *         "expires_at": "2027-01-31T00:00:00.000Z",
+                     *         "allowed_ips": null,
+                     *         "created_at": "2026-11-28T06:07:49.123Z",
+                     *         "last_used_at": null,
+                     *         "replaced_by": null
+                     *       },
+                     *       "secret": "dss_7a0e2b9c4d1f_Q2vX8yZ1a0bMfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                     *       "replaced": {
+                     *         "id": "3f1c0a9b2d4e",
+                     *         "label": "ci deploy",
+                     *         "scopes": [
+                     *           "domains:write"
+                     *         ],
+                     *         "status": "rotating",
+                     *         "expires_at": "2027-01-31T00:00:00.000Z",
+                     *         "allowed_ips": null,
+                     *         "created_at": "2026-11-21T06:07:49.123Z",
+                     *         "last_used_at": "2026-11-28T06:05:12.000Z",
+                     *         "replaced_by": "7a0e2b9c4d1f"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["api-key-rotation"];
                 };
             };

@@ -15,6 +15,8 @@ export interface Parameter {
   schema: Schema;
   /** Parameters that must not be sent together with this one (the spec's `x-excludes`). */
   excludes: string[];
+  /** A parameter whose value this one's must be earlier than, when both are sent (the spec's `x-before`). */
+  before?: string;
 }
 
 export interface ResponseSpec {
@@ -149,6 +151,7 @@ function mergeParameters(shared: Array<Record<string, unknown>>, own: Array<Reco
       required: p.required === true || where === 'path',
       schema: (p.schema ?? {}) as Schema,
       excludes: Array.isArray(p['x-excludes']) ? (p['x-excludes'] as string[]) : [],
+      ...(typeof p['x-before'] === 'string' ? { before: p['x-before'] as string } : {}),
     });
   }
   return [...byKey.values()];

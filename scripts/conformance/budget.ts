@@ -88,13 +88,9 @@ export function casesCost(model: SpecModel, cases: Pick<Plan, 'valid' | 'invalid
 
 /** Evenly spread, in order: `share` of each operation's cases, at least one of each. */
 function sample(cases: Case[], share: number): Case[] {
-  // By operation and, for an invalid case, the kind of its violation: a run sized down still sends every kind
-  // (an oversized body, an unacceptable Accept, …) to every operation, fewer of each.
   const byOperation = new Map<string, Case[]>();
-  for (const testCase of cases) {
-    const group = `${testCase.operation} ${testCase.mutation?.kind ?? ''}`;
-    byOperation.set(group, [...(byOperation.get(group) ?? []), testCase]);
-  }
+  for (const testCase of cases)
+    byOperation.set(testCase.operation, [...(byOperation.get(testCase.operation) ?? []), testCase]);
   return [...byOperation.values()].flatMap((list) => {
     const keep = Math.max(1, Math.ceil(list.length * share));
     return Array.from({ length: keep }, (_, i) => list[Math.floor((i * list.length) / keep)] as Case);
@@ -103,8 +99,7 @@ function sample(cases: Case[], share: number): Case[] {
 
 /**
  * The generated cases that fit in `available` requests: all of them, or the largest even share of each
- * operation's valid and invalid cases that fits (at least one of each operation's, and of each kind of its
- * invalid ones). Undefined when all fit.
+ * operation's valid and invalid cases that fits (at least one of each operation's). Undefined when all fit.
  */
 export function casesWithin(
   model: SpecModel,

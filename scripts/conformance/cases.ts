@@ -182,6 +182,13 @@ function withoutExcluded(query: Record<string, unknown>, operation: Operation): 
   const kept = { ...query };
   for (const parameter of operation.queryParams) {
     if (parameter.name in kept) for (const other of parameter.excludes) delete kept[other];
+    // `x-before`: this one's value is earlier than the other's (since and until): a pair the wrong way round swaps.
+    const other = parameter.before;
+    const [mine, theirs] = [kept[parameter.name], other === undefined ? undefined : kept[other]];
+    if (other !== undefined && typeof mine === 'string' && typeof theirs === 'string') {
+      if (Date.parse(mine) > Date.parse(theirs)) [kept[parameter.name], kept[other]] = [theirs, mine];
+      if (kept[parameter.name] === kept[other]) delete kept[other];
+    }
   }
   return kept;
 }

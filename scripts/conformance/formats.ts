@@ -135,6 +135,19 @@ export const FORMATS: Record<string, FormatKit> = {
     invalid: '10.0.0.1/8',
     ofLength: (length) => `10.0.0.0/8${' '.repeat(Math.max(0, length - 10))}`,
   },
+  // An RFC 3339 date-time with its zone (JSON Schema's `date-time`): within the last 20 days (inside any retention),
+  // to the second.
+  'date-time': {
+    validate: (value) =>
+      /^\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$/.test(value) && !Number.isNaN(Date.parse(value)),
+    // From today's start, as key-expiry: the same seed makes the same requests all day.
+    valid: () =>
+      fc
+        .integer({ min: 1, max: 20 * 86_400 })
+        .map((ago) => new Date((Math.floor(Date.now() / 86_400_000) * 86_400 - ago) * 1000).toISOString()),
+    invalid: '2026-02-30T25:00:00Z',
+    ofLength: (length) => `2026-01-01T00:00:00${'.0'.padEnd(Math.max(2, length - 20), '0')}Z`,
+  },
   // When an API key stops working: a date-time with its zone, in the future and at most 10 years ahead.
   'key-expiry': {
     validate: (value) => {

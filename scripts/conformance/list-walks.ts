@@ -52,6 +52,16 @@ export async function checkListWalks(ctx: Context, requestsLeft: () => number | 
       );
       continue;
     }
+    // The walk's own requests (its first page again after a fill is fill()'s): within the run's share, or none.
+    const left = requestsLeft();
+    if (left !== undefined && left < PAGES_AFTER_FIRST + 1) {
+      ctx.results.skip(
+        subject,
+        'list_walk',
+        `left for a later run: walking it takes up to ${PAGES_AFTER_FIRST + 1} requests; ${Math.max(0, left)} are left of this run's share of the quota`,
+      );
+      continue;
+    }
     const perPage = smallestPage(list);
     const query = perPage === undefined ? {} : { per_page: String(perPage) };
     const first = () => call(ctx, list, { ids, input: { query } });

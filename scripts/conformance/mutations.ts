@@ -184,7 +184,12 @@ function brokenValues(raw: Schema, carrier: 'json' | 'form' | 'query'): Broken[]
   const types = typesOf(schema, carrier === 'json' ? 'json' : 'form');
   const broken: Broken[] = [];
   const wrongType = carrier === 'json' ? jsonOfOtherType(types) : textOfOtherType(types);
-  if (wrongType !== undefined) broken.push({ kind: 'wrong_type', value: wrongType, why: `not ${types.join(' or ')}` });
+  if (wrongType !== undefined) {
+    // An object in a form travels as `field[key]=value`: a plain `field=abc` is text where the spec has an object,
+    // a kind of its own (a mock that reads no form objects cannot refuse it).
+    const kind = carrier !== 'json' && types.includes('object') ? 'object_as_text' : 'wrong_type';
+    broken.push({ kind, value: wrongType, why: `not ${types.join(' or ')}` });
+  }
   const numeric = types.includes('integer') || types.includes('number');
   if (numeric && typeof schema.minimum === 'number') {
     broken.push({ kind: 'out_of_range', value: schema.minimum - 1, why: `minimum ${schema.minimum}` });

@@ -10,6 +10,8 @@ const MOCK_LIMITATIONS: Record<string, string> = {
   'auth_required:wrong_key': 'a mock cannot know which keys exist: Prism accepts any well-formed bearer token',
   'invalid_input_rejected:unknown_query': 'Prism ignores query parameters the spec does not list',
   'invalid_input_rejected:unknown_form_field': 'Prism does not enforce additionalProperties on form bodies',
+  'invalid_input_rejected:object_as_text':
+    'Prism reads no objects from form bodies (`metadata[key]=value`): it accepts any text sent in their place',
   'invalid_input_rejected:bad_format':
     'Prism does not know the spec’s own formats (idn-hostname, http-url, space-name) and accepts any string',
   'invalid_input_rejected:malformed_body': 'Prism answers unparseable JSON with its own 400 body, not the spec’s',

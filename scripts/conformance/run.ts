@@ -397,7 +397,8 @@ function requestsLeft(ctx: Context): number | undefined {
  */
 function fitCasesToBudget(ctx: Context, casesGiven: boolean): void {
   const quota = ctx.budget.primary;
-  if (!quota) return;
+  // A mock counts no requests: its RateLimit fields are the spec's examples, no quota to size the cases to.
+  if (!quota || ctx.profile === 'mock') return;
   const left = leftOfShare(ctx, quota);
   const available = requestsLeft(ctx) ?? left;
   const needed = casesCost(ctx.model, ctx.plan);

@@ -50,6 +50,7 @@ describe('the plan', () => {
     'missing_required',
     'unknown_field',
     'unknown_form_field',
+    'object_as_text',
     'unknown_query',
     'bad_content_type',
     'malformed_body',
@@ -126,6 +127,7 @@ describe('duplicate creates', () => {
       ['domains', ['name']],
       ['spaces', []],
       ['webhook-endpoints', []],
+      ['api-keys', []],
     ]);
   });
 
@@ -138,13 +140,16 @@ describe('duplicate creates', () => {
 
   it('repeat only the unique field of a valid first create, in a valid second one, where 409 is documented', async () => {
     const plan = await dryPlan({ seed: 11, cases: 50 });
-    // spaces_store documents 409 too (an Idempotency-Key still in use), and webhook-endpoints_store (too many
-    // endpoints), with no unique field: identical bodies.
+    // spaces_store documents 409 too (an Idempotency-Key still in use), webhook-endpoints_store (too many
+    // endpoints) and api-keys_store (an Idempotency-Key still in use), with no unique field: identical bodies.
     const domains = plan.duplicates.filter((d) => d.operation === 'domains_store');
     const spaces = plan.duplicates.filter((d) => d.operation === 'spaces_store');
     const endpoints = plan.duplicates.filter((d) => d.operation === 'webhook-endpoints_store');
-    expect([domains.length, spaces.length, endpoints.length, plan.duplicates.length]).toEqual([10, 10, 10, 30]);
-    for (const duplicate of [...spaces, ...endpoints]) {
+    const keys = plan.duplicates.filter((d) => d.operation === 'api-keys_store');
+    expect([domains.length, spaces.length, endpoints.length, keys.length, plan.duplicates.length]).toEqual([
+      10, 10, 10, 10, 40,
+    ]);
+    for (const duplicate of [...spaces, ...endpoints, ...keys]) {
       expect(duplicate.field).toBeUndefined();
       expect(duplicate.second).toEqual(duplicate.first);
     }
@@ -161,8 +166,9 @@ describe('duplicate creates', () => {
 
   it('send an identical body twice when 409 is documented but no field is marked unique', () => {
     const plan = planRun(buildModel(specText.replace('Unique across the whole service.', '')), { seed: 12, cases: 5 });
-    // Five per create that documents 409: domains_store, spaces_store and webhook-endpoints_store.
+    // Five per create that documents 409: api-keys_store, domains_store, spaces_store and webhook-endpoints_store.
     expect(plan.duplicates.map((d) => d.operation).sort()).toEqual([
+      ...Array(5).fill('api-keys_store'),
       ...Array(5).fill('domains_store'),
       ...Array(5).fill('spaces_store'),
       ...Array(5).fill('webhook-endpoints_store'),
