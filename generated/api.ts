@@ -1822,9 +1822,17 @@ export interface components {
          */
         claimed_elsewhere_at: string | null;
         /**
+         * @description The records to publish for this domain: first the ownership TXT record (the same as `verification`),
+         *     then the routing records, if the service has targets: a CNAME to the service's host name for a
+         *     `subdomain`, or A and AAAA records with the service's addresses for an `apex` (and for a subdomain when the
+         *     service has addresses only). No routing record when the service has no target for this kind of name.
+         */
+        dns_records: components["schemas"]["domain-dns-record"][];
+        /**
          * @description The fields of the domain that the change changed, each with its value before the change (Stripe's
          *     `previous_attributes`); a field the change left as it was is not listed, nor is `updated_at`, which every
-         *     change moves. For a state event, `status` and the check's fields (`observation`, `last_checked_at`, ...).
+         *     change moves. For a state event, `status` and the check's fields (`observation`, `last_checked_at`, `routing`,
+         *     ...); for a change of metadata, `metadata` as it was whole.
          * @example {
          *       "index_page": null
          *     }
@@ -1841,6 +1849,9 @@ export interface components {
             next_check_at?: components["schemas"]["next_check_at"];
             observation?: components["schemas"]["domain-observation"];
             claimed_elsewhere_at?: components["schemas"]["claimed_elsewhere_at"];
+            dns_records?: components["schemas"]["dns_records"];
+            routing?: components["schemas"]["domain-routing"];
+            metadata?: components["schemas"]["metadata"];
         };
         /** @description A domain was changed (`PUT`/`PATCH /domains/{id}`); an update that changed nothing sends no event. */
         "event-domain-updated": {
@@ -2012,6 +2023,7 @@ export interface components {
             /** @description The name before the change. */
             name?: string;
             color?: components["schemas"]["color"];
+            metadata?: components["schemas"]["metadata"];
         };
         /** @description A space was changed (`PUT`/`PATCH /spaces/{id}`); an update that changed nothing sends no event. */
         "event-space-updated": {

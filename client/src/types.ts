@@ -55,6 +55,7 @@ export type WebhookEndpointWithSecret = WebhookEndpoint & { secret: string };
 export type WebhookDelivery = Schemas['webhook-delivery'];
 export type WebhookDeliveryPage = Schemas['webhook-delivery-collection'];
 export type WebhookDeliveryParams = NonNullable<operations['webhook-endpoints_deliveries']['parameters']['query']>;
+export type WebhookRecoveryParams = NonNullable<operations['webhook-endpoints_recoveries']['parameters']['query']>;
 export type EventPage = Schemas['event-collection'];
 export type EventListParams = NonNullable<operations['events_list']['parameters']['query']>;
 /** What a redelivery queued: `{ event_id, endpoint_ids }`. */

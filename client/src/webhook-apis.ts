@@ -29,6 +29,7 @@ import type {
   WebhookRecoverRequest,
   WebhookRecovery,
   WebhookRecoveryPage,
+  WebhookRecoveryParams,
 } from './types.js';
 
 export interface WebhookEndpointsApi {
@@ -75,8 +76,15 @@ export interface WebhookEndpointsApi {
   recover(id: number, body: WebhookRecoverRequest, options?: CreateOptions): Promise<WebhookRecovery>;
   /** One recovery of the endpoint, to follow it until its `status` is no longer `running`. Scope: `webhooks:read`. */
   recovery(id: number, recoveryId: number, options?: CallOptions): Promise<WebhookRecovery>;
-  /** The endpoint's recoveries, newest first, fetched a page at a time by cursor. Scope: `webhooks:read`. */
-  recoveries(id: number, options?: CallOptions): AsyncGenerator<WebhookRecovery, void, undefined>;
+  /**
+   * The endpoint's recoveries, newest first, fetched a page at a time by cursor (100 per page unless
+   * `params.per_page` says otherwise). Scope: `webhooks:read`.
+   */
+  recoveries(
+    id: number,
+    params?: WebhookRecoveryParams,
+    options?: CallOptions,
+  ): AsyncGenerator<WebhookRecovery, void, undefined>;
 }
 
 export interface EventsApi {
@@ -147,17 +155,18 @@ export function webhookEndpointsApi(send: Send, { idempotencyKeys = true } = {})
           options,
         ),
       ),
-    recoveries(id, options) {
+    recoveries(id, params, options) {
+      const { after: first, ...query } = { per_page: 100, ...params } as WebhookRecoveryParams & { after?: string };
       const page = async (after: string | undefined) =>
         (
           await send(
             'GET',
             '/webhook-endpoints/{id}/recoveries',
-            { params: { path: { id }, query: { per_page: 100, ...(after ? { after } : {}) } } },
+            { params: { path: { id }, query: { ...query, ...(after ? { after } : {}) } } },
             options,
           )
         ).data as WebhookRecoveryPage;
-      return byCursor(page, undefined);
+      return byCursor(page, first);
     },
   };
 }

@@ -3,9 +3,9 @@
 // (its queue is cancelled; forced deliveries, a test or a redelivery by name, are left to run), and the notices
 // the account's other endpoints hear of it: `webhook_endpoint.disabled`, and `webhook_endpoint.failing` once per
 // failing period after WEBHOOK_FAILING_NOTICE_S. A notice is an event of the log like any other, fanned out in the
-// transaction that found it; the endpoint it is about is disabled (or failing, and then left out) by then. And
-// what an endpoint that stops taking a type does with the deliveries of that type it has queued (cancels them,
-// forced ones too).
+// transaction that found it; the endpoint it is about is disabled (or failing, and then left out) by then. What an
+// endpoint that stops taking a type does with its queued deliveries of that type is the update's
+// (repository.ts, cancelUntakenDeliveries).
 import type { Database } from '../db/database.js';
 import { SYSTEM_CAUSE } from '../db/owned.js';
 import { type EventSubscriber, recordEvent } from '../events/outbox.js';
@@ -70,37 +70,6 @@ export function disableReasonAfterFailure(
   if (status === 410) return 'gone';
   const failingFor = failingSince ? now - new Date(failingSince).getTime() : 0;
   return failingFor >= disableAfterMs ? 'failing' : undefined;
-}
-
-/**
- * Cancels the endpoint's queued deliveries (pending or retrying, forced ones too) of the types `enabledEvents` no
- * longer takes, in `trx` (the update that changed it): an endpoint receives only what it is subscribed to now,
- * whose read scopes the change was checked against (events/read-scopes.ts). A test (`webhook.test`) is kept: it
- * carries no record. How many were cancelled.
- */
-export async function cancelUntakenDeliveries(
-  trx: Database,
-  endpointId: number,
-  enabledEvents: readonly string[],
-): Promise<number> {
-  if (enabledEvents.includes('*')) return 0;
-  const kept = [...enabledEvents, 'webhook.test'];
-  const result = await trx
-    .updateTable('webhook_deliveries')
-    .set({ state: 'cancelled' })
-    .where('endpoint_id', '=', endpointId)
-    .where('state', '=', 'pending')
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('events')
-          .select('events.id')
-          .whereRef('events.id', '=', 'webhook_deliveries.event_id')
-          .where('events.type', 'not in', kept),
-      ),
-    )
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
 }
 
 /**

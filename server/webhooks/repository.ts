@@ -6,7 +6,6 @@ import { type Database, type PruneBatch, toIso } from '../db/database.js';
 import type { WebhookEndpointsTable } from '../db/schema.js';
 import { mergedMetadataOf, newMetadata, syncPairs, writePairs } from '../metadata/pairs.js';
 import { type Metadata, parseMetadata, serializeMetadata } from '../metadata/rules.js';
-import { cancelUntakenDeliveries } from './endpoint-policy.js';
 import { newSecret } from './signature.js';
 
 // The records are the contract's shapes: enabled_events and disabled_reason hold only the values it names.
@@ -277,4 +276,35 @@ export async function pruneDeliveries(db: Database, { before, batchSize }: Prune
     .limit(batchSize);
   const result = await db.deleteFrom('webhook_deliveries').where('id', 'in', due).executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/**
+ * Cancels the endpoint's queued deliveries (pending or retrying, forced ones too) of the types `enabledEvents` no
+ * longer takes, in `trx` (the update that changed it): an endpoint receives only what it is subscribed to now,
+ * whose read scopes the change was checked against (events/read-scopes.ts). A test (`webhook.test`) is kept: it
+ * carries no record. How many were cancelled.
+ */
+export async function cancelUntakenDeliveries(
+  trx: Database,
+  endpointId: number,
+  enabledEvents: readonly string[],
+): Promise<number> {
+  if (enabledEvents.includes('*')) return 0;
+  const kept = [...enabledEvents, 'webhook.test'];
+  const result = await trx
+    .updateTable('webhook_deliveries')
+    .set({ state: 'cancelled' })
+    .where('endpoint_id', '=', endpointId)
+    .where('state', '=', 'pending')
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('events')
+          .select('events.id')
+          .whereRef('events.id', '=', 'webhook_deliveries.event_id')
+          .where('events.type', 'not in', kept),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

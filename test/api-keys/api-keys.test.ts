@@ -243,7 +243,8 @@ describe('POST /api-keys/{id}/rotate and DELETE /api-keys/{id}', () => {
 
 describe('api_key.expired', () => {
   it('is written once for a key past its expiry, by the system', async () => {
-    const reader = await keyOf('expiring', { scopes: ['events:read'] });
+    // Key events are the key records' (api_keys:read), as every event is its record's (events/read-scopes.ts).
+    const reader = await keyOf('expiring', { scopes: ['events:read', 'api_keys:read'] });
     const gone = await keyOf('expiring', { scopes: ['spaces:read'], expiresAt: new Date(Date.now() - 1000) });
     expect(await noteExpiredKeys(server.db, webhookFanOut(server.webhooks))).toBeGreaterThanOrEqual(1);
     await noteExpiredKeys(server.db, webhookFanOut(server.webhooks));

@@ -101,6 +101,17 @@ describe('checkResponse', () => {
       not_found_page: null,
       status: 'pending',
       verification: { type: 'txt', name: '_dss-challenge.shop.example.com', value: 'dss-verify=x' },
+      metadata: {},
+      kind: 'subdomain',
+      dns_records: [
+        { type: 'TXT', name: '_dss-challenge.shop.example.com', value: 'dss-verify=x', purpose: 'ownership' },
+      ],
+      routing: {
+        code: 'no_target',
+        message: 'No target is set.',
+        observed: { cname: [], a: [], aaaa: [] },
+        checked_at: null,
+      },
       verified_at: null,
       last_checked_at: null,
       next_check_at: '2026-01-01T00:01:00.000Z',

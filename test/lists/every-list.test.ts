@@ -6,6 +6,7 @@
 // past their first page in 1.3.0 (422 invalid-cursor for the service's own cursor) and no test had walked them.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createClient, type DomainSpaceClient } from '../../client/src/index.js';
+import { issueKey } from '../../server/accounts/keys.js';
 import type { Operation, Parameter, Schema } from '../../server/spec-model.js';
 import { spec } from '../support/contract.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
@@ -49,6 +50,11 @@ const WALKS: Record<string, () => Walked> = {
     path: `/webhook-endpoints/${endpointId}/deliveries`,
     listAll: (client, query) => client.webhookEndpoints.deliveries(endpointId, query),
   }),
+  'webhook-endpoints_recoveries': () => ({
+    path: `/webhook-endpoints/${endpointId}/recoveries`,
+    listAll: (client, query) => client.webhookEndpoints.recoveries(endpointId, query),
+  }),
+  'api-keys_list': () => ({ path: '/api-keys', listAll: (client, query) => client.apiKeys.listAll(query) }),
 };
 
 beforeAll(async () => {
@@ -66,8 +72,21 @@ beforeAll(async () => {
     const word = i % 2 ? 'alpha' : 'beta';
     await api.spaces.create({ name: `${word} space ${i}`, color: (i % 6) + 1 });
     await api.domains.create({ name: `${word}-${i}.example.com` });
+    await issueKey(server.db, account.name, { label: `${word} key ${i}` });
   }
   await receiver.until((received) => received.length >= 2 * MADE, 30_000);
+  // Recoveries of the endpoint over windows that do not overlap (each recovers nothing: every event arrived).
+  const now = Date.now();
+  for (let i = 1; i <= MADE; i++) {
+    const { response } = await account.json.POST('/webhook-endpoints/{id}/recover', {
+      params: { path: { id: endpointId } },
+      body: {
+        since: new Date(now - (i + 1) * 60_000).toISOString(),
+        until: new Date(now - i * 60_000).toISOString(),
+      },
+    });
+    expect(response.status).toBe(202);
+  }
   // Each attempt is recorded by the delivery job's next claim: the log is whole once it shows them all.
   const deliveries = `/webhook-endpoints/${endpointId}/deliveries`;
   await vi.waitFor(
@@ -133,7 +152,14 @@ function variants(operation: Operation): Query[] {
 describe('the spec lists', () => {
   it('are found, and each has a walk here', () => {
     expect(LISTS.map((operation) => operation.id).sort()).toEqual(
-      expect.arrayContaining(['domains_list', 'events_list', 'spaces_list', 'webhook-endpoints_deliveries']),
+      expect.arrayContaining([
+        'api-keys_list',
+        'domains_list',
+        'events_list',
+        'spaces_list',
+        'webhook-endpoints_deliveries',
+        'webhook-endpoints_recoveries',
+      ]),
     );
     for (const operation of LISTS) expect(Object.keys(WALKS), `a walk for ${operation.id}`).toContain(operation.id);
   });
