@@ -47,8 +47,8 @@ export interface Plan {
 
 /** Records per resource that the owned show/update/patch cases share. */
 export const TARGET_RECORDS = 4;
-/** Records per resource that can fill a list past its first page: one more than the largest first page here. */
-export const FILL_RECORDS = 11;
+/** Records per resource that can fill lists past their first page: one more than a first page, for three lists. */
+export const FILL_RECORDS = 33;
 /** Duplicate creates per create operation that documents 409. */
 const DUPLICATES = 10;
 /**

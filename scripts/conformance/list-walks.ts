@@ -26,6 +26,10 @@ export function listOperations(operations: Operation[]): Operation[] {
 }
 
 type Page = { data: Array<{ id?: unknown }>; links: { next: string | null } };
+type ListBody = { properties?: { data?: { items?: { properties?: Record<string, Schema> } } } };
+
+/** Per run, per resource: how many of the plan's fill inputs were taken. */
+const filled = new WeakMap<Context, Map<string, number>>();
 
 const pageOf = (exchange: Exchange): Page | undefined => {
   const json = exchange.reply.json as Partial<Page> | undefined;
@@ -159,6 +163,11 @@ async function fill(
   requestsLeft: () => number | undefined,
 ): Promise<string | undefined> {
   const own = ctx.model.resources.find((resource) => resource.list === list);
+  // A list under a record fills as the run makes changes only when its records are of events (a delivery log).
+  const items = (list.responses['200']?.content['application/json'] as ListBody | undefined)?.properties?.data?.items;
+  if (!own && list.pathParams.length > 0 && !items?.properties?.event_id) {
+    return 'the run makes no records of this list: no change it can send adds one';
+  }
   const resource = own ?? ctx.model.resources.find((each) => each !== parentOf(ctx, list) && each.remove);
   if (!resource) return 'no resource of the spec makes records of this list';
   // Each record is made now and deleted by the clean-up; and a few pages to walk.
@@ -167,9 +176,14 @@ async function fill(
   if (left !== undefined && cost > left) {
     return `filling it past one page needs about ${cost} requests; ${Math.max(0, left)} are left of this run's share of the quota`;
   }
-  const inputs = ctx.plan.fills[resource.name] ?? [];
-  if (count > inputs.length) return `it needs ${count} more records; the run plans ${inputs.length} to fill a list`;
-  for (const input of inputs.slice(0, count)) {
+  // Each fill takes inputs no other fill took: a unique field (a domain's name) never repeats.
+  const used = filled.get(ctx) ?? new Map<string, number>();
+  filled.set(ctx, used);
+  const from = used.get(resource.name) ?? 0;
+  const inputs = (ctx.plan.fills[resource.name] ?? []).slice(from, from + count);
+  if (count > inputs.length) return `it needs ${count} more records; the run has ${inputs.length} left to fill a list`;
+  used.set(resource.name, from + count);
+  for (const input of inputs) {
     const made = await createWith(ctx, resource, input);
     if (made.id === undefined) {
       return `could not make ${resource.name} records to fill it (${made.refused?.reason ?? `${made.exchange.reply.status}`})`;

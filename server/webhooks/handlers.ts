@@ -81,6 +81,14 @@ function recoveryWindow(body: { since: string; until?: string }, retentionMs: nu
   const until = Math.min(body.until === undefined ? now : Date.parse(body.until), now);
   const oldest = new Date(now - retentionMs).toISOString();
   const errors = [];
+  // The schema's date-time format checks the shape alone: 2026-02-30T25:00:00Z passes it and is no time.
+  for (const field of ['since', 'until'] as const) {
+    const value = body[field];
+    if (value !== undefined && Number.isNaN(Date.parse(value))) {
+      errors.push({ location: 'body' as const, field, message: 'must be a date and time that exists' });
+    }
+  }
+  if (errors.length > 0) throw validationProblem(errors);
   if (since < now - retentionMs) {
     errors.push({
       location: 'body' as const,

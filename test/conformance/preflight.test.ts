@@ -48,7 +48,7 @@ describe('the preflight', () => {
     const run = await runCli(['--base-url', origin, '--api-key', account.key, '--cases', '2']);
     expect(run.code).toBe(2);
     expect(stopLine(run.stderr)).toBe(
-      `conformance: every request got 404 (GET ${origin}/domains, GET ${origin}/spaces, GET ${origin}/webhook-endpoints, GET ${origin}/event-types, GET ${origin}/events) — does --base-url include /api/v1? (try ${origin}/api/v1)`,
+      `conformance: every request got 404 (GET ${origin}/domains, GET ${origin}/spaces, GET ${origin}/webhook-endpoints, GET ${origin}/event-types, GET ${origin}/events, GET ${origin}/api-keys, GET ${origin}/api-keys/current) — does --base-url include /api/v1? (try ${origin}/api/v1)`,
     );
     expect(run.stdout).toBe('');
   }, 60_000);
