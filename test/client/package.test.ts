@@ -189,7 +189,7 @@ describe('a consumer project', () => {
       'spaces left: 0',
       'made a key: true scopes=spaces:read secret shown',
       'rotated: rotated, successor active',
-      'keys listed: 3',
+      'keys listed: 2',
       'key events of this key: api_key.revoked, api_key.rotated, api_key.created, api_key.created',
     ]);
   }, 90_000);
