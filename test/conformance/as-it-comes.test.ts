@@ -37,8 +37,17 @@ afterAll(async () => {
 async function holdings(account: TestAccount): Promise<unknown> {
   const [spaces, domains, endpoints] = await Promise.all(
     ['/spaces', '/domains', '/webhook-endpoints'].map(async (path) => {
-      const response = await fetch(`${server.apiUrl}${path}`, { headers: { Authorization: `Bearer ${account.key}` } });
-      return ((await response.json()) as { data: unknown[] }).data;
+      // The runs before may have spent the key's quota for this window: wait as Retry-After says (at most twice).
+      for (let tries = 0; ; tries++) {
+        const response = await fetch(`${server.apiUrl}${path}`, {
+          headers: { Authorization: `Bearer ${account.key}` },
+        });
+        if (response.status !== 429 || tries >= 2) {
+          expect(response.status).toBe(200);
+          return ((await response.json()) as { data: unknown[] }).data;
+        }
+        await new Promise((resolve) => setTimeout(resolve, (Number(response.headers.get('retry-after')) || 1) * 1000));
+      }
     }),
   );
   return { spaces, domains, endpoints };
