@@ -102,6 +102,13 @@ const NEEDS: Record<string, Need> = {
         : 'Knot DNS (knotd, knotc, knsupdate: the domain checks against a real DNS server): apt-get install knot knot-dnsutils',
     installs: () => root && apt,
   },
+  prometheus: {
+    legs: ['sqlite'],
+    lacking: () =>
+      ['/usr/bin/promtool', '/usr/bin/prometheus'].every(executable)
+        ? undefined
+        : "Prometheus (promtool and prometheus: the alert rules' tests and a real scrape of the service): apt-get install --no-install-recommends prometheus (its service need not run)",
+  },
   'previous release': {
     legs: ['sqlite', 'postgres'],
     lacking() {
