@@ -3,7 +3,7 @@
 // means (its rules and its events) is key-management.ts's, shared by the keys command and the API.
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
-import { type Database, engineOf, toIso } from '../db/database.js';
+import { type Database, lockedForUpdate, toIso } from '../db/database.js';
 import { type KeyPolicy, policyOf } from './key-policy.js';
 import { noteKeyUse } from './last-used.js';
 
@@ -263,7 +263,7 @@ export async function rotateKey(
       ])
       .where('public_id', '=', publicId);
     if (rules.accountId !== undefined) query = query.where('api_keys.account_id', '=', rules.accountId);
-    const old = await (engineOf(trx) === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+    const old = await lockedForUpdate(trx, query).executeTakeFirst();
     if (!old) return { refused: 'unknown' };
     if (old.revoked_at !== null) return { refused: 'revoked', detail: toIso(old.revoked_at) };
     if (old.replaced_by !== null) return { refused: 'rotated', detail: old.replaced_by };

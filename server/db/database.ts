@@ -237,6 +237,36 @@ type DataTypeExpression = Parameters<ReturnType<Kysely<any>['schema']['createTab
 // biome-ignore lint/suspicious/noExplicitAny: any database of either engine.
 const engines = new WeakMap<Kysely<any>, 'sqlite' | 'postgres'>();
 
+/**
+ * `query`'s rows locked against other writers until the transaction ends (FOR UPDATE) on PostgreSQL; SQLite's
+ * write transaction (BEGIN IMMEDIATE) already excludes them, so there the query is as it is.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: any database of the service's.
+export function lockedForUpdate<Q extends { forUpdate(): Q }>(db: Kysely<any>, query: Q): Q {
+  return engineOf(db) === 'postgres' ? query.forUpdate() : query;
+}
+
+/** As lockedForUpdate, but letting others take key-share locks (FOR NO KEY UPDATE): rows that refer to it may be added. */
+// biome-ignore lint/suspicious/noExplicitAny: any database of the service's.
+export function lockedForNoKeyUpdate<Q extends { forNoKeyUpdate(): Q }>(db: Kysely<any>, query: Q): Q {
+  return engineOf(db) === 'postgres' ? query.forNoKeyUpdate() : query;
+}
+
+/** As lockedForUpdate, passing over rows another transaction holds (SKIP LOCKED): a claim of due work. */
+// biome-ignore lint/suspicious/noExplicitAny: any database of the service's.
+export function claimedForUpdate<Q extends { forUpdate(): Q; skipLocked(): Q }>(db: Kysely<any>, query: Q): Q {
+  return engineOf(db) === 'postgres' ? query.forUpdate().skipLocked() : query;
+}
+
+/**
+ * `query`'s rows kept from being deleted until the transaction ends (FOR KEY SHARE) on PostgreSQL, while other
+ * writers may still update them; SQLite's write transaction already excludes every other writer.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: any database of the service's.
+export function keptFromDelete<Q extends { forKeyShare(): Q }>(db: Kysely<any>, query: Q): Q {
+  return engineOf(db) === 'postgres' ? query.forKeyShare() : query;
+}
+
 /** Which engine a kysely instance talks to, for the few statements that must differ (migrations, search). */
 // biome-ignore lint/suspicious/noExplicitAny: any schema.
 export function engineOf(db: Kysely<any>): 'sqlite' | 'postgres' {

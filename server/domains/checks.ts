@@ -1,7 +1,7 @@
 // What the domains module needs to check records: the DNS lookup, the schedule, the per-domain verify limit, and
 // whether this is the sandbox (whose test zone verifies at once). Built once from the configuration.
 import type { Database, PruneBatch } from '../db/database.js';
-import { engineOf } from '../db/database.js';
+import { lockedForUpdate } from '../db/database.js';
 import type { Quota } from '../quota.js';
 import {
   type CheckSchedule,
@@ -112,7 +112,7 @@ export async function countVerifyOf(
 ): Promise<{ counted: true; name: string } | { retryAfterSeconds: number } | undefined> {
   return db.transaction().execute(async (trx) => {
     const query = trx.selectFrom('domains').select('name').where('account_id', '=', accountId).where('id', '=', id);
-    const domain = await (engineOf(trx) === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+    const domain = await lockedForUpdate(trx, query).executeTakeFirst();
     if (!domain) return undefined;
     const { name } = domain;
     if (!quota) return { counted: true, name };

@@ -7,7 +7,7 @@
 // both may run side by side during a rolling upgrade.
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { engineOf } from '../db/database.js';
+import { claimedForUpdate } from '../db/database.js';
 import type { EventSubscriber } from '../events/outbox.js';
 import { type DomainChecks, lookUp, lookUpRouting, targetsOf } from './checks.js';
 import { applyCheck, SCHEDULED_CAUSE } from './states.js';
@@ -70,8 +70,10 @@ export async function claimDueChecks(
     .limit(limit);
   // The lock is taken on the rows themselves (PostgreSQL allows no FOR UPDATE beside a window function or a
   // GROUP BY), and the due condition is judged again on the row as it is when locked.
-  let claimable = db.selectFrom('domains').select('id').where('id', 'in', fairest).where('next_check_at', '<=', nowIso);
-  if (engineOf(db) === 'postgres') claimable = claimable.forUpdate().skipLocked();
+  const claimable = claimedForUpdate(
+    db,
+    db.selectFrom('domains').select('id').where('id', 'in', fairest).where('next_check_at', '<=', nowIso),
+  );
   const rows = await db
     .updateTable('domains')
     .set({ next_check_at: new Date(now.getTime() + leaseMs).toISOString() })

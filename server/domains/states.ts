@@ -2,7 +2,7 @@
 // found while another account holds the name, the move of the name. Every change of a domain's state goes
 // through `transition`, inside the transaction that changes the row.
 import type { Transaction } from 'kysely';
-import { type Database, engineOf, isUniqueViolation } from '../db/database.js';
+import { type Database, isUniqueViolation, lockedForUpdate } from '../db/database.js';
 import { type ChangeCause, SYSTEM_CAUSE } from '../db/owned.js';
 import type { DB } from '../db/schema.js';
 import { etagOf } from '../etag.js';
@@ -112,8 +112,7 @@ export async function transition(
 
 /** The row of a domain, locked for the transaction on PostgreSQL (SQLite's write transaction is exclusive). */
 async function locked(trx: Trx, build: (trx: Trx) => ReturnType<typeof selectDomains>) {
-  const query = build(trx);
-  return engineOf(trx) === 'postgres' ? query.forUpdate().execute() : query.execute();
+  return lockedForUpdate(trx, build(trx)).execute();
 }
 const selectDomains = (trx: Trx) => trx.selectFrom('domains').selectAll();
 

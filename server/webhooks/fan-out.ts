@@ -2,7 +2,7 @@
 // account that wants its type, in the transaction that wrote the event (a committed change always has its
 // deliveries, a rolled-back one has none), and wakes the delivery job at commit. Forced deliveries (a test, a
 // redelivery to one endpoint by name) go through the same queue and its limit.
-import { type Database, engineOf } from '../db/database.js';
+import { type Database, keptFromDelete } from '../db/database.js';
 import { precompiledOnAny } from '../db/precompiled.js';
 import { notifyAtCommit } from '../db/wakeups.js';
 import type { EventSubscriber } from '../events/outbox.js';
@@ -30,7 +30,7 @@ const enabledEndpoints = precompiledOnAny((db, accountId: number) => {
     .select(['id', 'enabled_events'])
     .where('account_id', '=', accountId)
     .where('status', '=', 'enabled');
-  return engineOf(db) === 'postgres' ? query.forKeyShare() : query;
+  return keptFromDelete(db, query);
 });
 
 /**
@@ -44,7 +44,7 @@ export const lockedEndpoints = precompiledOnAny((db, accountId: number) => {
     .select(['id', 'enabled_events', 'status'])
     .where('account_id', '=', accountId)
     .orderBy('id');
-  return engineOf(db) === 'postgres' ? query.forKeyShare() : query;
+  return keptFromDelete(db, query);
 });
 
 /** The endpoint a notice (`webhook_endpoint.*`) is about, which never receives it; undefined for other events. */

@@ -8,7 +8,7 @@
 // queues goes through the delivery job's fair claims like any other delivery.
 import { type Selectable, sql } from 'kysely';
 import type { components } from '../../generated/api.js';
-import { type Database, engineOf, toIso } from '../db/database.js';
+import { type Database, engineOf, lockedForNoKeyUpdate, toIso } from '../db/database.js';
 import { inTransaction } from '../db/owned.js';
 import type { WebhookRecoveriesTable } from '../db/schema.js';
 import { notifyAtCommit } from '../db/wakeups.js';
@@ -82,13 +82,12 @@ export async function startRecovery(
   check: (enabledEvents: string[]) => void,
 ): Promise<RecoveryRecord | RecoveryRefusal> {
   return inTransaction(db, async (trx) => {
-    let query = trx
+    const query = trx
       .selectFrom('webhook_endpoints')
       .select(['id', 'status', 'disabled_reason', 'enabled_events'])
       .where('account_id', '=', accountId)
       .where('id', '=', endpointId);
-    if (engineOf(trx) === 'postgres') query = query.forNoKeyUpdate();
-    const endpoint = await query.executeTakeFirst();
+    const endpoint = await lockedForNoKeyUpdate(trx, query).executeTakeFirst();
     if (!endpoint) return { refused: 'no-such-endpoint' };
     check(JSON.parse(endpoint.enabled_events) as string[]);
     if (endpoint.status !== 'enabled') return { refused: 'disabled', reason: endpoint.disabled_reason };
