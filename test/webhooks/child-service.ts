@@ -8,6 +8,23 @@ export interface ChildService {
   run: Running;
 }
 
+/**
+ * The settings every killed or stopped service of these tests runs with: port 0 on loopback, no rate limits (the
+ * tests send bursts), private webhook targets allowed (their receivers are on 127.0.0.1); `settings` on top.
+ */
+export function serviceEnv(databaseUrl: string, settings: Record<string, string> = {}): Record<string, string> {
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT: 'off',
+    AUTH_FAILURE_LIMIT: 'off',
+    DATABASE_URL: databaseUrl,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+    ...settings,
+  };
+}
+
 /** Starts services with `env()` and stops every one still running at `stopAll()`. */
 export function childServices(env: () => Record<string, string>) {
   const runs: Running[] = [];

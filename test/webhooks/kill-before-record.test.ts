@@ -7,23 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteDriver } from '../../server/db/sqlite-driver.js';
 import { engine, freshDatabase, type TestDatabase } from '../support/database.js';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
-import { childServices, subscribeFirstKey } from './child-service.js';
+import { childServices, serviceEnv, subscribeFirstKey } from './child-service.js';
 
 let database: TestDatabase;
 let receiver: Receiver;
 
-const env = () => ({
-  PORT: '0',
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT: 'off',
-  AUTH_FAILURE_LIMIT: 'off',
-  DATABASE_URL: database.url,
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
-  // Long enough for the test to take the locks before the receiver answers, however loaded the machine.
-  WEBHOOK_TIMEOUT_S: '10',
-  WEBHOOK_POLL_S: '0.05',
-});
+const env = () =>
+  serviceEnv(database.url, {
+    // Long enough for the test to take the locks before the receiver answers, however loaded the machine.
+    WEBHOOK_TIMEOUT_S: '10',
+    WEBHOOK_POLL_S: '0.05',
+  });
 
 const services = childServices(env);
 

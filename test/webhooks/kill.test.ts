@@ -4,26 +4,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
-import { childServices, subscribeFirstKey } from './child-service.js';
+import { childServices, serviceEnv, subscribeFirstKey } from './child-service.js';
 
 const CONCURRENCY = 4;
 const EVENTS = 20;
 let database: TestDatabase;
 let receiver: Receiver;
 
-const env = () => ({
-  PORT: '0',
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT: 'off',
-  AUTH_FAILURE_LIMIT: 'off',
-  DATABASE_URL: database.url,
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
-  WEBHOOK_TIMEOUT_S: '1',
-  WEBHOOK_POLL_S: '0.05',
-  WEBHOOK_RETRY_SCHEDULE_S: '0.2,0.2,0.2,0.2,0.2',
-  WEBHOOK_CONCURRENCY: String(CONCURRENCY),
-});
+const env = () =>
+  serviceEnv(database.url, {
+    WEBHOOK_TIMEOUT_S: '1',
+    WEBHOOK_POLL_S: '0.05',
+    WEBHOOK_RETRY_SCHEDULE_S: '0.2,0.2,0.2,0.2,0.2',
+    WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+  });
 
 const services = childServices(env);
 

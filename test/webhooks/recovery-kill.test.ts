@@ -8,22 +8,17 @@ import { SYSTEM_CAUSE } from '../../server/db/owned.js';
 import { NO_SUBSCRIBER, recordEvent } from '../../server/events/outbox.js';
 import { RECOVERY_BATCH } from '../../server/webhooks/recoveries.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
-import { childServices, subscribeFirstKey } from './child-service.js';
+import { childServices, serviceEnv, subscribeFirstKey } from './child-service.js';
 
 const EVENTS = RECOVERY_BATCH * 3 + 7;
 let database: TestDatabase;
 let db: Database | undefined;
 
-const services = childServices(() => ({
-  PORT: '0',
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT: 'off',
-  AUTH_FAILURE_LIMIT: 'off',
-  DATABASE_URL: database.url,
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
-  WEBHOOK_POLL_S: '0.05',
-}));
+const services = childServices(() =>
+  serviceEnv(database.url, {
+    WEBHOOK_POLL_S: '0.05',
+  }),
+);
 
 beforeAll(async () => {
   database = await freshDatabase();

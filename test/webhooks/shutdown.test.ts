@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
-import { childServices, subscribeFirstKey } from './child-service.js';
+import { childServices, serviceEnv, subscribeFirstKey } from './child-service.js';
 
 const CHANGES = 5;
 /** Deliveries in flight at once to the endpoint: the rest stay queued behind the hanging ones. */
@@ -15,21 +15,15 @@ const SUPERVISOR_GRACE_MS = 30_000;
 let database: TestDatabase;
 let receiver: Receiver;
 
-const env = () => ({
-  PORT: '0',
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT: 'off',
-  AUTH_FAILURE_LIMIT: 'off',
-  DATABASE_URL: database.url,
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
-  // An attempt may take a minute: longer than any supervisor waits.
-  WEBHOOK_TIMEOUT_S: '60',
-  WEBHOOK_POLL_S: '0.05',
-  WEBHOOK_ENDPOINT_CONCURRENCY: String(IN_FLIGHT),
-  DRAIN_DELAY_S: '0',
-  SHUTDOWN_GRACE_S: '2',
-});
+const env = () =>
+  serviceEnv(database.url, {
+    // An attempt may take a minute: longer than any supervisor waits.
+    WEBHOOK_TIMEOUT_S: '60',
+    WEBHOOK_POLL_S: '0.05',
+    WEBHOOK_ENDPOINT_CONCURRENCY: String(IN_FLIGHT),
+    DRAIN_DELAY_S: '0',
+    SHUTDOWN_GRACE_S: '2',
+  });
 
 const services = childServices(env);
 
