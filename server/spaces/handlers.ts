@@ -1,6 +1,6 @@
 // HTTP handlers of the space operations: map validated input to the repository and records to replies.
 
-import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
+import { etagOf, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
 import { metadataFilter } from '../http/conventions/list-filters.js';
 import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
@@ -19,10 +19,9 @@ export type SpaceOperation =
 type SpaceHandlers = Pick<Handlers, SpaceOperation>;
 
 export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
-  const update: Handler<'spaces_update'> = async ({ account, path, headers, body, requestId, actor }) => {
+  const update: Handler<'spaces_update'> = async ({ account, path, expected, body, requestId, actor }) => {
     // The fields sent, as sent (the name trimmed): a field the spec adds passes through.
     const changes: SpaceChanges = { ...body, ...(body.name !== undefined ? { name: body.name.trim() } : {}) };
-    const expected = ifMatchVersions(headers['If-Match'], path.id);
     const space = await unlessChanged('space', path.id, () =>
       withinMetadataLimit(() => spaces.update(account.id, path.id, changes, expected, causeOf(requestId, actor))),
     );
@@ -66,8 +65,7 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
     spaces_update: update,
     spaces_patch: update,
 
-    async spaces_delete({ account, path, headers, requestId, actor }) {
-      const expected = ifMatchVersions(headers['If-Match'], path.id);
+    async spaces_delete({ account, path, expected, requestId, actor }) {
       if (
         !(await unlessChanged('space', path.id, () =>
           spaces.remove(account.id, path.id, expected, causeOf(requestId, actor)),

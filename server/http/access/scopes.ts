@@ -2,12 +2,12 @@
 // and the scope each operation declares in the spec's `security` (403), a step of each operation's chain
 // (api-routes.ts), so that the rule and the docs are one text.
 // Every fact comes with the cached key (server/accounts/keys.ts): no check reads the database.
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request } from 'express';
 import { addressAllowed, expired, type KeyPolicy, missingScopes } from '../../accounts/key-policy.js';
 import type { Account } from '../../accounts/keys.js';
 import { missingToReceive } from '../../events/read-scopes.js';
 import { HttpProblem } from '../problems/problem.js';
-import { context } from '../routing/request-context.js';
+import type { KeyedRequest, Step } from '../routing/request-context.js';
 import type { Route } from '../routing/routes.js';
 import { type KeyAcceptance, unauthorized } from './auth.js';
 
@@ -38,11 +38,12 @@ export function insufficientScope(
   account: Account,
   declared: readonly string[],
   req: Request,
+  template: string = req.path,
 ): HttpProblem | undefined {
   const missing = missingScopes(account.policy, declared);
   if (missing.length === 0) return undefined;
   const held = account.policy?.scopes;
-  const operation = `${req.method} ${context(req.res as Response).route?.template ?? req.path}`;
+  const operation = `${req.method} ${template}`;
   return new HttpProblem(
     'insufficient-scope',
     `This API key lacks the scope ${missing.join(' and ')}, which ${operation} needs. ` +
@@ -56,13 +57,12 @@ export function insufficientScope(
  * reads them from the spec): after the key and the body are read, before any field is judged, so a key that may
  * not make the call learns that (403) rather than what is wrong with its request (422).
  */
-export function requireScopes(route: Route): RequestHandler {
+export function requireScopes(route: Route): Step<KeyedRequest, KeyedRequest> {
   const declared = route.operation.scopes;
-  return (req, res, next) => {
-    const account = context(res).account;
-    // The key step (auth.ts) ran before; an unauthenticated request here is a fault of the route's chain.
-    if (!account) return next(new Error('request reached the scope check unauthenticated'));
-    next(declared.length > 0 ? insufficientScope(account, declared, req) : undefined);
+  return (req, _res, known) => {
+    const problem = declared.length > 0 ? insufficientScope(known.account, declared, req, route.template) : undefined;
+    if (problem) throw problem;
+    return known;
   };
 }
 
