@@ -33,7 +33,7 @@ export const LEG_RULES: LegRule[] = [
   {
     suite: 'test/webhooks/shutdown.test.ts',
     legs: ['sqlite'],
-    why: "a child process stopped with attempts hanging, then a second one waiting out the abandoned attempts' claims (about a minute); the runner's stop is the same code on both engines",
+    why: "a child process stopped with attempts hanging, then a second one taking the abandoned attempts once their claims have run out; the runner's stop is the same code on both engines",
   },
   {
     suite: 'test/webhooks/kill-before-record.test.ts',
