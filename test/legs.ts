@@ -112,9 +112,9 @@ export const LEG_RULES: LegRule[] = [
   },
   { suite: 'test/db/limits.test.ts', legs: ['sqlite', 'quick'], why: 'configuration read from the environment' },
   {
-    suite: 'test/db/group-commit.test.ts',
+    suite: 'test/db/{group-commit,group-commit-model}.test.ts',
     legs: ['sqlite', 'node24', 'quick'],
-    why: "the SQLite driver's group commit, on a file; Node 24 loads another better-sqlite3 major",
+    why: "the SQLite driver's group commit, on a file (and against a model); Node 24 loads another better-sqlite3 major",
   },
   {
     suite: 'test/db/private-files.test.ts',
