@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../server/db/database.js';
 import { sqliteDriver } from '../../server/db/sqlite-driver.js';
 
-const SEEDS = process.env.DSS_MODEL_SEED ? [Number(process.env.DSS_MODEL_SEED)] : [1, 2, 3, 5, 8, 13];
-const BATCHES = 15;
+const SEEDS = process.env.DSS_MODEL_SEED ? [Number(process.env.DSS_MODEL_SEED)] : [1, 2, 3, 5, 8];
+const BATCHES = 12;
 const KEYS = Array.from({ length: 120 }, (_, i) => `k${i}`);
 
 // biome-ignore lint/suspicious/noExplicitAny: a table of the test's own, outside the service's schema.
