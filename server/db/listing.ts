@@ -6,6 +6,7 @@
 import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import { type Database, engineOf } from './database.js';
+import { postgresMatches } from './postgres-search.js';
 import { precompiledShape } from './precompiled.js';
 import type { DB, ResourceTable } from './schema.js';
 
@@ -214,25 +215,19 @@ export async function listPage(
   // One pass through the index finds the matches, up to FEW_MATCHES of them: their ids give the total, and
   // the page is read among them instead of searching the index a second time. Past FEW_MATCHES the matches are
   // not all counted (that costs in proportion to them): the total is a lower bound.
+  // PostgreSQL's way through its trigram index and statistics: postgres-search.ts.
   const sqlite = engineOf(db) === 'sqlite';
-  // PostgreSQL: `account_id + 0` leaves the trigram index the only one the planner can use for the matches.
-  // Without statistics (before autovacuum's first ANALYZE) it ANDed in the account's whole index instead, whose
-  // cost grows with the account.
-  const byTrigrams = db
-    .selectFrom(table)
-    .where(sql<SqlBool>`account_id + 0 = ${accountId}`)
-    .where(matching(query.search));
-  const ids = sqlite
-    ? (await indexedIdsQuery(table, accountId, query.search, FEW_MATCHES + 1).execute(db)).rows
-    : await byTrigrams
-        .select('id')
-        .limit(FEW_MATCHES + 1)
-        .execute();
+  if (!sqlite) {
+    const folded = foldText(query.search);
+    const found = await postgresMatches(db, table, accountId, { folded, size, fewMatches: FEW_MATCHES });
+    if (found.total === 0) return { rows: [], total: 0 };
+    return rowsOf(db, found.rows, query, found.total, found.exact);
+  }
+  const ids = (await indexedIdsQuery(table, accountId, query.search, FEW_MATCHES + 1).execute(db)).rows;
   if (ids.length === 0) return { rows: [], total: 0 };
   const all = owned.where(matching(query.search));
   if (ids.length > FEW_MATCHES) return rowsOf(db, all, query, FEW_MATCHES + 1, false);
   const total = ids.length;
-  if (!sqlite) return rowsOf(db, byTrigrams, query, total);
   // Many matches are read by walking the account in the page's order and testing each name, which finds a page
   // sooner than reading every match; few among the ids found. The walk wins when matches² > depth × size.
   const depth = (query.after === undefined ? (query.page - 1) * query.perPage : 0) + query.perPage;
