@@ -67,7 +67,7 @@ export interface ListResult {
   rows: Array<Record<string, unknown>>;
   /** The number of matching records; a lower bound when `totalExact` is false. */
   total: number;
-  /** False when a search matched more than FEW_MATCHES records and they were not all counted (default true). */
+  /** False when a search or a filter kept more than FEW_MATCHES records, not all counted (default true). */
   totalExact?: boolean;
   /** In a cursor walk, the position to resume from when more rows follow; undefined at the end. */
   next?: ListPosition;
@@ -93,8 +93,8 @@ export const INDEXED_SEARCH_LENGTH = 3;
 export const SCANNED_ACCOUNT_SIZE = 256;
 
 /**
- * Up to this many matches, one pass through the trigram index gives the total and the page (see listPage); past
- * it a search's total is a lower bound (`meta.total_exact: false`).
+ * Up to this many matches a search's or a filter's total is exact; past it the count stops and the total is a lower
+ * bound (`meta.total_exact: false`).
  */
 export const FEW_MATCHES = 5_000;
 
@@ -168,7 +168,9 @@ export async function listPage(
     const rows = metadataFirst ? db.selectFrom(table).where(sql<SqlBool>`account_id + 0 = ${accountId}`) : owned;
     let kept = filtered(rows, table, accountId, query.filters);
     if (query.search !== '') kept = kept.where(matching(query.search));
-    return rowsOf(db, kept, query, await countOf(kept));
+    // Counted up to FEW_MATCHES + 1 only, as a search: past it the total is a lower bound.
+    const total = await countOf(kept, FEW_MATCHES + 1, db);
+    return rowsOf(db, kept, query, total, total <= FEW_MATCHES);
   }
   if (query.search === '') {
     const total = await counted();
@@ -275,8 +277,19 @@ async function filteredMatches(
   return filtered(byTrigrams, table, accountId, filters);
 }
 
-async function countOf(base: SelectQueryBuilder<DB, ResourceTable, object>): Promise<number> {
-  const row = await base.select((eb) => eb.fn.countAll<number | string | bigint>().as('total')).executeTakeFirst();
+/** The number of rows of `base`, or `upTo` (given with `db`) when there are at least that many: it reads no further. */
+async function countOf(
+  base: SelectQueryBuilder<DB, ResourceTable, object>,
+  upTo?: number,
+  db?: Database,
+): Promise<number> {
+  const counted =
+    upTo === undefined || db === undefined
+      ? base.select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
+      : db
+          .selectFrom(base.select(sql`1`.as('one')).limit(upTo).as('found'))
+          .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'));
+  const row = await counted.executeTakeFirst();
   return Number(row?.total ?? 0);
 }
 
