@@ -71,7 +71,18 @@ function requestsOf(method: string, template: string, mediaTypes: string[]): Sen
   }));
 }
 
-/** `docsSandboxKey`: the one the app that will serve was given, so that both share one prepared docs page. */
+/** A request the warm-up sent, and the status it got. */
+export interface WarmUpAnswer {
+  method: string;
+  path: string;
+  contentType: string | undefined;
+  status: number;
+}
+
+/**
+ * `docsSandboxKey`: the one the app that will serve was given, so that both share one prepared docs page. Resolves
+ * to what each request got (test/service/warm-up.test.ts holds that each reached what it was sent to prepare).
+ */
 export async function warmUp({
   db,
   spec = ApiSpec.load(),
@@ -84,7 +95,7 @@ export async function warmUp({
   /** The serving app's validation: the one to compile. */
   validation?: RequestValidation;
   docsSandboxKey?: string | undefined;
-}): Promise<void> {
+}): Promise<WarmUpAnswer[]> {
   const keyCheck: KeyCheck = async (token) => (token === TOKEN ? NO_ACCOUNT : undefined);
   const app = await createApp({
     db,
@@ -119,7 +130,12 @@ export async function warmUp({
       targets.push({ method: 'GET', path });
     // The docs page uncompressed too: its first 4 MB write costs more than the later ones.
     targets.push({ method: 'GET', path: '/docs', identity: true });
-    for (const target of targets) await send(port, agent, target);
+    const answers: WarmUpAnswer[] = [];
+    for (const target of targets) {
+      const status = await send(port, agent, target);
+      answers.push({ method: target.method, path: target.path, contentType: target.contentType, status });
+    }
+    return answers;
   } finally {
     agent.destroy();
     server.closeAllConnections();
