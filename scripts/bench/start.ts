@@ -67,7 +67,7 @@ async function startOnce(root: string, env: Record<string, string>): Promise<{ r
   for (;;) {
     if (child.exitCode !== null)
       throw new Error(`the service of ${root} exited (${child.exitCode}) before it was ready`);
-    if (performance.now() - started > 120_000) throw new Error(`the service of ${root} was not ready within 120 s`);
+    if (performance.now() - started > 300_000) throw new Error(`the service of ${root} was not ready within 300 s`);
     const status = await fetch(url)
       .then(async (response) => {
         await response.arrayBuffer();
