@@ -10,6 +10,7 @@
 // reads find nothing, every write is refused by its validation (each body below breaks the spec) and an action on
 // a record (delete, verify, rotate, test) finds no record of that account. Its requests go through node:http on
 // loopback, one connection kept alive: a start needs no second database to migrate and does not load fetch.
+import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SCOPES } from './accounts/key-policy.js';
@@ -102,6 +103,8 @@ export async function warmUp({
     spec,
     logger: createLogger('silent'),
     keyCheck,
+    // Its own cursor key: the database's (service_secrets, made by the first list that needs it) is not made here.
+    cursorKey: randomBytes(32).toString('base64'),
     ...(validation ? { validation } : {}),
     ...(docsSandboxKey ? { docsSandboxKey } : {}),
   });

@@ -59,7 +59,9 @@ describe('the warm-up before the service listens', () => {
 
   it('reaches every operation past authentication and its scope, and none fails', () => {
     for (const route of routeTable(spec).routes) expect(sentTo(route.method, route.template)).not.toEqual([]);
-    const refused = answers.filter((a) => [401, 403, 415].includes(a.status) || a.status >= 500);
+    // The API's requests (the pages outside it answer as they can: /docs is a 503 where no page is built).
+    const api = answers.filter((a) => a.path.startsWith(`${spec.basePath}/`));
+    const refused = api.filter((a) => [401, 403, 415].includes(a.status) || a.status >= 500);
     expect(refused).toEqual([]);
   });
 
