@@ -205,7 +205,9 @@ async function serve(
     ...(extra.keyCheck ? { keyCheck: extra.keyCheck, docsSandboxKey: SANDBOX_CONSOLE_KEY } : {}),
   });
   // The first request of each kind is prepared before anyone can send it (warm-up.ts).
-  await untraced(() => warmUp({ spec, validation, docsSandboxKey: extra.keyCheck ? SANDBOX_CONSOLE_KEY : undefined }));
+  await untraced(() =>
+    warmUp({ db, spec, validation, docsSandboxKey: extra.keyCheck ? SANDBOX_CONSOLE_KEY : undefined }),
+  );
   const listening = lifecycle.listen(app, config.port, config.host);
   // The one place background work starts and stops: every serving process runs the jobs (server/jobs/), each unit
   // claimed in its row, never twice; woken at commit (db/wakeups.ts). Installed before the banner is printed:

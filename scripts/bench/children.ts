@@ -11,9 +11,11 @@ export function spawnChild(
   args: string[],
   env: Record<string, string> = {},
   captureStdout = false,
+  cwd?: string,
 ): ChildProcess {
   const child = spawn(command, args, {
     env: { ...process.env, ...env },
+    ...(cwd ? { cwd } : {}),
     stdio: ['ignore', captureStdout ? 'pipe' : 'ignore', 'pipe'],
   });
   let stderr = '';
