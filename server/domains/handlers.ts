@@ -3,7 +3,7 @@
 import type { Database } from '../db/database.js';
 import type { ListFilters } from '../db/listing.js';
 import { type EventSubscriber, eventLog } from '../events/outbox.js';
-import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
+import { etagOf, ifMatchVersions, noneMatch } from '../http/conventions/conditional.js';
 import { commaFilters, metadataFilter } from '../http/conventions/list-filters.js';
 import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
@@ -37,8 +37,8 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
     if (body.not_found_page !== undefined) changes.not_found_page = normalizePageUrl(body.not_found_page);
     if (body.metadata !== undefined) changes.metadata = body.metadata;
     const expected = ifMatchVersions(headers['If-Match'], path.id);
-    const domain = await unlessChanged('domain', path.id, () =>
-      withinMetadataLimit(() => domains.update(account.id, path.id, changes, expected, causeOf(requestId, actor))),
+    const domain = await withinMetadataLimit(() =>
+      domains.update(account.id, path.id, changes, expected, causeOf(requestId, actor)),
     );
     if (!domain) throw notFound('domain', path.id);
     return { status: 200, body: { data: domain.record }, etag: etagOf(path.id, domain.version) };
@@ -130,11 +130,7 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
 
     async domains_delete({ account, path, headers, requestId, actor }) {
       const expected = ifMatchVersions(headers['If-Match'], path.id);
-      if (
-        !(await unlessChanged('domain', path.id, () =>
-          domains.remove(account.id, path.id, expected, causeOf(requestId, actor)),
-        ))
-      ) {
+      if (!(await domains.remove(account.id, path.id, expected, causeOf(requestId, actor)))) {
         throw notFound('domain', path.id);
       }
       return { status: 204 };

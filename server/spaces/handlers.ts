@@ -1,6 +1,6 @@
 // HTTP handlers of the space operations: map validated input to the repository and records to replies.
 
-import { etagOf, ifMatchVersions, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
+import { etagOf, ifMatchVersions, noneMatch } from '../http/conventions/conditional.js';
 import { metadataFilter } from '../http/conventions/list-filters.js';
 import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
@@ -23,8 +23,8 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
     // The fields sent, as sent (the name trimmed): a field the spec adds passes through.
     const changes: SpaceChanges = { ...body, ...(body.name !== undefined ? { name: body.name.trim() } : {}) };
     const expected = ifMatchVersions(headers['If-Match'], path.id);
-    const space = await unlessChanged('space', path.id, () =>
-      withinMetadataLimit(() => spaces.update(account.id, path.id, changes, expected, causeOf(requestId, actor))),
+    const space = await withinMetadataLimit(() =>
+      spaces.update(account.id, path.id, changes, expected, causeOf(requestId, actor)),
     );
     if (!space) throw notFound('space', path.id);
     return { status: 200, body: { data: space.record }, etag: etagOf(path.id, space.version) };
@@ -68,11 +68,7 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
 
     async spaces_delete({ account, path, headers, requestId, actor }) {
       const expected = ifMatchVersions(headers['If-Match'], path.id);
-      if (
-        !(await unlessChanged('space', path.id, () =>
-          spaces.remove(account.id, path.id, expected, causeOf(requestId, actor)),
-        ))
-      ) {
+      if (!(await spaces.remove(account.id, path.id, expected, causeOf(requestId, actor)))) {
         throw notFound('space', path.id);
       }
       return { status: 204 };
