@@ -115,18 +115,16 @@ export function webhookEndpointHandlers(
 ): WebhookEndpointHandlers {
   const recoveries = recoveryRepository(db);
   const update: WebhookEndpointHandlers['webhook-endpoints_update'] = async ({ account, path, body }) => {
-    // Changing what an endpoint receives is subscribing anew: bounded by the key's reads. Re-pointing it also
-    // hands the new url what it takes now (deliveries already queued), so it needs the reads of both.
-    if (body.enabled_events !== undefined || body.url !== undefined) {
+    // Changing what an endpoint receives is subscribing anew: bounded by the key's reads, which the scope step
+    // checked for the types sent (http/access/scopes.ts). Re-pointing it also hands the new url what it takes now
+    // (deliveries already queued), so it needs the reads of those too, judged once the endpoint is read.
+    if (body.url !== undefined) {
       const current = await endpoints.find(account.id, path.id);
       if (!current) throw endpointNotFound(path.id);
-      const types = [
-        ...new Set([...(body.enabled_events ?? []), ...(body.url !== undefined ? current.enabled_events : [])]),
-      ];
       requireReadScopes(
         account.policy,
-        types,
-        `${body.url !== undefined ? 're-pointing' : 'changing'} an endpoint receiving ${types.join(', ')}`,
+        current.enabled_events,
+        `re-pointing an endpoint receiving ${current.enabled_events.join(', ')}`,
       );
     }
     requireAllowedHeaders(body.headers);
@@ -148,11 +146,7 @@ export function webhookEndpointHandlers(
     },
 
     async 'webhook-endpoints_store'({ account, body, url }) {
-      requireReadScopes(
-        account.policy,
-        body.enabled_events,
-        `creating an endpoint receiving ${body.enabled_events.join(', ')}`,
-      );
+      // The key may read what it subscribes to: the scope step checked it (http/access/scopes.ts).
       requireAllowedHeaders(body.headers);
       await requireSafeTarget(body.url, settings);
       const created = await endpoints.create(
