@@ -1,4 +1,5 @@
-// HTTP handlers of the domain operations: map validated input to the repository and records to replies.
+// HTTP handlers of the domain operations: map validated input to the repository and the use cases (store.ts,
+// verify.ts), and their records and outcomes to replies.
 
 import type { Database } from '../db/database.js';
 import type { ListFilters } from '../db/listing.js';
@@ -10,12 +11,13 @@ import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
 import { HttpProblem, notFound, validationProblem } from '../http/problems/problem.js';
 import type { Handler, Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
-import { challengeName, DOMAIN_STATUSES, uncheckableName } from './check-rules.js';
+import { challengeName, DOMAIN_STATUSES } from './check-rules.js';
 import { type DomainChecks, targetsOf } from './checks.js';
-import { normalizeHostname, normalizePageUrl } from './fields.js';
-import { type DomainChanges, DuplicateDomainError, domainRepository, NameHeldError, toRecord } from './repository.js';
+import { normalizePageUrl } from './fields.js';
+import { type DomainChanges, domainRepository, toRecord } from './repository.js';
 import { ROUTING_CODES } from './routing-rules.js';
 import { hasTargets, type RoutingTargets } from './routing-targets.js';
+import { storeDomain } from './store.js';
 import { verifyDomain } from './verify.js';
 
 export type DomainOperation =
@@ -62,37 +64,28 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
     },
 
     async domains_store({ account, body, url, headers, requestId, actor }) {
-      // The validator has checked the name with the same rule, so it normalises.
-      const name = normalizeHostname(body.name) ?? body.name;
-      const uncheckable = uncheckableName(name);
-      if (uncheckable) throw validationProblem([{ location: 'body', field: 'name', message: uncheckable }]);
-      try {
-        const domain = await domains.create(
-          account.id,
-          {
-            name,
-            index_page: normalizePageUrl(body.index_page) ?? null,
-            not_found_page: normalizePageUrl(body.not_found_page) ?? null,
-            metadata: body.metadata,
-          },
-          causeOf(requestId, actor, headers['Idempotency-Key']),
-        );
-        const { id } = domain.record;
-        return {
-          status: 201,
-          body: { data: domain.record },
-          location: `${url.path}/${id}`,
-          etag: etagOf(id, domain.version),
-        };
-      } catch (error) {
-        if (error instanceof NameHeldError) throw new HttpProblem('domain-held-elsewhere', heldDetail(body.name, name));
-        if (error instanceof DuplicateDomainError) {
-          throw new HttpProblem(
-            'conflict',
-            conflictDetail(body.name, name, url.path, await domains.idByName(account.id, name)),
-          );
+      const outcome = await storeDomain(
+        domains,
+        account.id,
+        body,
+        causeOf(requestId, actor, headers['Idempotency-Key']),
+      );
+      switch (outcome.kind) {
+        case 'uncheckable':
+          throw validationProblem([{ location: 'body', field: 'name', message: outcome.reason }]);
+        case 'held-elsewhere':
+          throw new HttpProblem('domain-held-elsewhere', heldDetail(body.name, outcome.name));
+        case 'duplicate':
+          throw new HttpProblem('conflict', conflictDetail(body.name, outcome.name, url.path, outcome.existingId));
+        case 'stored': {
+          const { id } = outcome.domain.record;
+          return {
+            status: 201,
+            body: { data: outcome.domain.record },
+            location: `${url.path}/${id}`,
+            etag: etagOf(id, outcome.domain.version),
+          };
         }
-        throw error;
       }
     },
 

@@ -2,8 +2,6 @@
 // replies, with the safe-target rule and the per-account limit.
 
 import type { Database } from '../db/database.js';
-import { inTransaction } from '../db/owned.js';
-import { recordEvent } from '../events/outbox.js';
 import { mayRead } from '../events/read-scopes.js';
 import type { EventSettings } from '../events/settings.js';
 import { requireReadScopes } from '../http/access/scopes.js';
@@ -12,11 +10,11 @@ import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { HttpProblem, notFound, validationProblem, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
-import { lockedEndpoints, queueDeliveries } from './fan-out.js';
 import { recoveryRepository, startRecovery } from './recoveries.js';
 import type { WebhookEndpointRepository } from './repository.js';
 import type { WebhookSettings } from './settings.js';
 import { targetProblem } from './target-check.js';
+import { sendTestEvent } from './test-event.js';
 
 export type WebhookEndpointOperation =
   | 'webhook-endpoints_list'
@@ -189,30 +187,14 @@ export function webhookEndpointHandlers(
     },
 
     async 'webhook-endpoints_test'({ account, path, requestId, actor }) {
-      const event = await inTransaction(db, async (trx) => {
-        // Read in the transaction that queues the test (fan-out.ts, lockedEndpoints): an endpoint deleted
-        // meanwhile is a 404, never a foreign-key error.
-        const endpoint = (await lockedEndpoints(trx, account.id)).find((e) => Number(e.id) === path.id);
-        if (!endpoint) throw endpointNotFound(path.id);
-        let queued: number[] = [];
-        const recorded = await recordEvent(
-          trx,
-          {
-            accountId: account.id,
-            type: 'webhook.test',
-            data: { endpoint_id: path.id },
-            cause: causeOf(requestId, actor),
-            objectId: path.id,
-          },
-          async (on, stored) => {
-            queued = await queueDeliveries(on, stored.id, [path.id], settings, true);
-          },
-        );
-        // Nothing is kept of a test that cannot be queued.
-        if (queued.length === 0) throw webhookQueueFull(path.id, settings.maxQueuePerEndpoint);
-        return recorded;
-      });
-      return { status: 202, body: { data: JSON.parse(event.payload) } };
+      const outcome = await sendTestEvent(
+        db,
+        { accountId: account.id, endpointId: path.id, cause: causeOf(requestId, actor) },
+        settings,
+      );
+      if (outcome.kind === 'not-found') throw endpointNotFound(path.id);
+      if (outcome.kind === 'queue-full') throw webhookQueueFull(path.id, outcome.maxQueue);
+      return { status: 202, body: { data: JSON.parse(outcome.payload) } };
     },
 
     async 'webhook-endpoints_recover'({ account, path, body, url }) {
