@@ -1435,11 +1435,12 @@ export interface components {
          *     in the whole result, `null` when the page is empty. `last_page` is at least 1.
          *
          *     `total` is exact unless `total_exact` is there, and `false`. That happens only for a `search` of 3 or more
-         *     characters that matches more than 5,000 records in an account of more than 256: counting them all would cost
-         *     in proportion to the matches, so the service stops at 5,001. `total` is then a lower bound: at least 5,001,
-         *     and at least the position of the page's last record, plus one when another page follows. `last_page` is
-         *     computed from it, so `links.next` is there whenever another page follows: walk such a result by `links.next`
-         *     (or the cursor), not up to `last_page`. A narrower search gets an exact count.
+         *     characters that matches more than 5,000 records in an account of more than 256, and for a filtered list
+         *     (`status`, `routing`, `metadata[...]`) that keeps more than 5,000: counting them all would cost in proportion
+         *     to the matches, so the service stops at 5,001. `total` is then a lower bound: at least 5,001, and at least the
+         *     position of the page's last record, plus one when another page follows. `last_page` is computed from it, so
+         *     `links.next` is there whenever another page follows: walk such a result by `links.next` (or the cursor), not up
+         *     to `last_page`. A narrower search or filter gets an exact count; an unfiltered list's is always exact.
          */
         "pagination-meta": {
             /** Format: int64 */
@@ -1454,8 +1455,8 @@ export interface components {
             /** Format: int64 */
             total: number;
             /**
-             * @description Present, and `false`, only when `total` is a lower bound (a search matching more than 5,000 records);
-             *     absent when `total` is exact.
+             * @description Present, and `false`, only when `total` is a lower bound (a search or a filter matching more than 5,000
+             *     records); absent when `total` is exact.
              * @constant
              */
             total_exact?: false;

@@ -1,5 +1,5 @@
 // Builds the Express app without listening: the steps of every request (the list given to everyRequest below),
-// then /api/v1 (http/routing/api-routes.ts, where each operation's chain is written in the order it runs), then
+// then /api/v1 (http/api/api-routes.ts, where each operation's chain is written in the order it runs), then
 // the service's other pages; a problem raised anywhere becomes problem+json (http/problems/errors.ts).
 // server/ARCHITECTURE.md walks one request through them.
 import express, { type Express } from 'express';
@@ -13,6 +13,9 @@ import { type KeyCheck, requireApiKey } from './http/access/auth.js';
 import { type CorsOrigins, cors } from './http/access/cors.js';
 import { type RateLimitSettings, rateLimits, type TrustProxy } from './http/access/rate-limit.js';
 import { refuseByPolicy } from './http/access/scopes.js';
+import { apiRoutes } from './http/api/api-routes.js';
+import { dispatch } from './http/api/dispatch.js';
+import { parseQuery } from './http/api/route-ends.js';
 import { cursorFormats, cursorSeal } from './http/conventions/cursor.js';
 import { apiIndex, DOCS_PAGE, docsPage, docsSlash } from './http/pages/docs.js';
 import { healthz, readyz } from './http/pages/health.js';
@@ -27,8 +30,6 @@ import { requestTrace } from './http/pipeline/request-trace.js';
 import { securityHeaders } from './http/pipeline/security-headers.js';
 import { notFoundOutsideApi, problemHandler } from './http/problems/errors.js';
 import { problemTypePage } from './http/problems/problem-types.js';
-import { apiRoutes } from './http/routing/api-routes.js';
-import { dispatch } from './http/routing/operations.js';
 import { routeTable } from './http/routing/routes.js';
 import { readBody } from './http/validation/body.js';
 import { prepareValidation, type RequestValidation } from './http/validation/request-validation.js';
@@ -130,11 +131,12 @@ export async function createApp({
   // "/API/V1/domains" and "/domains/" are not the spec's paths.
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
-  app.set('query parser', 'simple');
+  // Node's querystring, as Express's "simple" parser, sharing its one parse with the first step of each operation.
+  app.set('query parser', parseQuery);
   app.set('trust proxy', trustProxy);
 
   const traced = tracing();
-  // Every request, then /api/v1 (a route per path of the spec: http/routing/api-routes.ts), then the other pages.
+  // Every request, then /api/v1 (a route per path of the spec: http/api/api-routes.ts), then the other pages.
   app.use(
     everyRequest([
       requestId,
@@ -153,10 +155,10 @@ export async function createApp({
     authenticate: requireApiKey(keyCheck, refuseByPolicy),
     perKeyLimit,
     failedAuthGuard,
-    readBody: readBody(),
+    readBody,
     validation,
     cursors,
-    handle: dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger), cursors),
+    handle: dispatch(handlersOn(db), idempotentCreates(db, handlersOn, logger)),
   });
   app.get('/healthz', healthz);
   app.get('/readyz', readyz(db, isDraining, logger));

@@ -220,7 +220,7 @@ async function serve(
       ...(extra.metrics ? { observer: webhookMetrics(extra.metrics.registry, db) } : {}),
       ...(background ? { pruned: background.pruned } : {}),
     }),
-    { wakeups: wakeupsOf(db), logger },
+    { db, wakeups: wakeupsOf(db), logger },
   );
   reportDroppedSpans(logger.warn);
   // The runner stops claiming as /readyz turns 503, and stops within the shutdown's budget, whatever

@@ -33,7 +33,7 @@ export const LEG_RULES: LegRule[] = [
   {
     suite: 'test/webhooks/shutdown.test.ts',
     legs: ['sqlite'],
-    why: "a child process stopped with attempts hanging, then a second one waiting out the abandoned attempts' claims (about a minute); the runner's stop is the same code on both engines",
+    why: "a child process stopped with attempts hanging, then a second one taking the abandoned attempts once their claims have run out; the runner's stop is the same code on both engines",
   },
   {
     suite: 'test/webhooks/kill-before-record.test.ts',
@@ -112,9 +112,9 @@ export const LEG_RULES: LegRule[] = [
   },
   { suite: 'test/db/limits.test.ts', legs: ['sqlite', 'quick'], why: 'configuration read from the environment' },
   {
-    suite: 'test/db/group-commit.test.ts',
+    suite: 'test/db/{group-commit,group-commit-model}.test.ts',
     legs: ['sqlite', 'node24', 'quick'],
-    why: "the SQLite driver's group commit, on a file; Node 24 loads another better-sqlite3 major",
+    why: "the SQLite driver's group commit, on a file (and against a model); Node 24 loads another better-sqlite3 major",
   },
   {
     suite: 'test/db/private-files.test.ts',
@@ -205,8 +205,8 @@ export const LEG_RULES: LegRule[] = [
     why: 'counters in a real Redis behind a proxy this test freezes: not the engine, not the Node.js major',
   },
 
-  // Cheap per request, but each starts several apps (restarts, spec variants, sandbox accounts, its own listeners):
-  // seconds a file, the four slowest of the quick loop.
+  // Cheap per request, but each starts several apps (restarts, spec variants, sandbox accounts, its own listeners)
+  // or seeds many records: seconds a file, the slowest of the quick loop.
   {
     suite: 'test/http/{sandbox-accounts,edge}.test.ts',
     legs: ['sqlite', 'postgres', 'node24'],
@@ -216,6 +216,16 @@ export const LEG_RULES: LegRule[] = [
     suite: 'test/lists/every-list.test.ts',
     legs: ['sqlite', 'postgres', 'node24'],
     why: 'every list of the spec walked past a page, the delivery log filled by the delivery job through a real receiver: every leg, not the inner loop',
+  },
+  {
+    suite: 'test/lists/{counts,search-index,search-many}.test.ts',
+    legs: ['sqlite', 'postgres', 'node24'],
+    why: "hundreds of concurrent creates and deletes, or accounts seeded past the search index's thresholds: the slowest files of the quick loop, every leg, not the inner loop",
+  },
+  {
+    suite: 'test/db/counts-and-search-migration.test.ts',
+    legs: ['sqlite', 'postgres', 'node24'],
+    why: 'a migration run on a database seeded with records, then an app on it: every leg, not the inner loop',
   },
   {
     suite: 'test/lists/opaque-cursors.test.ts',

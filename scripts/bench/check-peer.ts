@@ -1,6 +1,7 @@
 // Before any figure: a typical-stack peer must answer the benchmarked requests like the service (same status,
-// media type and body; for writes the same record but its id and times) and validate like it (a bad field is a
-// 422 naming it, a missing key a 401). Throws with every difference found.
+// media type and body; for writes the same record but its id and times; for a page with a sealed cursor the same
+// records and a next link to the same place, as a sealed cursor differs each time) and validate like it (a bad
+// field is a 422 naming it, a missing key a 401). Throws with every difference found.
 import { isDeepStrictEqual } from 'node:util';
 import type { Target } from './targets.js';
 
@@ -10,8 +11,11 @@ interface Probe {
   path: string;
   body?: string;
   key: 'reader' | 'writer' | 'none';
-  /** 'same': the whole body; 'record': data without id and times; a field name: a problem naming it. */
-  compare: 'same' | 'record' | 'status' | { names: string };
+  /**
+   * 'same': the whole body; 'record': data without id and times; 'page': data, and links.next but its sealed
+   * cursor; a field name: a problem naming it. A path with `{stored}` names a space the target stores first.
+   */
+  compare: 'same' | 'record' | 'page' | 'status' | { names: string };
 }
 
 const PROBES: Probe[] = [
@@ -55,13 +59,23 @@ const PROBES: Probe[] = [
     compare: { names: 'colour' },
   },
   { what: 'no key', method: 'GET', path: '/spaces', key: 'none', compare: 'status' },
+  { what: 'delete', method: 'DELETE', path: '/spaces/{stored}', key: 'writer', compare: 'status' },
+  { what: 'delete again', method: 'DELETE', path: '/spaces/{stored}', key: 'writer', compare: 'status' },
+  { what: 'events', method: 'GET', path: '/events', key: 'reader', compare: 'page' },
+  { what: 'events, 25', method: 'GET', path: '/events?per_page=25', key: 'reader', compare: 'page' },
 ];
 
-async function call(target: Target, probe: Probe, keys: { reader: string; writer: string }) {
+async function call(
+  target: Target,
+  probe: Probe,
+  keys: { reader: string; writer: string },
+  stored: () => Promise<number>,
+) {
   const headers: Record<string, string> = {};
   if (probe.key !== 'none') headers.Authorization = `Bearer ${keys[probe.key]}`;
   if (probe.body !== undefined) headers['Content-Type'] = 'application/x-www-form-urlencoded';
-  const response = await fetch(`${target.base}${probe.path}`, { method: probe.method, headers, body: probe.body });
+  const path = probe.path.includes('{stored}') ? probe.path.replace('{stored}', String(await stored())) : probe.path;
+  const response = await fetch(`${target.base}${path}`, { method: probe.method, headers, body: probe.body });
   const text = await response.text();
   return {
     status: response.status,
@@ -70,6 +84,29 @@ async function call(target: Target, probe: Probe, keys: { reader: string; writer
     body: text === '' ? undefined : JSON.parse(text),
   };
 }
+
+/** A space the target stores, to be deleted: the same one for every probe of a run against that target. */
+function storedBy(target: Target, keys: { writer: string }): () => Promise<number> {
+  let id: Promise<number> | undefined;
+  return () => {
+    id ??= fetch(`${target.base}/spaces`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${keys.writer}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'name=To+be+deleted',
+    }).then(async (response) => ((await response.json()) as { data: { id: number } }).data.id);
+    return id;
+  };
+}
+
+/** A page's links.next without its sealed cursor: where it leads, with which other parameters. */
+const nextWithoutCursor = (body: { links?: { next?: string | null } } | undefined) => {
+  const next = body?.links?.next;
+  if (typeof next !== 'string') return next;
+  const url = new URL(next, 'http://x');
+  const cursor = url.searchParams.get('after');
+  url.searchParams.delete('after');
+  return { path: url.pathname, query: url.searchParams.toString(), sealed: cursor !== null && cursor.length > 20 };
+};
 
 const withoutIdAndTimes = (body: { data?: Record<string, unknown> } | undefined) => {
   const { id: _id, created_at: _c, updated_at: _u, ...rest } = body?.data ?? {};
@@ -82,9 +119,11 @@ export async function checkPeer(
   keys: { reader: string; writer: string },
 ): Promise<void> {
   const problems: string[] = [];
+  const ours = storedBy(service, keys);
+  const peers = storedBy(peer, keys);
   for (const probe of PROBES) {
-    const mine = await call(service, probe, keys);
-    const theirs = await call(peer, probe, keys);
+    const mine = await call(service, probe, keys, ours);
+    const theirs = await call(peer, probe, keys, peers);
     const differ = (what: string) => problems.push(`${probe.what} (${probe.method} ${probe.path}): ${what}`);
     if (mine.status !== theirs.status) differ(`status ${theirs.status}, the service's ${mine.status}`);
     if (mine.type !== theirs.type) differ(`Content-Type ${theirs.type}, the service's ${mine.type}`);
@@ -96,6 +135,16 @@ export async function checkPeer(
       differ(`ETag ${theirs.etag}, the service's ${mine.etag}`);
     if (probe.compare === 'record' && !isDeepStrictEqual(withoutIdAndTimes(mine.body), withoutIdAndTimes(theirs.body)))
       differ(`record ${JSON.stringify(theirs.body)}, the service's ${JSON.stringify(mine.body)}`);
+    if (
+      probe.compare === 'page' &&
+      !(
+        isDeepStrictEqual(mine.body?.data, theirs.body?.data) &&
+        isDeepStrictEqual(nextWithoutCursor(mine.body), nextWithoutCursor(theirs.body))
+      )
+    )
+      differ(
+        `page ${JSON.stringify(theirs.body).slice(0, 400)}\n  the service's ${JSON.stringify(mine.body).slice(0, 400)}`,
+      );
     if (typeof probe.compare === 'object' && !JSON.stringify(theirs.body ?? '').includes(probe.compare.names))
       differ(`the problem does not name ${probe.compare.names}: ${JSON.stringify(theirs.body)}`);
   }

@@ -107,7 +107,7 @@ async function fairness(db: Database, knot: KnotServer) {
   const cpu = process.cpuUsage();
   const scheduler = startJobs(
     [domainCheckJob(db, checks, { queriesPerSecond: QPS }, webhookFanOut(DEFAULT_WEBHOOK_SETTINGS))],
-    { wakeups: wakeupsOf(db), logger: createLogger('silent') },
+    { db, wakeups: wakeupsOf(db), logger: createLogger('silent') },
   );
   await new Promise((resolve) => setTimeout(resolve, DURATION_S * 1000));
   await scheduler.stop();
@@ -189,7 +189,7 @@ async function cost(db: Database, knot: KnotServer) {
   };
   const scheduler = startJobs(
     [domainCheckJob(db, checks, { queriesPerSecond: QPS }, webhookFanOut(DEFAULT_WEBHOOK_SETTINGS))],
-    { wakeups: wakeupsOf(db), logger: createLogger('silent') },
+    { db, wakeups: wakeupsOf(db), logger: createLogger('silent') },
   );
   const cpu = process.cpuUsage();
   const started = performance.now();

@@ -38,6 +38,16 @@ api.patch('/spaces/:id', (req, res) => {
   if (row) res.json({ data: row });
   else res.status(404).json({ status: 404 });
 });
+api.delete('/spaces/:id', (req, res) => {
+  if (db.delete(res.locals.accountId, Number(req.params.id))) res.status(204).end();
+  else res.status(404).json({ status: 404 });
+});
+api.get('/events', (req, res) => {
+  const perPage = Number(
+    new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1 || req.url.length)).get('per_page') ?? 10,
+  );
+  res.json({ data: db.events(res.locals.accountId, perPage).map((row) => JSON.parse(row.payload)) });
+});
 app.use('/api/v1', api);
 
 app.listen(Number(process.env.PORT), '127.0.0.1');

@@ -20,6 +20,15 @@ createServer((req, res) => {
   if (req.method === 'GET' && path === '/api/v1/spaces') {
     return reply(res, 200, db.list(accountId, listParams(new URLSearchParams(search))));
   }
+  if (req.method === 'GET' && path === '/api/v1/events') {
+    const perPage = Number(new URLSearchParams(search).get('per_page') ?? 10);
+    return reply(res, 200, { data: db.events(accountId, perPage).map((row) => JSON.parse(row.payload)) });
+  }
+  if (req.method === 'DELETE' && id) {
+    if (!db.delete(accountId, Number(id))) return reply(res, 404, { status: 404 });
+    res.writeHead(204).end();
+    return;
+  }
   if (req.method === 'GET' && id) {
     const row = db.show(accountId, Number(id));
     return row ? reply(res, 200, { data: row }) : reply(res, 404, { status: 404 });

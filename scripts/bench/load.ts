@@ -12,6 +12,11 @@ export interface LoadRequest {
   body?: string;
   connections: number;
   duration: number;
+  /**
+   * For requests that each need a record of their own (a delete): `{id}` in the URL's path becomes `firstId`,
+   * then the next id, request by request (load-ids.mjs).
+   */
+  firstId?: number;
 }
 
 export interface Measurement {
@@ -23,12 +28,29 @@ export interface Measurement {
   failures: number;
 }
 
-export function measure(request: LoadRequest): Promise<Measurement> {
+const byIds = fileURLToPath(new URL('./load-ids.mjs', import.meta.url));
+
+/** autocannon's command line for `request` (its CLI), or load-ids.mjs's for requests that each take an id. */
+function commandOf(request: LoadRequest): string[] {
+  if (request.firstId !== undefined) {
+    const url = new URL(request.url.replace('{id}', '0'));
+    const { connections, duration, method, headers, firstId } = request;
+    const pathTemplate = new URL(request.url.replace('{id}', 'ID')).pathname.replace('ID', '{id}');
+    return [
+      byIds,
+      JSON.stringify({ origin: url.origin, pathTemplate, method, headers, connections, duration, firstId }),
+    ];
+  }
   const args = [autocannon, '--json', '-c', String(request.connections), '-d', String(request.duration)];
   args.push('-m', request.method);
   for (const [name, value] of Object.entries(request.headers)) args.push('-H', `${name}=${value}`);
   if (request.body !== undefined) args.push('-b', request.body);
   args.push(request.url);
+  return args;
+}
+
+export function measure(request: LoadRequest): Promise<Measurement> {
+  const args = commandOf(request);
   return new Promise((resolve, reject) => {
     const child = spawnChild(process.execPath, args, {}, true);
     let stdout = '';

@@ -91,6 +91,20 @@ export function sameSql(file: string) {
     logChange(accountId, 'space.created', row, etagOf(Number(row.id), Number(row.version)));
     return row;
   });
+  // As the service's deleteOwned: the row goes, and its event is written in the same transaction.
+  const remove = db.prepare('delete from spaces where account_id = ? and id = ? returning *');
+  const deleteSpace = db.transaction((accountId: number, id: number) => {
+    const row = remove.get(accountId, id) as Row | undefined;
+    if (row) logChange(accountId, 'space.deleted', row, etagOf(Number(row.id), Number(row.version)));
+    return row;
+  });
+  // The event log as the service reads it for a key that may read every record: newest first, below a cursor's id.
+  const events = db.prepare(
+    'select id, public_id, type, payload from events where account_id = ? order by id desc limit ?',
+  );
+  const eventsBefore = db.prepare(
+    'select id, public_id, type, payload from events where account_id = ? and id < ? order by id desc limit ?',
+  );
   const updateSpace = db.transaction(
     (accountId: number, id: number, name: string | undefined, color: number | undefined) => {
       const now = new Date().toISOString();
@@ -164,6 +178,14 @@ export function sameSql(file: string) {
     store: (accountId: number, name: string, color: number) => storeSpace.immediate(accountId, name, color) as Row,
     update: (accountId: number, id: number, name: string | undefined, color: number | undefined) =>
       updateSpace.immediate(accountId, id, name, color) as Row | undefined,
+    /** The deleted row, or undefined when the account has no such space. */
+    delete: (accountId: number, id: number) => deleteSpace.immediate(accountId, id) as Row | undefined,
+    /** A page of the account's events, newest first, below id `before` when given. */
+    events: (accountId: number, limit: number, before?: number) =>
+      (before === undefined ? events.all(accountId, limit) : eventsBefore.all(accountId, before, limit)) as Array<{
+        id: number;
+        payload: string;
+      }>,
   };
 }
 

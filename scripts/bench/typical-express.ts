@@ -55,7 +55,8 @@ const send = (res: Response, answer: Answer) => {
   if (answer.location) res.location(answer.location);
   res.status(answer.status);
   if (answer.status >= 400) res.type('application/problem+json');
-  res.json(answer.body);
+  if (answer.body === undefined) res.end();
+  else res.json(answer.body);
 };
 const sent = (req: Request) =>
   Object.fromEntries(
@@ -63,13 +64,15 @@ const sent = (req: Request) =>
   );
 
 const api = express.Router();
-api.get('/spaces', (req, res) => send(res, answers.list(res.locals.accountId, req.query, sent(req))));
+api.get('/spaces', async (req, res) => send(res, await answers.list(res.locals.accountId, req.query, sent(req))));
 api.get('/spaces/:id', (req, res) => send(res, answers.show(res.locals.accountId, Number(req.params.id))));
 api.post('/spaces', (req, res) => send(res, answers.store(res.locals.accountId, req.body)));
 const update = (req: Request, res: Response) =>
   send(res, answers.update(res.locals.accountId, Number(req.params.id), req.body));
 api.put('/spaces/:id', update);
 api.patch('/spaces/:id', update);
+api.delete('/spaces/:id', (req, res) => send(res, answers.delete(res.locals.accountId, Number(req.params.id))));
+api.get('/events', async (req, res) => send(res, await answers.events(res.locals.accountId, req.query, sent(req))));
 app.use('/api/v1', api);
 
 app.use(

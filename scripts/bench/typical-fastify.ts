@@ -43,7 +43,13 @@ const send = (reply: FastifyReply, answer: Answer) => {
   if (answer.etag) reply.header('ETag', answer.etag);
   if (answer.location) reply.header('Location', answer.location);
   reply.code(answer.status);
-  if (answer.status >= 400) reply.type('application/problem+json');
+  // A 204 has no body: sent as is (an async handler may not resolve to undefined).
+  if (answer.body === undefined) return reply.send();
+  // A problem carries the request's id, as the spec's problem schema requires (fast-json-stringify refuses one without).
+  if (answer.status >= 400) {
+    reply.type('application/problem+json');
+    return { ...(answer.body as object), request_id: String(reply.request.id) };
+  }
   return answer.body;
 };
 type Req = FastifyRequest<{ Params: { id: number }; Querystring: Record<string, unknown>; Body: { name: string } }>;
@@ -51,7 +57,9 @@ const sent = (request: FastifyRequest) =>
   Object.fromEntries(new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1 || request.url.length)));
 
 const list = async (request: Req, reply: FastifyReply) =>
-  send(reply, answers.list(request.accountId, request.query, sent(request)));
+  send(reply, await answers.list(request.accountId, request.query, sent(request)));
+const events = async (request: Req, reply: FastifyReply) =>
+  send(reply, await answers.events(request.accountId, request.query, sent(request)));
 const show = async (request: Req, reply: FastifyReply) =>
   send(reply, answers.show(request.accountId, request.params.id));
 const update = async (request: Req, reply: FastifyReply) =>
@@ -65,6 +73,10 @@ const service = {
     send(reply, answers.store(request.accountId, request.body)),
   spaces_update: update,
   spaces_patch: update,
+  spaces_delete: async (request: Req, reply: FastifyReply) =>
+    send(reply, answers.delete(request.accountId, request.params.id)),
+  events_list: events,
+  events_list_head: events,
 };
 const security = {
   bearerAuth(request: FastifyRequest) {

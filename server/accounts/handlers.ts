@@ -95,7 +95,7 @@ export function apiKeyHandlers(db: Database, fanOut: EventSubscriber): Pick<Hand
         status: 200,
         body: {
           data: keys.map((key) => apiKeyRecord(key)),
-          links: { next: nextLink(url.path, url.sent, keys, query.per_page) },
+          links: { next: nextLink(url, keys, query.per_page) },
         },
       };
     },

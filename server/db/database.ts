@@ -123,13 +123,20 @@ export function openDatabase(
   let health: DatabaseHealth;
   let dialect: ReturnType<typeof sqliteDialect>;
   let wakeups: Wakeups;
+  let pace: () => Promise<void>;
   if (target.kind === 'postgres') {
     health = new DatabaseHealth(postgresStorageProbe(target.url, limits.poolTimeoutMs));
     dialect = postgresDialect({ url: target.url, ...limits, logger });
     wakeups = postgresWakeups(() => listeningClient(target.url), logger);
+    // A job claims again after this turn's I/O: what it finishes (attempts answered, say) is recorded in the next
+    // claim's transaction, one round trip for all of them, rather than in one after it.
+    pace = nextCheckPhase;
   } else {
     const local = new LocalWakeups();
     wakeups = local;
+    // A job claims again in the check phase, where a group commits (sqlite-dialect.ts): the claim, with the
+    // outcomes this turn's I/O finished, commits with the writes the turn made, not in a commit of its own.
+    pace = nextCheckPhase;
     if (target.path !== ':memory:') {
       makeFolderFor(target.path);
       createPrivateFile(target.path);
@@ -154,6 +161,7 @@ export function openDatabase(
   health.attach(db);
   healths.set(db, health);
   attachWakeups(db, wakeups);
+  paces.set(db, pace);
   return db;
 }
 
@@ -326,6 +334,17 @@ export function columnTypes(db: Kysely<any>) {
     sortKey: (postgres ? sql`text collate "C"` : 'text') as DataTypeExpression,
   };
 }
+
+/**
+ * How soon a background job's loop claims again once a claim filled its room or units finished while it ran
+ * (jobs/runner.ts): the engine's wiring in openDatabase says; the event loop's next check phase where it did not.
+ */
+export function claimPace(db: Database): () => Promise<void> {
+  return paces.get(db) ?? nextCheckPhase;
+}
+const paces = new WeakMap<Database, () => Promise<void>>();
+/** After this turn's I/O (setImmediate), not at once. */
+const nextCheckPhase = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** True when the error is a unique-constraint violation (SQLite or PostgreSQL). */
 export function isUniqueViolation(error: unknown): boolean {

@@ -6,6 +6,7 @@
 import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import { type Database, engineOf } from './database.js';
+import { postgresMatches } from './postgres-search.js';
 import { precompiledShape } from './precompiled.js';
 import type { DB, ResourceTable } from './schema.js';
 
@@ -66,7 +67,7 @@ export interface ListResult {
   rows: Array<Record<string, unknown>>;
   /** The number of matching records; a lower bound when `totalExact` is false. */
   total: number;
-  /** False when a search matched more than FEW_MATCHES records and they were not all counted (default true). */
+  /** False when a search or a filter kept more than FEW_MATCHES records, not all counted (default true). */
   totalExact?: boolean;
   /** In a cursor walk, the position to resume from when more rows follow; undefined at the end. */
   next?: ListPosition;
@@ -92,8 +93,8 @@ export const INDEXED_SEARCH_LENGTH = 3;
 export const SCANNED_ACCOUNT_SIZE = 256;
 
 /**
- * Up to this many matches, one pass through the trigram index gives the total and the page (see listPage); past
- * it a search's total is a lower bound (`meta.total_exact: false`).
+ * Up to this many matches a search's or a filter's total is exact; past it the count stops and the total is a lower
+ * bound (`meta.total_exact: false`).
  */
 export const FEW_MATCHES = 5_000;
 
@@ -167,7 +168,9 @@ export async function listPage(
     const rows = metadataFirst ? db.selectFrom(table).where(sql<SqlBool>`account_id + 0 = ${accountId}`) : owned;
     let kept = filtered(rows, table, accountId, query.filters);
     if (query.search !== '') kept = kept.where(matching(query.search));
-    return rowsOf(db, kept, query, await countOf(kept));
+    // Counted up to FEW_MATCHES + 1 only, as a search: past it the total is a lower bound.
+    const total = await countOf(kept, FEW_MATCHES + 1, db);
+    return rowsOf(db, kept, query, total, total <= FEW_MATCHES);
   }
   if (query.search === '') {
     const total = await counted();
@@ -214,25 +217,19 @@ export async function listPage(
   // One pass through the index finds the matches, up to FEW_MATCHES of them: their ids give the total, and
   // the page is read among them instead of searching the index a second time. Past FEW_MATCHES the matches are
   // not all counted (that costs in proportion to them): the total is a lower bound.
+  // PostgreSQL's way through its trigram index and statistics: postgres-search.ts.
   const sqlite = engineOf(db) === 'sqlite';
-  // PostgreSQL: `account_id + 0` leaves the trigram index the only one the planner can use for the matches.
-  // Without statistics (before autovacuum's first ANALYZE) it ANDed in the account's whole index instead, whose
-  // cost grows with the account.
-  const byTrigrams = db
-    .selectFrom(table)
-    .where(sql<SqlBool>`account_id + 0 = ${accountId}`)
-    .where(matching(query.search));
-  const ids = sqlite
-    ? (await indexedIdsQuery(table, accountId, query.search, FEW_MATCHES + 1).execute(db)).rows
-    : await byTrigrams
-        .select('id')
-        .limit(FEW_MATCHES + 1)
-        .execute();
+  if (!sqlite) {
+    const folded = foldText(query.search);
+    const found = await postgresMatches(db, table, accountId, { folded, size, fewMatches: FEW_MATCHES });
+    if (found.total === 0) return { rows: [], total: 0 };
+    return rowsOf(db, found.rows, query, found.total, found.exact);
+  }
+  const ids = (await indexedIdsQuery(table, accountId, query.search, FEW_MATCHES + 1).execute(db)).rows;
   if (ids.length === 0) return { rows: [], total: 0 };
   const all = owned.where(matching(query.search));
   if (ids.length > FEW_MATCHES) return rowsOf(db, all, query, FEW_MATCHES + 1, false);
   const total = ids.length;
-  if (!sqlite) return rowsOf(db, byTrigrams, query, total);
   // Many matches are read by walking the account in the page's order and testing each name, which finds a page
   // sooner than reading every match; few among the ids found. The walk wins when matches² > depth × size.
   const depth = (query.after === undefined ? (query.page - 1) * query.perPage : 0) + query.perPage;
@@ -280,8 +277,19 @@ async function filteredMatches(
   return filtered(byTrigrams, table, accountId, filters);
 }
 
-async function countOf(base: SelectQueryBuilder<DB, ResourceTable, object>): Promise<number> {
-  const row = await base.select((eb) => eb.fn.countAll<number | string | bigint>().as('total')).executeTakeFirst();
+/** The number of rows of `base`, or `upTo` (given with `db`) when there are at least that many: it reads no further. */
+async function countOf(
+  base: SelectQueryBuilder<DB, ResourceTable, object>,
+  upTo?: number,
+  db?: Database,
+): Promise<number> {
+  const counted =
+    upTo === undefined || db === undefined
+      ? base.select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
+      : db
+          .selectFrom(base.select(sql`1`.as('one')).limit(upTo).as('found'))
+          .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'));
+  const row = await counted.executeTakeFirst();
   return Number(row?.total ?? 0);
 }
 

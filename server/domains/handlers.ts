@@ -4,7 +4,7 @@
 import type { Database } from '../db/database.js';
 import type { ListFilters } from '../db/listing.js';
 import { type EventSubscriber, eventLog } from '../events/outbox.js';
-import { etagOf, ifMatchVersions, noneMatch } from '../http/conventions/conditional.js';
+import { etagOf, noneMatch } from '../http/conventions/conditional.js';
 import { commaFilters, metadataFilter } from '../http/conventions/list-filters.js';
 import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
@@ -33,12 +33,11 @@ type DomainHandlers = Pick<Handlers, DomainOperation>;
 export function domainHandlers(db: Database, checks: DomainChecks, fanOut: EventSubscriber): DomainHandlers {
   const targets = targetsOf(checks);
   const domains = domainRepository(db, checks.schedule, eventLog('domain', fanOut), targets);
-  const update: Handler<'domains_update'> = async ({ account, path, headers, body, requestId, actor }) => {
+  const update: Handler<'domains_update'> = async ({ account, path, expected, body, requestId, actor }) => {
     const changes: DomainChanges = {};
     if (body.index_page !== undefined) changes.index_page = normalizePageUrl(body.index_page);
     if (body.not_found_page !== undefined) changes.not_found_page = normalizePageUrl(body.not_found_page);
     if (body.metadata !== undefined) changes.metadata = body.metadata;
-    const expected = ifMatchVersions(headers['If-Match'], path.id);
     const domain = await withinMetadataLimit(() =>
       domains.update(account.id, path.id, changes, expected, causeOf(requestId, actor)),
     );
@@ -121,8 +120,7 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
       }
     },
 
-    async domains_delete({ account, path, headers, requestId, actor }) {
-      const expected = ifMatchVersions(headers['If-Match'], path.id);
+    async domains_delete({ account, path, expected, requestId, actor }) {
       if (!(await domains.remove(account.id, path.id, expected, causeOf(requestId, actor)))) {
         throw notFound('domain', path.id);
       }

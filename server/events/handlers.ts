@@ -47,7 +47,7 @@ export function eventHandlers(db: Database, redeliver: EventRedelivery): Pick<Ha
         status: 200,
         body: {
           data: rows.map((row) => JSON.parse(row.payload)),
-          links: { next: nextLink(url.path, url.sent, rows, query.per_page) },
+          links: { next: nextLink(url, rows, query.per_page) },
         },
       };
     },

@@ -1,11 +1,15 @@
 // The one runner of background work (the shape of graphile-worker's `run({ taskList })` and pg-boss's Worker).
 // A job is a module's plain functions: `claim` takes up to `limit` units of due work for this process (a lease
 // in their rows, so another process or instance never runs the same unit), `run` does one unit and records its
-// outcome, or returns it for the next claim to record, with every other unit's finished meanwhile, in the claim's
-// own transaction (one write, and one commit to wait for, where there were one per unit and one per claim). The
-// runner owns everything around them: how many units run at once, when to look again (woken at commit through
-// db/wakeups.ts, or a slow poll for work due later: retries, scheduled checks), and one stop().
+// outcome, or returns it for `record`, which the runner calls with every unit's outcome finished meanwhile, in one
+// transaction with the next claim (one write, and one commit to wait for, where there were one per unit and one
+// per claim). The runner owns everything around them: how many units run at once, when to look again (woken at
+// commit through db/wakeups.ts, or a slow poll for work due later: retries, scheduled checks; how soon a loop
+// claims again is the database's, db/database.ts's claimPace), and one stop().
 import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import { claimPace, type Database } from '../db/database.js';
+import type { DB } from '../db/schema.js';
 import type { Wakeups } from '../db/wakeups.js';
 import type { Logger } from '../logger.js';
 import { traceFieldsOf } from '../tracing.js';
@@ -19,16 +23,23 @@ export interface Job<Unit, Finished = void> {
   /** How long to wait before looking again when nothing woke the job: for work that falls due by itself. */
   pollMs: number;
   /**
-   * Takes up to `limit` due units for this process, identified as `worker`; none when nothing is due. First, in the
-   * same transaction, records `finished`: what `run` returned for units whose outcome it left to be recorded (each
-   * still under its claim until then). `limit` is 0 when only they are to be recorded (at stop).
+   * Takes up to `limit` due units for this process, identified as `worker`; none when nothing is due. In `trx` when
+   * the runner has just recorded finished units in it (`record`): the claim sees the places they freed.
    */
-  claim(limit: number, worker: string, finished?: readonly Finished[]): Promise<Unit[]>;
+  claim(limit: number, worker: string, trx?: Transaction<DB>): Promise<Unit[]>;
   /**
-   * Does one claimed unit and records its outcome (guarded by the claim), or returns the outcome for the next
-   * claim to record; the unit's place is free for another once it returns.
+   * Does one claimed unit and records its outcome (guarded by the claim), or returns the outcome for `record`; the
+   * unit's place is free for another once it returns.
    */
   run(unit: Unit, worker: string): Promise<Finished | undefined>;
+  /**
+   * Records, in `trx`, what `run` returned (each unit still under `worker`'s claim until then). The runner calls it
+   * in the transaction of its next claim, or alone at stop, or one outcome per transaction when a transaction of
+   * several failed. What it returns is called once `trx` has committed (what the records make known: metrics, logs).
+   */
+  record?(finished: readonly Finished[], trx: Transaction<DB>, worker: string): Promise<(() => void) | undefined>;
+  /** A finished outcome's fields for the log line saying it could not be recorded. */
+  describe?(finished: Finished): Record<string, unknown>;
   /** When a claim came back short for a reason of the job's own (a rate limit), how soon to look again. */
   retryInMs?(): number | undefined;
 }
@@ -49,11 +60,12 @@ export type AnyJob = Job<any, any>;
 
 export function startJobs(
   jobs: readonly AnyJob[],
-  { wakeups, logger }: { wakeups: Wakeups; logger: Logger },
+  { db, wakeups, logger }: { db: Database; wakeups: Wakeups; logger: Logger },
 ): JobRunner {
   const worker = randomUUID();
   let stopped = false;
-  const loops = jobs.map((job) => jobLoop(job, worker, logger, () => stopped));
+  const pace = claimPace(db);
+  const loops = jobs.map((job) => jobLoop(job, { db, pace, worker, logger }, () => stopped));
   const unlisten = wakeups.listen((topic) => {
     for (const loop of loops) if (topic === '*' || loop.job.wakeOn.includes(topic)) loop.look();
   });
@@ -97,9 +109,13 @@ async function settledBy(work: Promise<unknown>, until: number): Promise<boolean
  * One job's loop: claims while there is room and runs each unit; looks again when a unit ends, a wake-up comes or
  * the poll's time is up.
  */
-function jobLoop(job: AnyJob, worker: string, logger: Logger, stopped: () => boolean) {
+function jobLoop(
+  job: AnyJob,
+  { db, pace, worker, logger }: { db: Database; pace: () => Promise<void>; worker: string; logger: Logger },
+  stopped: () => boolean,
+) {
   const inFlight = new Set<Promise<void>>();
-  /** Outcomes `run` returned, for the next claim to record. */
+  /** Outcomes `run` returned, for `record` before the next claim. */
   let finished: unknown[] = [];
   let claiming: Promise<void> | undefined;
   let again = false;
@@ -114,11 +130,9 @@ function jobLoop(job: AnyJob, worker: string, logger: Logger, stopped: () => boo
 
   async function claimWhileRoom(): Promise<void> {
     for (let first = true; first || (again && !stopped()); first = false) {
-      // Looking again (units finished while this claim was under way, or it filled its room): in the event loop's
-      // next check phase, not at once. What that turn's I/O finishes (attempts answered, say) joins this claim,
-      // instead of waiting for the one after it; and on SQLite the claim still commits with the writes the turn
-      // made (the group commit, db/sqlite-dialect.ts, commits in that phase, after this).
-      if (!first) await new Promise((resolve) => setImmediate(resolve));
+      // Looking again (units finished while this claim was under way, or it filled its room): when the database
+      // says (db/database.ts's claimPace), not at once.
+      if (!first) await pace();
       if (stopped()) return;
       again = false;
       const room = job.concurrency - inFlight.size;
@@ -128,7 +142,7 @@ function jobLoop(job: AnyJob, worker: string, logger: Logger, stopped: () => boo
         const running: Promise<void> = job
           .run(unit, worker)
           .then((outcome) => {
-            if (outcome !== undefined) finished.push(outcome);
+            if (outcome !== undefined && job.record) finished.push(outcome);
           })
           .catch((error: unknown) => {
             // Its claim runs out and the unit is taken again: a fault here is logged, not fatal.
@@ -149,15 +163,42 @@ function jobLoop(job: AnyJob, worker: string, logger: Logger, stopped: () => boo
     }
   }
 
-  /** A claim that records the outcomes finished so far; they wait for the next one when it fails. */
+  /**
+   * A claim of up to `limit` units, after the outcomes finished so far are recorded in its transaction. When that
+   * transaction fails, each outcome is recorded alone (one that cannot be written does not hold back the others),
+   * and nothing is claimed until the next look; one that still fails is left to its claim (its unit is done again
+   * once the lease runs out: at least once).
+   */
   async function claimRecording(limit: number): Promise<unknown[]> {
     const recording = finished;
     finished = [];
+    const { record } = job;
+    if (!record || recording.length === 0) return limit > 0 ? job.claim(limit, worker) : [];
     try {
-      return await job.claim(limit, worker, recording);
+      const { recorded, claimed } = await db.transaction().execute(async (trx) => ({
+        recorded: await record(recording, trx, worker),
+        claimed: limit > 0 ? ((await job.claim(limit, worker, trx)) as unknown[]) : [],
+      }));
+      recorded?.();
+      return claimed;
     } catch (error) {
-      finished = [...recording, ...finished];
-      throw error;
+      logger.warn('background job recording one by one', {
+        job: job.name,
+        units: recording.length,
+        error: String(error),
+      });
+      for (const one of recording) {
+        try {
+          (await db.transaction().execute((trx) => record([one], trx, worker)))?.();
+        } catch (recordError) {
+          logger.error('background job could not record a unit: left to its claim', {
+            job: job.name,
+            ...job.describe?.(one),
+            error: String(recordError),
+          });
+        }
+      }
+      return [];
     }
   }
 

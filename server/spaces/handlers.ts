@@ -1,7 +1,7 @@
 // HTTP handlers of the space operations: map validated input, by the space rules (rules.ts), to the repository
 // and records to replies.
 
-import { etagOf, ifMatchVersions, noneMatch } from '../http/conventions/conditional.js';
+import { etagOf, noneMatch } from '../http/conventions/conditional.js';
 import { metadataFilter } from '../http/conventions/list-filters.js';
 import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
@@ -21,9 +21,8 @@ export type SpaceOperation =
 type SpaceHandlers = Pick<Handlers, SpaceOperation>;
 
 export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
-  const update: Handler<'spaces_update'> = async ({ account, path, headers, body, requestId, actor }) => {
+  const update: Handler<'spaces_update'> = async ({ account, path, expected, body, requestId, actor }) => {
     const changes = spaceChangesOf(body);
-    const expected = ifMatchVersions(headers['If-Match'], path.id);
     const space = await withinMetadataLimit(() =>
       spaces.update(account.id, path.id, changes, expected, causeOf(requestId, actor)),
     );
@@ -62,8 +61,7 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
     spaces_update: update,
     spaces_patch: update,
 
-    async spaces_delete({ account, path, headers, requestId, actor }) {
-      const expected = ifMatchVersions(headers['If-Match'], path.id);
+    async spaces_delete({ account, path, expected, requestId, actor }) {
       if (!(await spaces.remove(account.id, path.id, expected, causeOf(requestId, actor)))) {
         throw notFound('space', path.id);
       }

@@ -44,7 +44,7 @@ export function claimDeliveries(
   return claimFairDeliveries(db, claim, fairness);
 }
 
-/** The delivery job: fair claims, one attempt per claimed delivery, recorded by the next claim (attempt-records.ts). */
+/** The delivery job: fair claims, one attempt per claimed delivery, recorded before the next claim (attempt-records.ts). */
 export function deliveryJob(
   db: Database,
   settings: WebhookSettings,
@@ -56,10 +56,15 @@ export function deliveryJob(
     concurrency: settings.concurrency,
     wakeOn: [DELIVERIES_TOPIC],
     pollMs: settings.pollMs,
-    async claim(limit, worker, finished = []) {
-      if (finished.length === 0) return claimDeliveries(db, { limit, worker, leaseMs }, settings);
-      const reported = (attempts: readonly FinishedAttempt[], outcomes: Array<DeliveryOutcome | undefined>) =>
-        attempts.forEach((attempt, i) => {
+    // In the runner's transaction when it has just recorded finished attempts (`record`): the claim sees the places
+    // they freed.
+    claim: (limit, worker, trx) => claimDeliveries(trx ?? db, { limit, worker, leaseMs }, settings),
+    // The attempts finished since the last claim, recorded in the transaction the runner then claims in; an attempt
+    // the runner cannot record even alone stays claimed until its lease runs out, then is sent again (at least once).
+    async record(finished, trx, worker) {
+      const outcomes = await recordAttempts(trx, settings, worker, finished, { random, logger });
+      return () =>
+        finished.forEach((attempt, i) => {
           const outcome = outcomes[i];
           if (outcome) observer?.attempted(outcome, attempt.result.latencyMs);
           logger.debug('webhook attempt', {
@@ -72,35 +77,8 @@ export function deliveryJob(
             ...(attempt.result.error ? { error: attempt.result.error } : {}),
           });
         });
-      try {
-        // One transaction: the attempts finished since the last claim, then the claim, which sees their places free.
-        const { outcomes, claimed } = await db.transaction().execute(async (trx) => ({
-          outcomes: await recordAttempts(trx, settings, worker, finished, { random, logger }),
-          claimed: limit > 0 ? await claimDeliveries(trx, { limit, worker, leaseMs }, settings) : [],
-        }));
-        reported(finished, outcomes);
-        return claimed;
-      } catch (error) {
-        // Each attempt on its own, so that one whose record cannot be written does not hold back the others; one
-        // that still fails is left unrecorded, as a failed record always was: its delivery stays claimed until the
-        // lease runs out, then is sent again (at least once). The places are claimed at the next look.
-        logger.warn('webhook attempts recorded one by one', { attempts: finished.length, error: String(error) });
-        for (const attempt of finished) {
-          try {
-            const outcomes = await db
-              .transaction()
-              .execute((trx) => recordAttempts(trx, settings, worker, [attempt], { random, logger }));
-            reported([attempt], outcomes);
-          } catch (recordError) {
-            logger.error('webhook attempt not recorded', {
-              delivery_id: attempt.delivery.id,
-              error: String(recordError),
-            });
-          }
-        }
-        return [];
-      }
     },
+    describe: (attempt) => ({ delivery_id: attempt.delivery.id }),
     run: (delivery, worker) => attemptDelivery(db, settings, delivery, worker, observer),
   };
 }

@@ -229,7 +229,7 @@ export function webhookEndpointHandlers(
       if (!endpoint) throw endpointNotFound(path.id);
       const before = readIdCursor(query.after as string | undefined);
       const page = await recoveries.list(endpoint.id, query.per_page, before);
-      return { status: 200, body: { data: page, links: { next: nextLink(url.path, url.sent, page, query.per_page) } } };
+      return { status: 200, body: { data: page, links: { next: nextLink(url, page, query.per_page) } } };
     },
 
     async 'webhook-endpoints_recoveries_show'({ account, path }) {
@@ -250,7 +250,7 @@ export function webhookEndpointHandlers(
       });
       return {
         status: 200,
-        body: { data: attempts, links: { next: nextLink(url.path, url.sent, attempts, query.per_page) } },
+        body: { data: attempts, links: { next: nextLink(url, attempts, query.per_page) } },
       };
     },
   };

@@ -202,7 +202,7 @@ describe('scheduled checks under one account’s failing claims', () => {
     // 5 queries a second against 60 claims: taken oldest first, the claims would hold every slot once expired.
     const scheduler = startJobs(
       [domainCheckJob(db, world.checks, { queriesPerSecond: 5, idleMs: 100 }, webhookFanOut(DEFAULT_WEBHOOK_SETTINGS))],
-      { wakeups: wakeupsOf(db), logger: createLogger('silent') },
+      { db, wakeups: wakeupsOf(db), logger: createLogger('silent') },
     );
     try {
       const misconfigured = await within(20_000, async () => (await show(quiet, steady.id)).status === 'misconfigured');

@@ -2,6 +2,7 @@
 // matches): `meta.total` is a lower bound, `meta.total_exact` is false, and the pages, links and a walk by
 // `links.next` or by cursor still give every match once, in order. Up to FEW_MATCHES the total stays exact.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { operations } from '../../generated/api.js';
 import { FEW_MATCHES, foldText } from '../../server/db/listing.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
 import { getRaw, type ListedResource, resources } from './fixtures.js';
@@ -102,5 +103,42 @@ describe.each(resources)('$resource search with more than FEW_MATCHES matches', 
     const { page } = await resource.list(account, { search: 'some-' });
     expect(page?.meta.total).toBe(SOME);
     expect(page?.meta).not.toHaveProperty('total_exact');
+  });
+});
+
+// A filter is counted as a search is: up to FEW_MATCHES exactly, past it as a lower bound (the count would cost in
+// proportion to the records the filter keeps).
+describe('domains filtered to more than FEW_MATCHES records', () => {
+  const domains = resources[0] as ListedResource;
+  let account: TestAccount;
+  const filteredList = async (query: NonNullable<operations['domains_list']['parameters']['query']>) => {
+    const { data, response } = await account.client.GET('/domains', { params: { query } });
+    return { status: response.status, page: data };
+  };
+  beforeAll(async () => {
+    account = await server.account();
+    await insertNamed(domains, account, 'kept', MANY); // active: the column's default for rows inserted so
+  });
+
+  it('answers a lower bound for the total, says so, and pages to the last record', async () => {
+    const first = await filteredList({ status: 'active' });
+    expect(first.page?.meta).toMatchObject({ current_page: 1, total_exact: false, from: 1, to: 10 });
+    expect(first.page?.meta.total).toBeGreaterThan(FEW_MATCHES);
+    expect(first.page?.meta.total).toBeLessThanOrEqual(MANY);
+    expect(first.page?.links.next).toContain('page=2');
+    const last = Math.ceil(MANY / 100);
+    const end = await filteredList({ status: 'active', per_page: 100, page: last });
+    expect(end.page?.data).toHaveLength(MANY - (last - 1) * 100);
+    expect(end.page?.meta).toMatchObject({ total: MANY, total_exact: false, to: MANY });
+    expect(end.page?.links.next).toBeNull();
+  });
+
+  it('keeps the total exact where the filter keeps FEW_MATCHES or fewer', async () => {
+    const { page } = await filteredList({ status: 'active', search: '-4999.' });
+    expect(page?.meta.total).toBe(1);
+    expect(page?.meta).not.toHaveProperty('total_exact');
+    const none = await filteredList({ status: 'pending' });
+    expect(none.page?.meta).toMatchObject({ total: 0 });
+    expect(none.page?.meta).not.toHaveProperty('total_exact');
   });
 });

@@ -11,6 +11,7 @@ import { issueKey } from '../../server/accounts/keys.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
 import { eventLog } from '../../server/events/outbox.js';
+import { eventRepository } from '../../server/events/repository.js';
 import { spaceRepository } from '../../server/spaces/repository.js';
 import { webhookFanOut } from '../../server/webhooks/fan-out.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/settings.js';
@@ -49,5 +50,17 @@ describe("the benchmark peers' answers (scripts/bench/same-answers.ts)", () => {
     expect((peers.show(accountId, id).body as { data: unknown }).data).toEqual(await servicesRecord(id));
     const updated = peers.update(accountId, id, { color: 6 }).body as { data: unknown };
     expect(updated).toEqual({ data: await servicesRecord(id) });
+  });
+
+  it('delete a space as the service does, and list the events the service logs, newest first', async () => {
+    const stored = peers.store(accountId, { name: 'Peer to delete', color: 2 }).body as { data: { id: number } };
+    const id = stored.data.id;
+    expect(peers.delete(accountId, id).status).toBe(204);
+    expect(await servicesRecord(id)).toBeUndefined();
+    expect(peers.delete(accountId, id).status).toBe(404);
+    const listed = (await peers.events(accountId, { per_page: 10 }, {})).body as { data: Array<{ type: string }> };
+    const logged = await eventRepository(db).list(accountId, { limit: 10 });
+    expect(listed.data).toEqual(logged.map((row) => JSON.parse(row.payload)));
+    expect(listed.data[0]).toMatchObject({ type: 'space.deleted', data: { object: { id } } });
   });
 });

@@ -53,8 +53,8 @@ export interface Installed {
 
 /**
  * The release's files (`git archive` of its commit) in a new temporary folder, with this checkout's node_modules.
- * With `exactPackages` (to run it as the release ran), its own `npm ci` instead when its package-lock.json names
- * other packages than the checkout's (a minute or more: it may compile the SQLite driver).
+ * With `exactPackages` (to run it as the release ran), its own `npm ci --omit=dev` instead when its
+ * package-lock.json names other packages than the checkout's (a minute or more: it may compile the SQLite driver).
  */
 export function installRelease(release: Release, { exactPackages = false } = {}): Installed {
   if (!inHistory(release)) {
@@ -74,7 +74,8 @@ export function installRelease(release: Release, { exactPackages = false } = {})
       symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(dir, 'node_modules'));
       return { dir, packages: 'shared', remove };
     }
-    execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'pipe', timeout: 600_000 });
+    // As the release's image installs it (its Dockerfile's `npm ci --omit=dev`): the runtime packages only.
+    execFileSync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'pipe', timeout: 600_000 });
     return { dir, packages: 'installed', remove };
   } catch (error) {
     remove();

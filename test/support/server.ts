@@ -142,6 +142,7 @@ export async function startServer(
           logger: createLogger('silent'),
         }),
         {
+          db,
           wakeups: wakeupsOf(db),
           logger: createLogger('silent'),
         },

@@ -3,7 +3,7 @@
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { admitsApiTypes } from '../../server/http/routing/routing.js';
+import { admitsApiTypes } from '../../server/http/api/route-ends.js';
 
 function requestWith(accept: string | undefined): IncomingMessage {
   const req = new IncomingMessage(new Socket());

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { observeRouting, type RoutingLookupResult } from '../../server/domains/routing-rules.js';
 import { dnsRecords, domainKind, NO_TARGETS, type RoutingTargets } from '../../server/domains/routing-targets.js';
 import { commaListValues } from '../../server/formats.js';
-import { commaListMessage } from '../../server/http/validation/field-messages.js';
+import { commaListMessage } from '../../server/http/conventions/list-filters.js';
 
 const BOTH: RoutingTargets = { cname: 'edge.platform.example', a: ['192.0.2.10'], aaaa: ['2001:db8::10'] };
 const CNAME_ONLY: RoutingTargets = { cname: 'edge.platform.example', a: [], aaaa: [] };

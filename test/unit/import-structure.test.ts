@@ -1,8 +1,9 @@
 // The import structure of server/: no circle of imports (type imports included), the database layer imports
 // nothing of the registry, the resources or HTTP, the backup command loads the database layer only, inside a
-// resource folder only its HTTP adapters import server/http/, runtime code never imports a migration, and no code
-// outside server/db/ knows the engine (db/database.ts's claim): no import of an engine's module or driver, no
-// branch on the engine, no engine-specific SQL or row lock.
+// resource folder only its HTTP adapters import server/http/, runtime code never imports a migration, inside
+// server/http/ every import points down its layers (the request context and route table at the bottom, the
+// chain composed at the top), and no code outside server/db/ knows the engine (db/database.ts's claim): no import
+// of an engine's module or driver, no branch on the engine, no engine-specific SQL or row lock.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -108,6 +109,32 @@ const MIGRATION_RUNTIME = ['server/db/database.ts'];
 const migrationModules = new Set(
   [...graph.keys()].filter((file) => /^\/\/ Migration \d{4}\b/.test(readFileSync(join(ROOT, file), 'utf8'))),
 );
+
+/**
+ * The folders of server/http/, bottom first: a file imports only from its own folder or one below it. At the
+ * bottom the route table, the request context and the handlers' types (routing/); the problems every step may
+ * raise; the steps of every request (pipeline/); the API's conventions (cursors, pagination, conditional
+ * requests); validation; access (keys, quotas, scopes, CORS); the pages beside the API; at the top the chain of
+ * each operation composed, and dispatch (api/).
+ */
+const HTTP_LAYERS = ['routing', 'problems', 'pipeline', 'conventions', 'validation', 'access', 'pages', 'api'];
+const httpLayerOf = (file: string) => /^server\/http\/([^/]+)\//.exec(file)?.[1];
+
+/** The imports inside server/http/ that run up its layers (or leave a folder no layer names), as `from -> to`. */
+function upwardHttpImports(edges: Map<string, string[]>, layers: string[]): string[] {
+  return [...edges].flatMap(([file, targets]) => {
+    const from = httpLayerOf(file);
+    if (from === undefined) return [];
+    return targets
+      .filter((target) => {
+        const to = httpLayerOf(target);
+        if (to === undefined) return false;
+        const [rankFrom, rankTo] = [layers.indexOf(from), layers.indexOf(to)];
+        return rankFrom < 0 || rankTo < 0 || rankTo > rankFrom;
+      })
+      .map((target) => `${file} -> ${target}`);
+  });
+}
 
 /** Modules of no layer, which import nothing of the service: the logger and the tracing port. */
 const LAYERLESS = ['server/logger.ts', 'server/tracing.ts'];
@@ -243,6 +270,31 @@ describe('the import structure of server/', () => {
     ['a word in a message', "throw new Error('the update of the share failed');"],
   ])('finds no engine in %s', (_name, text) => {
     expect(engineKnowledge(text, ['server/db/database.ts'])).toEqual([]);
+  });
+
+  it('keeps server/http/ one way: no import runs back up its layers', () => {
+    expect(upwardHttpImports(graph, HTTP_LAYERS)).toEqual([]);
+  });
+
+  it.each([
+    [
+      'downward and within a folder',
+      { 'server/http/api/a.ts': ['server/http/routing/b.ts', 'server/http/api/c.ts'] },
+      [],
+    ],
+    [
+      'an import back up',
+      { 'server/http/routing/b.ts': ['server/http/validation/d.ts'] },
+      ['server/http/routing/b.ts -> server/http/validation/d.ts'],
+    ],
+    [
+      'a folder no layer names',
+      { 'server/http/extra/e.ts': ['server/http/routing/b.ts'] },
+      ['server/http/extra/e.ts -> server/http/routing/b.ts'],
+    ],
+    ['an import from outside http/', { 'server/app.ts': ['server/http/api/a.ts'] }, []],
+  ])('finds in server/http/ %s', (_name, edges, expected) => {
+    expect(upwardHttpImports(new Map(Object.entries(edges)), HTTP_LAYERS)).toEqual(expected);
   });
 
   it.each([

@@ -6,6 +6,8 @@ import { type ListRequest, listQueryOf, paginationOf } from '../../server/http/c
 import { HttpProblem } from '../../server/http/problems/problem.js';
 
 const PATH = '/api/v1/spaces';
+/** The cursors in links as they are (sealing is cursor.ts's, tested there). */
+const seal = (cursor: string) => cursor;
 const byPage = (page: number, perPage = 10): ListRequest => ({ search: '', sortBy: 'id', sort: 'asc', perPage, page });
 
 describe('pages by number', () => {
@@ -20,7 +22,7 @@ describe('pages by number', () => {
     [7, 25, 0, 7, 3, null, null, 3, null],
   ])('page %i of %i records (%i on it)', (page, total, onPage, current, last, from, to, prev, next) => {
     const sent = { page: String(page) };
-    const { links, meta } = paginationOf({ path: PATH, sent }, byPage(page), { total, onPage });
+    const { links, meta } = paginationOf({ path: PATH, sent, seal }, byPage(page), { total, onPage });
     expect(meta).toEqual({ current_page: current, last_page: last, per_page: 10, total, from, to });
     expect(links).toEqual({
       first: `${PATH}?page=1`,
@@ -32,13 +34,17 @@ describe('pages by number', () => {
 
   it('keeps the other parameters in every link, a space as %20', () => {
     const sent = { search: 'a b&c', per_page: '10', page: '2' };
-    const { links } = paginationOf({ path: PATH, sent }, byPage(2), { total: 30, onPage: 10 });
+    const { links } = paginationOf({ path: PATH, sent, seal }, byPage(2), { total: 30, onPage: 10 });
     expect(links.next).toBe(`${PATH}?search=a%20b%26c&per_page=10&page=3`);
     expect(links.first).toBe(`${PATH}?search=a%20b%26c&per_page=10&page=1`);
   });
 
   it('marks a lower-bound total and counts only what the page holds', () => {
-    const { meta } = paginationOf({ path: PATH, sent: {} }, byPage(1), { total: 5001, totalExact: false, onPage: 10 });
+    const { meta } = paginationOf({ path: PATH, sent: {}, seal }, byPage(1), {
+      total: 5001,
+      totalExact: false,
+      onPage: 10,
+    });
     expect(meta).toMatchObject({ total: 5001, total_exact: false, from: 1, to: 10, last_page: 501 });
   });
 });
@@ -48,7 +54,11 @@ describe('a cursor walk', () => {
 
   it('starts with after= and links the next page by a cursor that carries the walk', () => {
     const next = { id: 10, nameKey: '' };
-    const { links, meta } = paginationOf({ path: PATH, sent: { after: '' } }, walk(0), { total: 25, onPage: 10, next });
+    const { links, meta } = paginationOf({ path: PATH, sent: { after: '' }, seal }, walk(0), {
+      total: 25,
+      onPage: 10,
+      next,
+    });
     expect(meta).toMatchObject({ current_page: 1, last_page: 3, from: 1, to: 10 });
     expect(links.first).toBe(`${PATH}?after=`);
     const cursor = new URL(links.next ?? '', 'http://x').searchParams.get('after') ?? '';
@@ -56,7 +66,7 @@ describe('a cursor walk', () => {
   });
 
   it('ends with no next link', () => {
-    const { links, meta } = paginationOf({ path: PATH, sent: {} }, walk(20), { total: 25, onPage: 5 });
+    const { links, meta } = paginationOf({ path: PATH, sent: {}, seal }, walk(20), { total: 25, onPage: 5 });
     expect(links.next).toBeNull();
     expect(meta).toMatchObject({ current_page: 3, from: 21, to: 25 });
   });
@@ -64,7 +74,7 @@ describe('a cursor walk', () => {
   it('raises a lower-bound total to what the walk has seen, plus one while more follow', () => {
     const next = { id: 90, nameKey: '' };
     const result = { total: 5001, totalExact: false, onPage: 10, next };
-    const { meta } = paginationOf({ path: PATH, sent: {} }, walk(6000), result);
+    const { meta } = paginationOf({ path: PATH, sent: {}, seal }, walk(6000), result);
     expect(meta).toMatchObject({ total: 6011, total_exact: false, from: 6001, to: 6010 });
   });
 });

@@ -1,5 +1,5 @@
-// Attempts recorded in batches, on the engine under test: the delivery job's claim records every attempt finished
-// since the last one in its own transaction, and what one attempt of a batch does to its endpoint the next one
+// Attempts recorded in batches, on the engine under test: the delivery job records every attempt finished since
+// the last claim in the transaction of the next, and what one attempt of a batch does to its endpoint the next one
 // sees; a delivery whose claim ran out is not recorded by the process that lost it, one cancelled meanwhile stays
 // cancelled. The job's functions run by hand here (no runner), against real rows; the sends are not made.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -143,7 +143,11 @@ describe('attempts recorded in batches', () => {
     expect(await job.claim(8, 'three')).toEqual([]);
     const pendingBefore = (await deliveries()).filter((row) => row.state === 'pending').length;
 
-    const next = await job.claim(8, 'three', [finishedWith(first as ClaimedDelivery, undefined)]);
+    // As the runner does it: the finished attempt recorded, then the claim, in one transaction.
+    const next = await server.db.transaction().execute(async (trx) => {
+      await job.record?.([finishedWith(first as ClaimedDelivery, undefined)], trx, 'three');
+      return job.claim(8, 'three', trx);
+    });
 
     // The failed attempt was the last the (empty) schedule allows: recorded, the delivery failed, and its place taken
     // by the endpoint's next delivery in the same transaction.
@@ -156,10 +160,12 @@ describe('attempts recorded in batches', () => {
     expect((await attempts()).at(-1)).toMatchObject({ delivery_id: first?.id, attempt: 1, status: 'failed' });
     expect(await failingSince()).not.toBeNull();
 
-    // At stop the runner records what is left with a claim of none: recorded, nothing claimed; a success of an
+    // At stop the runner records what is left in a transaction of its own, claiming nothing; a success of an
     // attempt made while the endpoint was failing clears that.
     const failing = await failingSince();
-    expect(await job.claim(0, 'three', [finishedWith(next[0] as ClaimedDelivery, 200, failing)])).toEqual([]);
+    await server.db.transaction().execute(async (trx) => {
+      await job.record?.([finishedWith(next[0] as ClaimedDelivery, 200, failing)], trx, 'three');
+    });
     expect((await deliveries()).find((row) => Number(row.id) === next[0]?.id)).toMatchObject({
       state: 'succeeded',
       claimed_by: null,

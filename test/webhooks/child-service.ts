@@ -48,7 +48,8 @@ export async function subscribeFirstKey(
   { origin, run }: ChildService,
   url: string,
 ): Promise<{ headers: Record<string, string>; endpoint: number }> {
-  await run.waitForOutput(/dss_[0-9a-f]{12}_/, 30_000).catch(() => undefined);
+  // In its output on a terminal, else in FIRST_KEY_FILE (a pipe here): polled, not waited for in the output.
+  await expect.poll(() => run.firstKey(), { timeout: 30_000 }).toBeDefined();
   const headers = { Authorization: `Bearer ${run.firstKey() ?? ''}`, 'Content-Type': 'application/json' };
   const made = await fetch(`${origin}/api/v1/webhook-endpoints`, {
     method: 'POST',

@@ -27,7 +27,7 @@ beforeAll(async () => {
   const logger = createLogger('silent');
   runner = startJobs(
     backgroundJobs(second, { webhooks: server.webhooks, domainChecks: offlineDomainChecks(), logger }),
-    { wakeups: wakeupsOf(second), logger },
+    { db: second, wakeups: wakeupsOf(second), logger },
   );
   receiver = await startReceiver();
   account = await server.account();

@@ -41,7 +41,7 @@ function startRunner(db: Database = server.db) {
   const logger = createLogger('silent');
   const runner = startJobs(
     backgroundJobs(db, { webhooks: server.webhooks, domainChecks: offlineDomainChecks(), logger }),
-    { wakeups: wakeupsOf(db), logger },
+    { db, wakeups: wakeupsOf(db), logger },
   );
   runners.push(runner);
   return runner;
@@ -202,7 +202,7 @@ describe('a recovery after an outage', () => {
       const logger = createLogger('silent');
       const runner = startJobs(
         backgroundJobs(small.db, { webhooks: small.webhooks, domainChecks: offlineDomainChecks(), logger }),
-        { wakeups: wakeupsOf(small.db), logger },
+        { db: small.db, wakeups: wakeupsOf(small.db), logger },
       );
       try {
         let ended: { status: string; queued: number; skipped: number } | undefined;

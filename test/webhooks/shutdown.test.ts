@@ -1,13 +1,19 @@
 // SIGTERM while webhook attempts hang: the runner stops claiming at the signal and stops within the shutdown's
 // budget (DRAIN_DELAY_S + SHUTDOWN_GRACE_S), not after WEBHOOK_TIMEOUT_S, so a supervisor's grace (30 s in compose
 // and the systemd unit) is never what ends the process. The attempts it abandons are taken again once their claim
-// runs out: a healthy receiver then gets every change, each acknowledged once.
+// runs out: a healthy receiver then gets every change, each acknowledged once. Their claims (WEBHOOK_TIMEOUT_S + 5 s)
+// are checked in the database, then run out by moving them to the past rather than by waiting a minute.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, toIso } from '../../server/db/database.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
 import { childServices, serviceEnv, subscribeFirstKey } from './child-service.js';
 
 const CHANGES = 5;
+/** An attempt may take a minute: longer than any supervisor waits. */
+const TIMEOUT_S = 60;
+/** A delivery's claim: its attempt's time limit and 5 s to record it (webhooks/deliveries.ts). */
+const LEASE_MS = TIMEOUT_S * 1000 + 5_000;
 /** Deliveries in flight at once to the endpoint: the rest stay queued behind the hanging ones. */
 const IN_FLIGHT = 2;
 /** compose's stop_grace_period and the unit's TimeoutStopSec: the process must be gone well before. */
@@ -17,8 +23,7 @@ let receiver: Receiver;
 
 const env = () =>
   serviceEnv(database.url, {
-    // An attempt may take a minute: longer than any supervisor waits.
-    WEBHOOK_TIMEOUT_S: '60',
+    WEBHOOK_TIMEOUT_S: String(TIMEOUT_S),
     WEBHOOK_POLL_S: '0.05',
     WEBHOOK_ENDPOINT_CONCURRENCY: String(IN_FLIGHT),
     DRAIN_DELAY_S: '0',
@@ -43,6 +48,7 @@ describe('SIGTERM with attempts hanging', () => {
     const { headers } = await subscribeFirstKey(first, receiver.url);
     // The first attempts hang until the test ends: no answer, ever, from this receiver to the first process.
     receiver.script(...Array.from({ length: IN_FLIGHT }, () => ({ after: new Promise(() => {}) })));
+    const claimedFrom = Date.now();
     for (let i = 0; i < CHANGES; i++) {
       const created = await fetch(`${first.origin}/api/v1/spaces`, {
         method: 'POST',
@@ -62,6 +68,32 @@ describe('SIGTERM with attempts hanging', () => {
     // It claimed nothing after the signal: only the hanging ones were ever sent.
     expect(receiver.received).toHaveLength(IN_FLIGHT);
 
+    // The abandoned attempts are still claimed, each for WEBHOOK_TIMEOUT_S + 5 s from its claim (made after the
+    // first create, before the receiver had it). Their claims then run out: moved to the past, as a minute would.
+    const db = openDatabase(database.url);
+    try {
+      const claimed = await db
+        .selectFrom('webhook_deliveries')
+        .select(['id', 'claimed_until'])
+        .where('claimed_until', 'is not', null)
+        .execute();
+      expect(claimed).toHaveLength(IN_FLIGHT);
+      const sentBy = Math.max(...receiver.received.map((r) => r.at));
+      for (const { claimed_until } of claimed) {
+        const until = Date.parse(toIso(claimed_until as string | Date));
+        expect(until).toBeGreaterThanOrEqual(claimedFrom + LEASE_MS);
+        expect(until).toBeLessThanOrEqual(sentBy + LEASE_MS);
+      }
+      const past = new Date(Date.now() - 1_000).toISOString();
+      await db
+        .updateTable('webhook_deliveries')
+        .set({ claimed_until: past })
+        .where('claimed_until', 'is not', null)
+        .execute();
+    } finally {
+      await db.destroy();
+    }
+
     // The receiver answers 200 from now on (its script is spent).
     const second = await services.start();
     const events = (await (
@@ -71,8 +103,8 @@ describe('SIGTERM with attempts hanging', () => {
     expect(ids).toHaveLength(CHANGES);
     const acknowledged = () =>
       receiver.received.filter((r) => r.answer.after === undefined).map((r) => String(r.headers['webhook-id']));
-    // The queued ones at once, the abandoned ones once their claims (WEBHOOK_TIMEOUT_S + 5 s) run out.
-    await receiver.until(() => new Set(acknowledged()).size === CHANGES, 120_000);
+    // The queued ones, and the abandoned ones now that their claims have run out.
+    await receiver.until(() => new Set(acknowledged()).size === CHANGES, 60_000);
     expect(acknowledged().sort()).toEqual(ids);
     await second.run.stop('SIGTERM');
   }, 240_000);

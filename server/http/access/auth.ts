@@ -1,10 +1,10 @@
 // Bearer authentication for every /api/v1 request, before any detail of the request is looked at (a repeated
 // Authorization header is refused first).
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Account } from '../../accounts/keys.js';
 import { MAX_AUTHORIZATION, timesSent } from '../pipeline/input-limits.js';
 import { HttpProblem } from '../problems/problem.js';
-import { context } from '../routing/request-context.js';
+import { context, extend, type KeyedRequest, type RoutedRequest, type Step } from '../routing/request-context.js';
 
 const REALM = 'domain-space-service';
 // RFC 6750 b64token; the scheme name is case-insensitive.
@@ -30,8 +30,12 @@ export interface KeyCheck {
 /** `requireApiKey`'s last word on a key that authenticated (its expiry, its address ranges): throws to refuse it. */
 export type KeyAcceptance = (account: Account, req: Request) => void;
 
-export function requireApiKey(authenticate: KeyCheck, accept: KeyAcceptance = () => {}): RequestHandler {
-  return async (req, res, next) => {
+/** The step of every operation's chain that makes a routed request one of an account (401), or refuses it. */
+export function requireApiKey(
+  authenticate: KeyCheck,
+  accept: KeyAcceptance = () => {},
+): Step<RoutedRequest, KeyedRequest> {
+  return async (req, res, known) => {
     // Node keeps the first of several Authorization headers; which key was meant is anyone's guess.
     const sent = timesSent(req, 'authorization');
     if (sent > 1) {
@@ -57,7 +61,8 @@ export function requireApiKey(authenticate: KeyCheck, accept: KeyAcceptance = ()
       );
     }
     accept(account, req);
+    // The log line and the per-key quota name the account too.
     context(res).account = account;
-    next();
+    return extend(known, { account });
   };
 }

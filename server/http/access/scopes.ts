@@ -3,12 +3,12 @@
 // (api-routes.ts), so that the rule and the docs are one text; with it, the read scopes of the event types a
 // request names. Every read-scope 403 is written here.
 // Every fact comes with the cached key (server/accounts/keys.ts): no check reads the database.
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request } from 'express';
 import { addressAllowed, expired, type KeyPolicy, missingScopes } from '../../accounts/key-policy.js';
 import type { Account } from '../../accounts/keys.js';
 import { isEventType, missingToReceive, subscribable } from '../../events/read-scopes.js';
 import { HttpProblem } from '../problems/problem.js';
-import { context } from '../routing/request-context.js';
+import type { KeyedRequest, Step } from '../routing/request-context.js';
 import type { Route } from '../routing/routes.js';
 import { type KeyAcceptance, unauthorized } from './auth.js';
 
@@ -39,11 +39,12 @@ export function insufficientScope(
   account: Account,
   declared: readonly string[],
   req: Request,
+  template: string = req.path,
 ): HttpProblem | undefined {
   const missing = missingScopes(account.policy, declared);
   if (missing.length === 0) return undefined;
   const held = account.policy?.scopes;
-  const operation = `${req.method} ${context(req.res as Response).route?.template ?? req.path}`;
+  const operation = `${req.method} ${template}`;
   return new HttpProblem(
     'insufficient-scope',
     `This API key lacks the scope ${missing.join(' and ')}, which ${operation} needs. ` +
@@ -90,18 +91,16 @@ const NAMED_TYPES: Readonly<Record<string, NamedTypes>> = {
  * key and the body are read, before any field is judged, so a key that may not make the call learns that (403)
  * rather than what is wrong with its request (422).
  */
-export function requireScopes(route: Route): RequestHandler {
+export function requireScopes(route: Route): Step<KeyedRequest, KeyedRequest> {
   const declared = route.operation.scopes;
   const named = NAMED_TYPES[route.operation.id];
-  return (req, res, next) => {
-    const ctx = context(res);
-    const account = ctx.account;
-    // The key step (auth.ts) ran before; an unauthenticated request here is a fault of the route's chain.
-    if (!account) return next(new Error('request reached the scope check unauthenticated'));
-    const refused = declared.length > 0 ? insufficientScope(account, declared, req) : undefined;
-    if (refused || !named) return next(refused);
-    const asked = named(req.body, ctx.sentQuery ?? {});
-    next(asked && readScopeProblem(account.policy, asked.types, asked.what));
+  return (req, _res, known) => {
+    const problem = declared.length > 0 ? insufficientScope(known.account, declared, req, route.template) : undefined;
+    if (problem) throw problem;
+    const asked = named?.(req.body, known.sent);
+    const refused = asked && readScopeProblem(known.account.policy, asked.types, asked.what);
+    if (refused) throw refused;
+    return known;
   };
 }
 

@@ -47,11 +47,10 @@ export function noneMatch(header: string | undefined, etag: string): boolean {
 }
 
 /**
- * An If-Match header that is not an entity-tag list: `invalid-if-match` naming it, checked by the validation step
- * (request-validation.ts). Not a 412, which would tell the client the record changed.
+ * An If-Match header that is not an entity-tag list: `invalid-if-match` naming it. Not a 412, which would tell the
+ * client the record changed.
  */
-export function ifMatchProblem(header: string | undefined): HttpProblem | undefined {
-  if (header === undefined || entityTags(header) !== undefined) return undefined;
+function invalidIfMatch(): HttpProblem {
   return fieldProblem(
     'invalid-if-match',
     [
@@ -66,14 +65,14 @@ export function ifMatchProblem(header: string | undefined): HttpProblem | undefi
 }
 
 /**
- * The versions of record `id` that If-Match accepts: `any` without the header or for `*`, else those its
- * strong tags name (a weak tag never matches, RFC 9110 §13.1.1). An empty list matches no version. A header
- * that is not an entity-tag list is ifMatchProblem's, refused before any handler runs.
+ * If-Match read once (by the validation step, request-validation.ts): the versions of record `id` it accepts,
+ * `any` without the header or for `*`, else those its strong tags name (a weak tag never matches, RFC 9110
+ * §13.1.1; an empty list matches no version); or the problem of a header that is not an entity-tag list.
  */
-export function ifMatchVersions(header: string | undefined, id: number): ExpectedVersions {
+export function readIfMatch(header: string | undefined, id: number): ExpectedVersions | HttpProblem {
   if (header === undefined) return 'any';
   const tags = entityTags(header);
-  if (tags === undefined) throw ifMatchProblem(header);
+  if (tags === undefined) return invalidIfMatch();
   if (tags === '*') return 'any';
   const prefix = `"${id}.`;
   return tags

@@ -1,6 +1,7 @@
 // The opaque `after` cursor of a list walk: the sort it belongs to, how many records the walk has returned,
-// and the sort key of the last one, as a small JSON array; sealed at the edge (dispatch) with AES-256-GCM, so
-// that a cursor in a URL, a log or a proxy says nothing of the records, and one not made here is refused.
+// and the sort key of the last one, as a small JSON array; sealed with AES-256-GCM where a link carrying it is
+// built (pagination.ts, id-cursor.ts), so that a cursor in a URL, a log or a proxy says nothing of the records, and
+// one not made here is refused.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { ListPosition, ListQuery } from '../../db/listing.js';
 import type { FieldFormat } from '../../formats.js';
@@ -42,8 +43,12 @@ const KEY_INFO = 'dss list cursor v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
+/** Seals a cursor (with a key already at hand: sealing is then a few microseconds of plain computation). */
+export type Seal = (cursor: string) => string;
+
 export interface CursorSeal {
-  seal(cursor: string): Promise<string>;
+  /** The sealing function, once the key is known (asked for on the first call). */
+  sealer(): Promise<Seal>;
   /**
    * The cursor inside; NOT_A_CURSOR when it was not sealed with this key or was changed, for decodeCursor to
    * refuse (after listQueryOf's own checks of the parameters).
@@ -65,13 +70,19 @@ export function cursorSeal(secret: () => Promise<Buffer>): CursorSeal {
     });
     return pending;
   };
-  return {
-    async seal(cursor) {
-      const key = await keyOf();
+  const sealWith =
+    (key: Buffer): Seal =>
+    (cursor) => {
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       const sealed = Buffer.concat([iv, cipher.update(cursor, 'utf8'), cipher.final(), cipher.getAuthTag()]);
       return sealed.toString('base64url');
+    };
+  let sealer: Seal | undefined;
+  return {
+    async sealer() {
+      sealer ??= sealWith(await keyOf());
+      return sealer;
     },
     async open(sealed) {
       const key = await keyOf();

@@ -1,9 +1,10 @@
 // The cursor of the lists read newest first by id alone (events, delivery attempts): the last id of a page and a
-// digest of the list it walks (its path and filters), sealed at the edge like every cursor (cursor.ts), and the
-// link to the next page with the parameters the client sent.
+// digest of the list it walks (its path and filters), and the link to the next page with the parameters the client
+// sent, the cursor sealed in it as every cursor is (cursor.ts).
 import { createHash } from 'node:crypto';
 import type { FieldFormat } from '../../formats.js';
 import { fieldProblem, type HttpProblem } from '../problems/problem.js';
+import type { Seal } from './cursor.js';
 
 /** The spec's `id-cursor` format: what such a cursor can look like; whether it is one of ours, idCursorProblem says. */
 export const idCursorFormats: Record<string, FieldFormat> = {
@@ -81,18 +82,20 @@ export function readIdCursor(cursor: string | undefined): number | undefined {
   return id;
 }
 
+/** Where a list's links lead: its path, the parameters the client sent, and the seal of the cursors in them. */
+export interface ListUrl {
+  path: string;
+  sent: Record<string, string>;
+  seal: Seal;
+}
+
 /**
- * `links.next`: the same path and parameters, `after` the cursor after the last record of a full page (sealed by
- * dispatch); null after the last page.
+ * `links.next`: the same path and parameters, `after` the cursor after the last record of a full page, sealed;
+ * null after the last page.
  */
-export function nextLink(
-  path: string,
-  sent: Record<string, string>,
-  page: Array<{ id: number }>,
-  perPage: number,
-): string | null {
+export function nextLink({ path, sent, seal }: ListUrl, page: Array<{ id: number }>, perPage: number): string | null {
   const last = page.at(-1);
   if (page.length < perPage || last === undefined) return null;
-  const query = new URLSearchParams({ ...sent, after: idCursor(last.id, path, sent) });
+  const query = new URLSearchParams({ ...sent, after: seal(idCursor(last.id, path, sent)) });
   return `${path}?${query}`;
 }

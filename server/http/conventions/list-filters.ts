@@ -2,7 +2,6 @@
 // read into the values a repository filters on, an unknown value refused with a 422 naming the parameter.
 import { metadataOfQuery } from '../../metadata/rules.js';
 import { type FieldError, validationProblem } from '../problems/problem.js';
-import { commaListMessage } from '../validation/field-messages.js';
 
 /** The values of `parameter` as sent (undefined when it was not), or the error naming it. */
 export function oneOrMoreOf(
@@ -36,4 +35,12 @@ export function commaFilters<P extends string>(
 /** A list's `metadata[key]=value` parameters as sent (the validation step has checked each key and value). */
 export function metadataFilter(sent: Record<string, string>): Array<[string, string]> {
   return metadataOfQuery(sent).map(([key, value]) => [key, String(value)]);
+}
+
+/** A comma-separated list with values outside `values`: which are allowed, and which of those sent are not. */
+export function commaListMessage(values: readonly string[], sent: unknown): string {
+  const unknown = typeof sent === 'string' ? [...new Set(sent.split(','))].filter((v) => !values.includes(v)) : [];
+  const shown = unknown.slice(0, 3).map((v) => `"${v.length > 40 ? `${v.slice(0, 40)}…` : v}"`);
+  const which = shown.length > 0 ? ` (${shown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not one)` : '';
+  return `must be one or more of ${values.join(', ')}, separated by commas${which}`;
 }

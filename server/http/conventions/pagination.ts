@@ -4,6 +4,7 @@ import type { components } from '../../../generated/api.js';
 import type { ListPosition, ListQuery } from '../../db/listing.js';
 import { fieldProblem, type HttpProblem } from '../problems/problem.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import type { ListUrl } from './id-cursor.js';
 
 type Links = components['schemas']['pagination-links'];
 type Meta = components['schemas']['pagination-meta'];
@@ -14,7 +15,7 @@ export interface ListRequest extends ListQuery {
 }
 
 export function paginationOf(
-  url: { path: string; sent: Record<string, string> },
+  url: ListUrl,
   list: ListRequest,
   result: { total: number; totalExact?: boolean; onPage: number; next?: ListPosition | undefined },
 ): { links: Links; meta: Meta } {
@@ -41,7 +42,9 @@ export function paginationOf(
   const cursorLink = (after: string) => link({ ...kept, after });
   let next: string | null;
   if (walk) {
-    next = result.next ? cursorLink(encodeCursor(list, { walked: offset + onPage, position: result.next })) : null;
+    next = result.next
+      ? cursorLink(url.seal(encodeCursor(list, { walked: offset + onPage, position: result.next })))
+      : null;
   } else {
     next = page < lastPage ? pageLink(page + 1) : null;
   }

@@ -2,7 +2,6 @@
 // api-routes.ts makes one Express route of each path, with a handler chain per method and a 405 for the others;
 // the 404's hints, the warm-up and the tests ask the same table.
 import { type ApiSpec, flatten, type Operation, type Schema } from '../../spec-model.js';
-import { type IntegerRule, integerRuleOf } from '../validation/integers.js';
 
 /** What a request needs to know of one parameter. */
 export interface RouteParameter {
@@ -12,7 +11,6 @@ export interface RouteParameter {
   schema: Schema;
   /** The schema is an integer: sent as text, read as a number. */
   integer: boolean;
-  bounds: IntegerRule;
 }
 
 /** One operation, routed. */
@@ -27,8 +25,10 @@ export interface Route {
   pathNames: string[];
   queryNames: string[];
   headerNames: Array<{ name: string; lowercase: string }>;
-  /** Fields of the form body that the spec types as integers (form values arrive as text), with their ranges. */
-  formIntegerFields: Array<{ name: string; bounds: IntegerRule }>;
+  /** Whether the operation takes If-Match (read once, by the validation step, into the versions it accepts). */
+  takesIfMatch: boolean;
+  /** The kind of list cursor its `after` parameter takes (`list-cursor`, `id-cursor`), if it has one. */
+  cursor: 'list-cursor' | 'id-cursor' | undefined;
   /** The body's schema by media type, flattened (its fields, `x-rejected-fields`), where there is a body. */
   bodies: Record<string, Schema>;
 }
@@ -85,12 +85,12 @@ export function routeTable(spec: ApiSpec): RouteTable {
 function routeOf(operation: Operation): Route {
   const parameters = [...operation.pathParams, ...operation.queryParams, ...operation.headerParams].map((p) => {
     const schema = flatten(p.schema);
-    return { name: p.name, in: p.in, schema, integer: isInteger(schema), bounds: integerRuleOf(schema) };
+    return { name: p.name, in: p.in, schema, integer: isInteger(schema) };
   });
+  const after = parameters.find((p) => p.in === 'query' && p.name === 'after')?.schema.format;
   const bodies = Object.fromEntries(
     Object.entries(operation.body?.content ?? {}).map(([mediaType, schema]) => [mediaType, flatten(schema)]),
   );
-  const form = bodies['application/x-www-form-urlencoded'];
   return {
     operation,
     method: operation.method,
@@ -99,9 +99,8 @@ function routeOf(operation: Operation): Route {
     pathNames: operation.pathParams.map((p) => p.name),
     queryNames: operation.queryParams.map((p) => p.name),
     headerNames: operation.headerParams.map((p) => ({ name: p.name, lowercase: p.name.toLowerCase() })),
-    formIntegerFields: Object.entries((form?.properties ?? {}) as Record<string, Schema>)
-      .filter(([, schema]) => isInteger(flatten(schema)))
-      .map(([name, schema]) => ({ name, bounds: integerRuleOf(flatten(schema)) })),
+    takesIfMatch: operation.headerParams.some((p) => p.name === 'If-Match'),
+    cursor: after === 'list-cursor' || after === 'id-cursor' ? after : undefined,
     bodies,
   };
 }
@@ -114,6 +113,6 @@ function allowed(methods: string[]): string[] {
 }
 
 /** Whether a flattened schema allows integers. */
-function isInteger({ type }: Schema): boolean {
+export function isInteger({ type }: Schema): boolean {
   return type === 'integer' || (Array.isArray(type) && type.includes('integer'));
 }

@@ -7,7 +7,7 @@ import { parse } from 'node:querystring';
 import express, { type RequestHandler } from 'express';
 import type { Schema } from '../../spec-model.js';
 import { HttpProblem } from '../problems/problem.js';
-import { context } from '../routing/request-context.js';
+import type { Route } from '../routing/routes.js';
 import { refuseJsonSentAsForm } from './json-as-form.js';
 import { acceptedBodies, FORM, JSON_TYPE } from './media-types.js';
 import { decodesAsUtf8 } from './url-encoding.js';
@@ -28,45 +28,49 @@ function isUtf8Form(contentType: string): boolean {
   return true;
 }
 
-const acceptOnlyDocumentedTypes: RequestHandler = (req, res, next) => {
-  if (!carriesBody(req)) {
-    // No body reads as an empty JSON object, so the validator reports the missing required fields (422)
-    // rather than a missing content type.
-    req.headers['content-type'] = JSON_TYPE;
-    req.body = {};
-    return next();
-  }
-  const type = req.is([FORM, JSON_TYPE]);
-  if (type === FORM && !isUtf8Form(req.get('content-type') ?? '')) {
-    throw new HttpProblem('unsupported-media-type', 'The body must be encoded in UTF-8.');
-  }
-  if (!type) {
-    const sent = req.get('content-type');
-    const accepted = acceptedBodies(Object.keys(context(res).route?.bodies ?? {}));
-    throw new HttpProblem(
-      'unsupported-media-type',
-      sent
-        ? `Content-Type "${sent}" is not supported. ${accepted}`
-        : `A body without a Content-Type is not supported. ${accepted}`,
-    );
-  }
-  next();
-};
+const acceptOnlyDocumentedTypes =
+  (bodies: Route['bodies']): RequestHandler =>
+  (req, _res, next) => {
+    if (!carriesBody(req)) {
+      // No body reads as an empty JSON object, so the validator reports the missing required fields (422)
+      // rather than a missing content type.
+      req.headers['content-type'] = JSON_TYPE;
+      req.body = {};
+      return next();
+    }
+    const type = req.is([FORM, JSON_TYPE]);
+    if (type === FORM && !isUtf8Form(req.get('content-type') ?? '')) {
+      throw new HttpProblem('unsupported-media-type', 'The body must be encoded in UTF-8.');
+    }
+    if (!type) {
+      const sent = req.get('content-type');
+      const accepted = acceptedBodies(Object.keys(bodies));
+      throw new HttpProblem(
+        'unsupported-media-type',
+        sent
+          ? `Content-Type "${sent}" is not supported. ${accepted}`
+          : `A body without a Content-Type is not supported. ${accepted}`,
+      );
+    }
+    next();
+  };
 
 /**
  * A form as body-parser reads it as text, then parsed once by node's querystring: body-parser's own form
  * parser (qs) drops "__proto__", which is an unknown field like any other and must be named in the 422.
  */
-const fieldsOfForm: RequestHandler = (req, res, next) => {
-  // Only the form's reader leaves text: the JSON one (strict) makes an object or an array, or refuses the body.
-  if (typeof req.body !== 'string') return next();
-  const text = req.body;
-  let fields = text === '' ? 0 : 1;
-  for (let at = text.indexOf('&'); at >= 0 && fields <= MAX_FORM_FIELDS; at = text.indexOf('&', at + 1)) fields++;
-  if (fields > MAX_FORM_FIELDS) throw new HttpProblem('content-too-large', 'The form has too many fields.');
-  req.body = gatherBracketFields({ ...parse(text) }, context(res).route?.bodies[FORM]);
-  next();
-};
+const fieldsOfForm =
+  (bodies: Route['bodies']): RequestHandler =>
+  (req, _res, next) => {
+    // Only the form's reader leaves text: the JSON one (strict) makes an object or an array, or refuses the body.
+    if (typeof req.body !== 'string') return next();
+    const text = req.body;
+    let fields = text === '' ? 0 : 1;
+    for (let at = text.indexOf('&'); at >= 0 && fields <= MAX_FORM_FIELDS; at = text.indexOf('&', at + 1)) fields++;
+    if (fields > MAX_FORM_FIELDS) throw new HttpProblem('content-too-large', 'The form has too many fields.');
+    req.body = gatherBracketFields({ ...parse(text) }, bodies[FORM]);
+    next();
+  };
 
 /**
  * A form's `metadata[key]=value` fields gathered into one object field `metadata`, as Stripe's forms send an
@@ -98,16 +102,17 @@ const MAX_FORM_FIELDS = 100;
  * The form parser keeps an escape that is not UTF-8 (Latin-1 "%E4rger") as the literal text "%E4rger";
  * such a body is unreadable rather than a name to store.
  */
-function refuseInvalidPercentEncoding(_req: object, res: express.Response, raw: Buffer): void {
-  const bodies = context(res).route?.bodies;
-  refuseJsonSentAsForm(raw, bodies === undefined || FORM in bodies);
-  const text = raw.toString('utf8');
-  // Raw UTF-8 (not %-escaped) is what a browser never sends but curl -d may: it is read as sent.
-  if (!decodesAsUtf8(text.replace(/[^\x20-\x7e]/gu, ''))) {
-    // body-parser passes this on with its type, which BODY_ERRORS turns into a 400.
-    throw Object.assign(new Error('form body is not UTF-8'), { type: 'form.encoding.invalid' });
-  }
-}
+const refuseInvalidPercentEncoding =
+  (bodies: Route['bodies']) =>
+  (_req: object, _res: express.Response, raw: Buffer): void => {
+    refuseJsonSentAsForm(raw, FORM in bodies);
+    const text = raw.toString('utf8');
+    // Raw UTF-8 (not %-escaped) is what a browser never sends but curl -d may: it is read as sent.
+    if (!decodesAsUtf8(text.replace(/[^\x20-\x7e]/gu, ''))) {
+      // body-parser passes this on with its type, which BODY_ERRORS turns into a 400.
+      throw Object.assign(new Error('form body is not UTF-8'), { type: 'form.encoding.invalid' });
+    }
+  };
 
 // body-parser's error types, by what they mean for the client.
 const BODY_ERRORS: Record<string, () => HttpProblem> = {
@@ -149,11 +154,13 @@ function answeringProblems(parser: RequestHandler): RequestHandler {
 }
 
 /** Reads the body of an operation that takes one (its route has this step; the others have none). */
-export function readBody(): RequestHandler[] {
+export function readBody({ bodies }: Route): RequestHandler[] {
   return [
-    acceptOnlyDocumentedTypes,
-    answeringProblems(express.text({ limit: BODY_LIMIT_BYTES, type: FORM, verify: refuseInvalidPercentEncoding })),
+    acceptOnlyDocumentedTypes(bodies),
+    answeringProblems(
+      express.text({ limit: BODY_LIMIT_BYTES, type: FORM, verify: refuseInvalidPercentEncoding(bodies) }),
+    ),
     answeringProblems(express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: JSON_TYPE })),
-    fieldsOfForm,
+    fieldsOfForm(bodies),
   ];
 }

@@ -2,8 +2,10 @@
 // ("must be one of 10, 25, 50, 100", "must not be empty"). Built from structured data only: the schema keyword
 // that failed, the field's schema as the spec model reads it (its format, pattern, enum, limits) and the value
 // sent; never from a validator's message text, which is no API.
+
 import { commaListValues, type FieldFormat, MAX_FORMAT_INPUT, PATTERN_MESSAGES } from '../../formats.js';
 import type { Schema } from '../../spec-model.js';
+import { commaListMessage } from '../conventions/list-filters.js';
 import { type IntegerRule, integerRuleMessage } from './integers.js';
 
 /** A query parameter the operation does not have. */
@@ -38,14 +40,6 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 const listed = (values: unknown[]) =>
   values.map((value) => (typeof value === 'string' ? value : JSON.stringify(value)));
-
-/** A comma-separated list with values outside `values`: which are allowed, and which of those sent are not. */
-export function commaListMessage(values: readonly string[], sent: unknown): string {
-  const unknown = typeof sent === 'string' ? [...new Set(sent.split(','))].filter((v) => !values.includes(v)) : [];
-  const shown = unknown.slice(0, 3).map((v) => `"${v.length > 40 ? `${v.slice(0, 40)}…` : v}"`);
-  const which = shown.length > 0 ? ` (${shown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not one)` : '';
-  return `must be one or more of ${values.join(', ')}, separated by commas${which}`;
-}
 
 /** Our message for one finding. */
 export function messageFor({ keyword, field, schema = {}, value }: Finding, context: MessageContext): string {

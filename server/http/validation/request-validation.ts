@@ -7,20 +7,28 @@
 // this service did not make or one of a walk in another order.
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
 import { type FieldFormat, MAX_FORMAT_INPUT } from '../../formats.js';
 import { metadataFindings, metadataQueryFindings } from '../../metadata/rules.js';
 import { type ApiSpec, flatten, type Schema } from '../../spec-model.js';
-import { ifMatchProblem } from '../conventions/conditional.js';
+import { readIfMatch } from '../conventions/conditional.js';
 import { type CursorSeal, readCursor, type Sorting } from '../conventions/cursor.js';
 import { idCursorProblem } from '../conventions/id-cursor.js';
 import { pageWithCursorProblem } from '../conventions/pagination.js';
 import { type FieldError, HttpProblem, validationProblem } from '../problems/problem.js';
-import { context } from '../routing/request-context.js';
-import type { Route, RouteParameter, RouteTable } from '../routing/routes.js';
+import { requestActor } from '../routing/request-cause.js';
+import {
+  type Chain,
+  type ErrorStep,
+  extend,
+  type KeyedRequest,
+  type Step,
+  type ValidatedRequest,
+} from '../routing/request-context.js';
+import { isInteger, type Route, type RouteTable } from '../routing/routes.js';
 import { type Finding, fieldMessage, type MessageContext, unknownParameterMessage } from './field-messages.js';
-import { integerParameterProblem, readFormInteger } from './integers.js';
+import { type IntegerRule, integerParameterProblem, integerRuleOf, readFormInteger } from './integers.js';
 import { acceptedBodies, FORM, JSON_TYPE } from './media-types.js';
 
 /** The error express-openapi-validator passes on (its README: `err.status`, `err.errors`). */
@@ -37,10 +45,41 @@ function isValidatorError(error: unknown): error is ValidatorError {
 /** Each route's checks against the spec, prepared once for a spec: an app, and the warm-up before it, use them. */
 export interface RequestValidation {
   /**
-   * Once the body is read and the scope checked: the request against the spec (422); `cursors` opens a list's
-   * cursor, to check it against the walk it is sent with.
+   * Once the body is read and the scope checked: the request against the spec (422), made the validated request
+   * a handler receives; `cursors` opens a list's cursor, to check it against the walk it is sent with, and seals
+   * those its links carry.
    */
-  stepsOf(route: Route, cursors: CursorSeal): Array<RequestHandler | ErrorRequestHandler>;
+  validate(chain: Chain<KeyedRequest>, route: Route, cursors: CursorSeal): Chain<ValidatedRequest>;
+}
+
+/** The request once our own checks have looked at it: what they found, for the validator's findings to join. */
+type Found = KeyedRequest & { findings: FieldError[] };
+
+/** The integer rules of a route's parameters and form fields, by name, picked from its schemas once. */
+interface IntegerRules {
+  /** Path and query parameters the spec types as integers. */
+  parameters: Array<{ name: string; in: 'path' | 'query'; rule: IntegerRule }>;
+  /** Fields of the form body that the spec types as integers (form values arrive as text). */
+  formFields: Array<{ name: string; rule: IntegerRule }>;
+  of(field: string): IntegerRule | undefined;
+}
+
+function integerRulesOf(route: Route): IntegerRules {
+  const parameters = route.parameters.flatMap((p) =>
+    (p.in === 'path' || p.in === 'query') && p.integer
+      ? [{ name: p.name, in: p.in, rule: integerRuleOf(p.schema) }]
+      : [],
+  );
+  const form = route.bodies[FORM];
+  const formFields = Object.entries((form?.properties ?? {}) as Record<string, Schema>)
+    .filter(([, schema]) => isInteger(flatten(schema)))
+    .map(([name, schema]) => ({ name, rule: integerRuleOf(flatten(schema)) }));
+  const byName = new Map<string, IntegerRule>();
+  for (const { name, rule } of formFields) byName.set(name, rule);
+  for (const { name, rule } of parameters) byName.set(name, rule);
+  // Header parameters are never integers here; the rule of an integer parameter of that name, as before.
+  for (const p of route.parameters) if (p.integer && !byName.has(p.name)) byName.set(p.name, integerRuleOf(p.schema));
+  return { parameters, formFields, of: (field) => byName.get(field) };
 }
 
 /**
@@ -90,92 +129,123 @@ export function prepareValidation(
     ]),
   );
   return {
-    stepsOf(route, cursors) {
+    validate(chain, route, cursors) {
       const validator = byPath.get(route.template);
       if (!validator) throw new Error(`no validator for ${route.template}`);
-      return [
-        findBeforeValidating(route),
-        ...validator,
-        acceptValidFields(route, cursors),
-        oneProblemOfAllFindings(route, formats),
-      ];
+      const integers = integerRulesOf(route);
+      return (
+        chain
+          .step(findBeforeValidating(route, integers))
+          .use(...validator)
+          // Only on the validator's error: a request it passes goes on to acceptValidFields.
+          .onError(oneProblemOfAllFindings(route, formats, integers))
+          .step(acceptValidFields(route, cursors))
+      );
     },
   };
 }
 
 /** Before the validator: the checks it cannot make, kept until it has had its say. */
-function findBeforeValidating(route: Route): RequestHandler {
-  // The route's integer path and query parameters, picked once.
-  const integers = route.parameters.filter((p) => (p.in === 'path' || p.in === 'query') && p.integer);
-  return (req, res, next) => {
-    const ctx = context(res);
-    const sent = { path: ctx.pathParams ?? {}, query: ctx.sentQuery ?? {}, body: req.body as unknown };
+function findBeforeValidating(route: Route, integers: IntegerRules): Step<KeyedRequest, Found> {
+  return (req, _res, known) => {
+    const sent = { path: known.path, query: known.sent, body: req.body as unknown };
     const findings = unknownQueryParameters(route, sent.query);
     findings.push(...integerParameters(integers, sent));
     findings.push(...unstorableText(sent.body));
     findings.push(...metadataOf(route, sent));
-    if (route.formIntegerFields.length > 0 && req.is(FORM)) findings.push(...formIntegers(route, req.body));
-    ctx.findings = findings;
-    next();
+    if (integers.formFields.length > 0 && req.is(FORM)) findings.push(...formIntegers(integers, req.body));
+    return extend(known, { findings });
   };
 }
 
 /**
  * The validator found nothing: a request is valid if our checks found nothing either, and the request as a whole
- * passes requestProblem's checks.
+ * passes the checks of its parameters together (If-Match, `page` with `after`, the cursor); then it is the
+ * validated request, each value read once: path and query as the validator typed them (the spec's defaults
+ * filled in), the cursor opened, If-Match read into the versions it accepts.
  */
-function acceptValidFields(route: Route, cursors: CursorSeal): RequestHandler {
-  const checks = requestChecks(route);
-  const listCursor = has(route, 'query', 'after', 'list-cursor');
-  const idCursor = has(route, 'query', 'after', 'id-cursor');
-  return async (req, res, next) => {
-    const ctx = context(res);
-    const ours = ctx.findings ?? [];
-    if (ours.length > 0) return next(validationProblem(ours));
-    const sent = ctx.sentQuery ?? {};
-    for (const check of checks) {
-      const problem = check(req, sent);
-      if (problem) return next(problem);
+function acceptValidFields(route: Route, cursors: CursorSeal): Step<Found, ValidatedRequest> {
+  const pageAndCursor = has(route, 'query', 'page') && has(route, 'query', 'after');
+  return (req, _res, known) => {
+    const { findings, sent, account, requestId } = known;
+    if (findings.length > 0) throw validationProblem(findings);
+    const path = valuesOf(route.pathNames, req.params);
+    const query = valuesOf(route.queryNames, req.query);
+    const headers: Record<string, string | undefined> = {};
+    for (const { name, lowercase } of route.headerNames) headers[name] = req.headers[lowercase] as string | undefined;
+    let expected: ValidatedRequest['expected'];
+    if (route.takesIfMatch) {
+      const read = readIfMatch(headers['If-Match'], Number(path.id));
+      if (read instanceof HttpProblem) throw read;
+      expected = read;
     }
-    const after = req.query.after;
-    if ((listCursor || idCursor) && typeof after === 'string' && after !== '') {
-      // Opened here, once (dispatch hands the handler what is inside): a cursor is checked against its walk.
-      ctx.openedCursor = await cursors.open(after);
-      const problem = listCursor
-        ? readCursor(ctx.openedCursor, sortingOf(req.query))
-        : idCursorProblem(ctx.openedCursor, `${req.baseUrl}${req.path}`, sent);
-      if (problem instanceof HttpProblem) return next(problem);
+    if (pageAndCursor) {
+      const problem = pageWithCursorProblem(sent);
+      if (problem) throw problem;
     }
-    ctx.validated = true;
-    next();
+    const validated: ValidatedRequest = {
+      route,
+      account,
+      requestId,
+      path,
+      query,
+      headers,
+      ...(expected === undefined ? {} : { expected }),
+      body: req.body ?? {},
+      url: { path: `${req.baseUrl}${req.path}`, sent },
+      actor: requestActor(account, req),
+    };
+    return route.cursor ? withCursors(validated, route.cursor, cursors) : validated;
   };
 }
 
-type RequestCheck = (req: Request, sent: Record<string, string>) => HttpProblem | undefined;
-
-/** The checks of a request as a whole that the route's parameters call for, each with a kind naming its cause. */
-function requestChecks(route: Route): RequestCheck[] {
-  const checks: RequestCheck[] = [];
-  if (has(route, 'header', 'If-Match')) checks.push((req) => ifMatchProblem(req.headers['if-match']));
-  if (has(route, 'query', 'page') && has(route, 'query', 'after')) {
-    checks.push((_req, sent) => pageWithCursorProblem(sent));
+/**
+ * A list's cursor opened, once (the handler is handed what is inside), and checked against the walk it is sent
+ * with; and the seal of the cursors its links carry.
+ */
+async function withCursors(
+  request: ValidatedRequest,
+  kind: NonNullable<Route['cursor']>,
+  cursors: CursorSeal,
+): Promise<ValidatedRequest> {
+  const after = request.query.after;
+  if (typeof after === 'string' && after !== '') {
+    const opened = await cursors.open(after);
+    const problem =
+      kind === 'list-cursor'
+        ? readCursor(opened, sortingOf(request.query))
+        : idCursorProblem(opened, request.url.path, request.url.sent);
+    if (problem instanceof HttpProblem) throw problem;
+    request.query.after = opened;
   }
-  return checks;
+  request.url.seal = await cursors.sealer();
+  return request;
 }
 
-/** Whether the route takes the parameter (of that format, when one is named). */
-function has(route: Route, where: RouteParameter['in'], name: string, format?: string): boolean {
-  return route.parameters.some((p) => p.in === where && p.name === name && (!format || p.schema.format === format));
+/** The named values of `from`, in one object (those not sent as undefined). */
+function valuesOf(names: string[], from: Record<string, unknown>): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const name of names) values[name] = from[name];
+  return values;
+}
+
+/** Whether the route takes the parameter. */
+function has(route: Route, where: Route['parameters'][number]['in'], name: string): boolean {
+  return route.parameters.some((p) => p.in === where && p.name === name);
 }
 
 /** The order of the walk the query asks for (the validator has filled in the spec's defaults). */
-function sortingOf(query: Request['query']): Sorting {
+function sortingOf(query: Record<string, unknown>): Sorting {
   return { sortBy: query.sort_by === 'name' ? 'name' : 'id', sort: query.sort === 'asc' ? 'asc' : 'desc' };
 }
 
 /** The validator's findings, joined with ours into one problem in our words. */
-function oneProblemOfAllFindings(route: Route, formats: Record<string, FieldFormat>): ErrorRequestHandler {
-  return (error, req, res, next) => {
+function oneProblemOfAllFindings(
+  route: Route,
+  formats: Record<string, FieldFormat>,
+  integers: IntegerRules,
+): ErrorStep<Found> {
+  return (error, req, _res, known, next) => {
     if (!isValidatorError(error)) return next(error);
     if (error.status === 415) {
       const sent = req.get('content-type');
@@ -187,12 +257,11 @@ function oneProblemOfAllFindings(route: Route, formats: Record<string, FieldForm
       );
     }
     if (error.status !== 400) return next(error);
-    const ctx = context(res);
-    const ours = ctx.findings ?? [];
-    const sent = { path: ctx.pathParams ?? {}, query: ctx.sentQuery ?? {}, body: req.body as unknown };
+    const ours = known.findings;
+    const sent = { path: known.path, query: known.sent, body: req.body as unknown };
     const said = new Set(ours.map((e) => `${e.location}:${e.field}`));
     const saidMetadata = new Set(ours.filter((e) => isMetadataField(e.field)).map((e) => e.location));
-    const theirs = fieldErrorsOf(error, route, formats, sent, req.is(FORM) ? FORM : JSON_TYPE).filter(
+    const theirs = fieldErrorsOf(error, route, formats, integers, sent, req.is(FORM) ? FORM : JSON_TYPE).filter(
       (e) =>
         !said.has(`${e.location}:${e.field}`) &&
         !(isMetadataField(e.field) && saidMetadata.has(e.location)) &&
@@ -267,13 +336,13 @@ function unknownQueryParameters(route: Route, sent: Record<string, unknown>): Fi
  * 400 nines as Infinity: an id or a page number has one spelling, judged here as text.
  */
 function integerParameters(
-  integers: Route['parameters'],
+  integers: IntegerRules,
   sent: { path: Record<string, string>; query: Record<string, unknown> },
 ): FieldError[] {
-  return integers.flatMap((p) => {
+  return integers.parameters.flatMap((p) => {
     const value = p.in === 'path' ? sent.path[p.name] : sent.query[p.name];
-    const message = typeof value === 'string' ? integerParameterProblem(value, p.bounds) : undefined;
-    return message ? [{ location: p.in as 'path' | 'query', field: p.name, message }] : [];
+    const message = typeof value === 'string' ? integerParameterProblem(value, p.rule) : undefined;
+    return message ? [{ location: p.in, field: p.name, message }] : [];
   });
 }
 
@@ -282,12 +351,12 @@ function integerParameters(
  * integer fields of a form become numbers here, in place, before it reads them. An empty one is a field left blank
  * (what HTML forms and API consoles send), which the spec says counts as not sent.
  */
-function formIntegers(route: Route, body: Record<string, unknown>): FieldError[] {
-  return route.formIntegerFields.flatMap(({ name, bounds }) => {
+function formIntegers(integers: IntegerRules, body: Record<string, unknown>): FieldError[] {
+  return integers.formFields.flatMap(({ name, rule }) => {
     const value = body[name];
     if (value === '') delete body[name];
     if (typeof value !== 'string' || value === '') return [];
-    const read = readFormInteger(value, bounds);
+    const read = readFormInteger(value, rule);
     if ('value' in read) body[name] = read.value;
     return 'problem' in read && read.problem ? [{ location: 'body' as const, field: name, message: read.problem }] : [];
   });
@@ -365,6 +434,7 @@ function fieldErrorsOf(
   error: ValidatorError,
   route: Route,
   formats: Record<string, FieldFormat>,
+  integers: IntegerRules,
   sent: { path: Record<string, string>; query: Record<string, unknown>; body: unknown },
   mediaType: string,
 ): FieldError[] {
@@ -395,9 +465,7 @@ function fieldErrorsOf(
     formats,
     acceptedFields: Object.keys(body?.properties ?? {}),
     rejectedFields: (body?.['x-rejected-fields'] ?? {}) as Record<string, string>,
-    integerRule: (field) =>
-      route.parameters.find((p) => p.name === field && p.integer)?.bounds ??
-      route.formIntegerFields.find((f) => f.name === field)?.bounds,
+    integerRule: (field) => integers.of(field),
   };
   return [...byField.values()].map(({ location, field, findings }) => ({
     location,

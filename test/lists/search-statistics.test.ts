@@ -1,0 +1,91 @@
+// With the engine's statistics gathered (ANALYZE, as PostgreSQL's autovacuum does), a search may be read another
+// way: on PostgreSQL a search that many names match is counted by walking the account, and one of several words
+// asks the trigram index for its rarest word only. Every answer must be what the substring rule gives, with
+// the total exact up to FEW_MATCHES and a lower bound past it, on both engines.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FEW_MATCHES, foldText } from '../../server/db/listing.js';
+import { startServer, type TestAccount, type TestServer } from '../support/server.js';
+import { resources } from './fixtures.js';
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+const GREEK = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'omega'];
+/** More records than FEW_MATCHES, all matching "crew", one in eight "omega", eleven "crew 199". */
+const SIZE = FEW_MATCHES + 200;
+const stemOf = (i: number) => `${GREEK[i % GREEK.length]} crew ${i}`;
+
+describe.each(resources)('$resource search with statistics gathered', (resource) => {
+  let account: TestAccount;
+  /** The account's stems, oldest first. */
+  const stems = Array.from({ length: SIZE }, (_, i) => stemOf(i));
+  const nameOf = (stem: string) => (resource.resource === 'spaces' ? stem : `${stem.replaceAll(' ', '-')}.example`);
+  const stemIn = (name: string) => name.replace(/\.example$/, '').replaceAll('-', ' ');
+
+  beforeAll(async () => {
+    account = await server.account();
+    const { db } = server;
+    const { id } = await db
+      .selectFrom('accounts')
+      .select('id')
+      .where('name', '=', account.name)
+      .executeTakeFirstOrThrow();
+    const now = new Date().toISOString();
+    for (let start = 0; start < SIZE; start += 1_000) {
+      const rows = stems.slice(start, start + 1_000).map((stem) => {
+        const name = nameOf(stem);
+        const common = { account_id: id, name, name_key: foldText(name), created_at: now, updated_at: now };
+        return resource.resource === 'spaces'
+          ? { ...common, color: 1 }
+          : { ...common, index_page: null, not_found_page: null };
+      });
+      await db
+        .insertInto(resource.resource)
+        .values(rows as never)
+        .execute();
+    }
+    // Another account's matches must not show or count.
+    const elsewhere = 'elsewhere omega crew 199';
+    await resource.store(
+      await server.account(),
+      resource.resource === 'spaces' ? elsewhere : elsewhere.replaceAll(' ', '-'),
+    );
+    await sql`analyze`.execute(db);
+  });
+
+  it.each([
+    // Few matches, of a rare word and a word every name holds.
+    { search: 'crew 199', exact: true },
+    // One name in eight: many matches, fewer than FEW_MATCHES.
+    { search: 'omega', exact: true },
+    { search: 'omega crew 7', exact: true },
+    // Every name: more than FEW_MATCHES, counted up to FEW_MATCHES + 1.
+    { search: 'crew', exact: false },
+    { search: 'zzz nothing', exact: true },
+  ])('search $search answers the substring rule', async ({ search, exact }) => {
+    const word = search.replaceAll(' ', resource.resource === 'spaces' ? ' ' : '-');
+    const expected = stems.filter((stem) => nameOf(stem).includes(word)).reverse();
+    const first = await resource.list(account, { search: word, per_page: 25 });
+    expect(first.status).toBe(200);
+    const meta = first.page?.meta;
+    if (exact) {
+      expect(meta?.total).toBe(expected.length);
+      expect(meta?.total_exact).toBeUndefined();
+    } else {
+      expect(meta?.total_exact).toBe(false);
+      expect(meta?.total).toBeGreaterThan(FEW_MATCHES);
+      expect(meta?.total).toBeLessThanOrEqual(expected.length);
+    }
+    expect(first.page?.data.map((r) => stemIn(r.name))).toEqual(expected.slice(0, 25));
+    const third = await resource.list(account, { search: word, per_page: 25, page: 3 });
+    expect(third.page?.data.map((r) => stemIn(r.name))).toEqual(expected.slice(50, 75));
+    const byName = await resource.list(account, { search: word, per_page: 25, sort_by: 'name', sort: 'asc' });
+    const names = expected.map(nameOf).sort();
+    expect(byName.page?.data.map((r) => r.name)).toEqual(names.slice(0, 25));
+  });
+});
