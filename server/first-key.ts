@@ -4,9 +4,9 @@
 // start on its default path (no key is issued; the banner says how to make one); on a path FIRST_KEY_FILE names,
 // it does, naming the setting.
 import { chmodSync, closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { countKeys, issueKey } from './accounts/keys.js';
-import { type Database, parseDatabaseUrl } from './db/database.js';
+import { type Database, fileBesideDatabase } from './db/database.js';
 import type { Logger } from './logger.js';
 
 const ACCOUNT = 'demo';
@@ -16,14 +16,7 @@ const ACCOUNT = 'demo';
  * key: `first-api-key` in a SQLite database's folder; for PostgreSQL, a name of its server and database in data/.
  */
 export function defaultFirstKeyFile(databaseUrl: string): string {
-  const target = parseDatabaseUrl(databaseUrl);
-  if ('error' in target || (target.kind === 'sqlite' && target.path === ':memory:'))
-    return join('data', 'first-api-key');
-  if (target.kind === 'sqlite') return join(dirname(target.path), 'first-api-key');
-  const { hostname, port, pathname, username } = new URL(target.url);
-  const database = decodeURIComponent(pathname.slice(1)) || decodeURIComponent(username) || 'postgres';
-  const name = `pg-${hostname || 'localhost'}-${port || '5432'}-${database}`.replace(/[^\w.-]+/g, '_');
-  return join('data', `first-api-key.${name}`);
+  return fileBesideDatabase(databaseUrl, 'first-api-key');
 }
 
 const shellQuote = (text: string) => (/^[\w./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`);

@@ -2,9 +2,9 @@
 // online into a new file (the service keeps serving and writing meanwhile), and made again from such a copy.
 // PostgreSQL has pg_dump and pg_restore for that (scripts/deploy/OPERATIONS.md "Backups").
 import { parseArgs } from 'node:util';
-import { DEFAULT_DATABASE_URL, parseDatabaseUrl, redact } from '../db/database.js';
+import { BackupError, BackupUnsupported, backupDatabase, restoreDatabase, type Snapshot } from '../db/backup.js';
+import { DEFAULT_DATABASE_URL } from '../db/database.js';
 import { RESOURCE_TABLES } from '../db/schema.js';
-import { BackupError, backupSqlite, restoreSqlite, type Snapshot } from '../db/sqlite-backup.js';
 
 const USAGE = `Usage: npm run backup -- <file>     Copy the database into <file>, a new file, while the service runs.
        npm run restore -- <file>    Make the database from the backup <file>; only where none exists yet
@@ -34,23 +34,22 @@ async function run(argv: string[]): Promise<void> {
     throw new UsageError(file ? `One file only (got ${positionals.length}).` : 'Name the file.');
   // DATABASE_URL alone, as the service reads it: the rest of the configuration is the server's, not a backup's.
   const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
-  const target = parseDatabaseUrl(databaseUrl);
-  if ('error' in target) throw new BackupError(target.error);
-  if (target.kind !== 'sqlite' || target.path === ':memory:') {
-    throw new UsageError(`DATABASE_URL is ${redact(databaseUrl)}: this command copies a SQLite file.`);
-  }
   const started = Date.now();
   if (values.restore) {
-    const snapshot = await restoreSqlite(file, target.path);
-    console.log(`Restored ${file} into ${target.path} (${describe(snapshot)}). Start the service on it.`);
+    const { path, snapshot } = await restoreDatabase(databaseUrl, file);
+    console.log(`Restored ${file} into ${path} (${describe(snapshot)}). Start the service on it.`);
   } else {
-    const snapshot = await backupSqlite(target.path, file);
-    console.log(`Backed up ${target.path} into ${file} in ${Date.now() - started} ms (${describe(snapshot)}).`);
+    const { path, snapshot } = await backupDatabase(databaseUrl, file);
+    console.log(`Backed up ${path} into ${file} in ${Date.now() - started} ms (${describe(snapshot)}).`);
   }
 }
 
 run(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+  if (
+    error instanceof UsageError ||
+    error instanceof BackupUnsupported ||
+    (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+  ) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     process.exitCode = 2;
   } else if (error instanceof BackupError) {

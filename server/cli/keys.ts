@@ -1,7 +1,5 @@
 // `npm run keys -- <command>`: issue, list, rotate and revoke API keys. Keys are shown once, at creation; the
 // database keeps only a hash of their secret part. Every run names its database (stderr) and never makes one.
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createKey, keyOptionsOf, revoke, rotate } from '../accounts/key-management.js';
 import { parseDuration, parseScopes, SCOPES } from '../accounts/key-policy.js';
@@ -14,7 +12,7 @@ import {
   usedAfterRotation,
 } from '../accounts/keys.js';
 import { ConfigError, readConfig } from '../config.js';
-import { type Database, openDatabase, parseDatabaseUrl, redact } from '../db/database.js';
+import { type Database, describeTarget, isAbsentFile, openDatabase, parseDatabaseUrl } from '../db/database.js';
 import { appliedMigrations, migrateToLatest } from '../db/migrations.js';
 import { CLI_CAUSE } from '../db/owned.js';
 import { webhookFanOut } from '../webhooks/fan-out.js';
@@ -177,12 +175,9 @@ function keyOptions(values: Values): KeyOptions {
 async function openServiceDatabase(databaseUrl: string, create: boolean): Promise<Database> {
   const target = parseDatabaseUrl(databaseUrl);
   if ('error' in target) throw new ConfigError([target.error]);
-  const where =
-    target.kind === 'sqlite'
-      ? `the SQLite file ${resolve(target.path)}`
-      : `the PostgreSQL database ${redact(target.url)}`;
+  const where = describeTarget(target);
   const advice = "Set DATABASE_URL to the service's database, or add --create-database to create one here.";
-  if (target.kind === 'sqlite' && target.path !== ':memory:' && !existsSync(target.path) && !create) {
+  if (isAbsentFile(target) && !create) {
     throw new Refusal(`There is no database at ${where}. ${advice}`);
   }
   const db = openDatabase(databaseUrl);

@@ -1,10 +1,12 @@
 // The database adapter: turns a DATABASE_URL into a kysely instance (SQLite embedded, PostgreSQL for deployments
-// that outgrow one machine). Nothing outside server/db/ knows which engine it talks to; inside it, the
-// differences live here (connections, limits, column types), in the two dialects, and in the statements that
-// must differ, each branching on `engineOf`: the search of listing.ts and the counters and trigram index of
-// counts-and-search.ts.
-import { accessSync, constants } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+// that outgrow one machine). Nothing outside server/db/ knows which engine it talks to (test/unit/import-structure
+// .test.ts holds it): what must differ is a named function of db/. Here: connections, limits, column types, the
+// row locks (lockedForUpdate and the rest below) and what a DATABASE_URL means to a person or a file beside it;
+// in the two dialects; in the statements that must differ, each branching on `engineOf`: the search of
+// listing.ts, the counters and trigram index of counts-and-search.ts, the claims of background work (claims.ts);
+// and the backup of a database file (backup.ts).
+import { accessSync, constants, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import type { ColumnDefinitionBuilder } from 'kysely';
 import { Kysely, PostgresIntrospector, sql } from 'kysely';
@@ -71,6 +73,33 @@ export function parseDatabaseUrl(url: string): DatabaseTarget | { error: string 
 /** The URL with any password hidden, for messages and logs. */
 export function redact(url: string): string {
   return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
+}
+
+/** The database `target` names, in words for a person: "the SQLite file /abs/path", "the PostgreSQL database …". */
+export function describeTarget(target: DatabaseTarget): string {
+  return target.kind === 'sqlite'
+    ? `the SQLite file ${resolve(target.path)}`
+    : `the PostgreSQL database ${redact(target.url)}`;
+}
+
+/** Whether opening `target` would make a new database: one kept in a file that is not there. */
+export function isAbsentFile(target: DatabaseTarget): boolean {
+  return target.kind === 'sqlite' && target.path !== ':memory:' && !existsSync(target.path);
+}
+
+/**
+ * A file of the service's called `name`, kept beside the database `url` names, and named after it so that a start
+ * on one database never replaces another's: in a SQLite database's folder; for PostgreSQL, `data/<name>.pg-<server>-
+ * <port>-<database>`; in data/ for an in-memory database or a URL that names none.
+ */
+export function fileBesideDatabase(url: string, name: string): string {
+  const target = parseDatabaseUrl(url);
+  if ('error' in target || (target.kind === 'sqlite' && target.path === ':memory:')) return join('data', name);
+  if (target.kind === 'sqlite') return join(dirname(target.path), name);
+  const { hostname, port, pathname, username } = new URL(target.url);
+  const database = decodeURIComponent(pathname.slice(1)) || decodeURIComponent(username) || 'postgres';
+  const server = `pg-${hostname || 'localhost'}-${port || '5432'}-${database}`.replace(/[^\w.-]+/g, '_');
+  return join('data', `${name}.${server}`);
 }
 
 const healths = new WeakMap<Database, DatabaseHealth>();

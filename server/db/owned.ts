@@ -21,10 +21,21 @@ export async function findOwned<T extends ResourceTable>(db: Database, table: T,
  */
 export type ExpectedVersions = 'any' | readonly number[];
 
-/** The record exists, but at a version the write did not expect; nothing was changed. */
+/**
+ * The record exists, but at a version the write did not expect; nothing was changed. The error handler answers it
+ * as 412 (http/problems/errors.ts), whichever write threw it: no caller needs to catch it.
+ */
 export class VersionMismatchError extends Error {
-  constructor(readonly id: number) {
-    super(`record ${id} is not at the expected version`);
+  /** The kind of record, in the singular: `domain`, `space`. */
+  readonly record: string;
+
+  constructor(
+    table: ResourceTable,
+    readonly id: number,
+  ) {
+    const record = table.replace(/s$/, '');
+    super(`${record} ${id} is not at the expected version`);
+    this.record = record;
   }
 }
 
@@ -47,7 +58,7 @@ async function missingOrStale(
   id: number,
   expected: ExpectedVersions,
 ) {
-  if (expected !== 'any' && (await findOwned(db, table, accountId, id))) throw new VersionMismatchError(id);
+  if (expected !== 'any' && (await findOwned(db, table, accountId, id))) throw new VersionMismatchError(table, id);
   return undefined;
 }
 
@@ -83,7 +94,7 @@ export async function updateOwned<T extends ResourceTable>(
   // Nothing written: the record is missing, at another version, or already holds these values.
   const [current] = await statements.current(db, accountId, id);
   if (!current) return undefined;
-  if (expected !== 'any' && !expected.includes(versionOf(current))) throw new VersionMismatchError(id);
+  if (expected !== 'any' && !expected.includes(versionOf(current))) throw new VersionMismatchError(table, id);
   const { differs: stillDiffers, ...row } = current;
   if (!stillDiffers) return { row: row as unknown as Selectable<DB[T]>, changed: false };
   // Another write changed the values between the two statements; this one now changes them, like any write.

@@ -1,21 +1,23 @@
-// HTTP handlers of the domain operations: map validated input to the repository and records to replies.
+// HTTP handlers of the domain operations: map validated input to the repository and the use cases (store.ts,
+// verify.ts), and their records and outcomes to replies.
 
 import type { Database } from '../db/database.js';
 import type { ListFilters } from '../db/listing.js';
 import { type EventSubscriber, eventLog } from '../events/outbox.js';
-import { etagOf, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
+import { etagOf, noneMatch } from '../http/conventions/conditional.js';
 import { commaFilters, metadataFilter } from '../http/conventions/list-filters.js';
 import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
 import { HttpProblem, notFound, validationProblem } from '../http/problems/problem.js';
 import type { Handler, Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
-import { challengeName, DOMAIN_STATUSES, uncheckableName } from './check-rules.js';
+import { challengeName, DOMAIN_STATUSES } from './check-rules.js';
 import { type DomainChecks, targetsOf } from './checks.js';
-import { normalizeHostname, normalizePageUrl } from './fields.js';
-import { type DomainChanges, DuplicateDomainError, domainRepository, NameHeldError, toRecord } from './repository.js';
+import { normalizePageUrl } from './fields.js';
+import { type DomainChanges, domainRepository, toRecord } from './repository.js';
 import { ROUTING_CODES } from './routing-rules.js';
 import { hasTargets, type RoutingTargets } from './routing-targets.js';
+import { storeDomain } from './store.js';
 import { verifyDomain } from './verify.js';
 
 export type DomainOperation =
@@ -36,8 +38,8 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
     if (body.index_page !== undefined) changes.index_page = normalizePageUrl(body.index_page);
     if (body.not_found_page !== undefined) changes.not_found_page = normalizePageUrl(body.not_found_page);
     if (body.metadata !== undefined) changes.metadata = body.metadata;
-    const domain = await unlessChanged('domain', path.id, () =>
-      withinMetadataLimit(() => domains.update(account.id, path.id, changes, expected, causeOf(requestId, actor))),
+    const domain = await withinMetadataLimit(() =>
+      domains.update(account.id, path.id, changes, expected, causeOf(requestId, actor)),
     );
     if (!domain) throw notFound('domain', path.id);
     return { status: 200, body: { data: domain.record }, etag: etagOf(path.id, domain.version) };
@@ -61,37 +63,28 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
     },
 
     async domains_store({ account, body, url, headers, requestId, actor }) {
-      // The validator has checked the name with the same rule, so it normalises.
-      const name = normalizeHostname(body.name) ?? body.name;
-      const uncheckable = uncheckableName(name);
-      if (uncheckable) throw validationProblem([{ location: 'body', field: 'name', message: uncheckable }]);
-      try {
-        const domain = await domains.create(
-          account.id,
-          {
-            name,
-            index_page: normalizePageUrl(body.index_page) ?? null,
-            not_found_page: normalizePageUrl(body.not_found_page) ?? null,
-            metadata: body.metadata,
-          },
-          causeOf(requestId, actor, headers['Idempotency-Key']),
-        );
-        const { id } = domain.record;
-        return {
-          status: 201,
-          body: { data: domain.record },
-          location: `${url.path}/${id}`,
-          etag: etagOf(id, domain.version),
-        };
-      } catch (error) {
-        if (error instanceof NameHeldError) throw new HttpProblem('domain-held-elsewhere', heldDetail(body.name, name));
-        if (error instanceof DuplicateDomainError) {
-          throw new HttpProblem(
-            'conflict',
-            conflictDetail(body.name, name, url.path, await domains.idByName(account.id, name)),
-          );
+      const outcome = await storeDomain(
+        domains,
+        account.id,
+        body,
+        causeOf(requestId, actor, headers['Idempotency-Key']),
+      );
+      switch (outcome.kind) {
+        case 'uncheckable':
+          throw validationProblem([{ location: 'body', field: 'name', message: outcome.reason }]);
+        case 'held-elsewhere':
+          throw new HttpProblem('domain-held-elsewhere', heldDetail(body.name, outcome.name));
+        case 'duplicate':
+          throw new HttpProblem('conflict', conflictDetail(body.name, outcome.name, url.path, outcome.existingId));
+        case 'stored': {
+          const { id } = outcome.domain.record;
+          return {
+            status: 201,
+            body: { data: outcome.domain.record },
+            location: `${url.path}/${id}`,
+            etag: etagOf(id, outcome.domain.version),
+          };
         }
-        throw error;
       }
     },
 
@@ -128,11 +121,7 @@ export function domainHandlers(db: Database, checks: DomainChecks, fanOut: Event
     },
 
     async domains_delete({ account, path, expected, requestId, actor }) {
-      if (
-        !(await unlessChanged('domain', path.id, () =>
-          domains.remove(account.id, path.id, expected, causeOf(requestId, actor)),
-        ))
-      ) {
+      if (!(await domains.remove(account.id, path.id, expected, causeOf(requestId, actor)))) {
         throw notFound('domain', path.id);
       }
       return { status: 204 };

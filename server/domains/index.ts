@@ -9,6 +9,7 @@ import type { DomainChecks } from './checks.js';
 import { domainFormats } from './fields.js';
 import { type DomainOperation, domainHandlers } from './handlers.js';
 import { domainRepository, type NewDomain } from './repository.js';
+import { storeDomain } from './store.js';
 
 /**
  * A new sandbox account's domains: names of the test zone, which the sandbox verifies at its first check (or at
@@ -44,6 +45,9 @@ export const domains: ResourceModule<
       DEFAULT_SCHEDULE,
       eventLog('domain', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)),
     );
-    for (const domain of sandboxDomains(tag)) await repository.create(accountId, domain, SEEDED);
+    for (const domain of sandboxDomains(tag)) {
+      const outcome = await storeDomain(repository, accountId, domain, SEEDED);
+      if (outcome.kind !== 'stored') throw new Error(`sandbox domain ${domain.name} not stored: ${outcome.kind}`);
+    }
   },
 };

@@ -71,6 +71,11 @@ export function readScopeOf(type: string): string {
   return READ_SCOPE_OF_PREFIX[prefix] ?? `${prefix}s:read`;
 }
 
+/** Whether the log holds events of this type (a type of the contract). */
+export function isEventType(type: string): boolean {
+  return Object.hasOwn(EVENT_TYPES, type);
+}
+
 /** Whether an endpoint may list this type in `enabled_events` (`webhook.test` is sent only by a test). */
 export function subscribable(type: string): boolean {
   return Object.hasOwn(SUBSCRIBABLE, type);

@@ -1,7 +1,7 @@
 // A record's metadata in its two places, written together in the record's transaction: the record's `metadata`
 // column (JSON, what reads return) and one row per pair in `<records>_metadata` (what `?metadata[key]=value`
 // finds through its index, migration 0011).
-import { type Database, engineOf } from '../db/database.js';
+import { type Database, lockedForUpdate } from '../db/database.js';
 import { inTransaction, type Updated } from '../db/owned.js';
 import { type Metadata, mergeMetadata, parseMetadata, serializeMetadata } from './rules.js';
 
@@ -52,7 +52,7 @@ export async function mergedMetadataOf(
   changes: Metadata,
 ): Promise<string | undefined> {
   const query = trx.selectFrom(table).select('metadata').where('account_id', '=', accountId).where('id', '=', id);
-  const row = await (engineOf(trx) === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  const row = await lockedForUpdate(trx, query).executeTakeFirst();
   if (!row) return undefined;
   const merged = mergeMetadata(parseMetadata(row.metadata), changes);
   if ('tooMany' in merged) throw new TooManyMetadataKeysError(merged.tooMany);

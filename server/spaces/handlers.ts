@@ -1,13 +1,15 @@
-// HTTP handlers of the space operations: map validated input to the repository and records to replies.
+// HTTP handlers of the space operations: map validated input, by the space rules (rules.ts), to the repository
+// and records to replies.
 
-import { etagOf, noneMatch, unlessChanged } from '../http/conventions/conditional.js';
+import { etagOf, noneMatch } from '../http/conventions/conditional.js';
 import { metadataFilter } from '../http/conventions/list-filters.js';
 import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { listQueryOf, paginationOf } from '../http/conventions/pagination.js';
 import { notFound } from '../http/problems/problem.js';
 import type { Handler, Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
-import type { SpaceChanges, SpaceRepository } from './repository.js';
+import type { SpaceRepository } from './repository.js';
+import { spaceChangesOf, storeSpace } from './rules.js';
 
 export type SpaceOperation =
   | 'spaces_list'
@@ -20,10 +22,9 @@ type SpaceHandlers = Pick<Handlers, SpaceOperation>;
 
 export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
   const update: Handler<'spaces_update'> = async ({ account, path, expected, body, requestId, actor }) => {
-    // The fields sent, as sent (the name trimmed): a field the spec adds passes through.
-    const changes: SpaceChanges = { ...body, ...(body.name !== undefined ? { name: body.name.trim() } : {}) };
-    const space = await unlessChanged('space', path.id, () =>
-      withinMetadataLimit(() => spaces.update(account.id, path.id, changes, expected, causeOf(requestId, actor))),
+    const changes = spaceChangesOf(body);
+    const space = await withinMetadataLimit(() =>
+      spaces.update(account.id, path.id, changes, expected, causeOf(requestId, actor)),
     );
     if (!space) throw notFound('space', path.id);
     return { status: 200, body: { data: space.record }, etag: etagOf(path.id, space.version) };
@@ -47,12 +48,7 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
     },
 
     async spaces_store({ account, body, url, headers, requestId, actor }) {
-      // Colour 1 when omitted, as the spec's description says (it has no `default` keyword; see space-store.yaml).
-      const space = await spaces.create(
-        account.id,
-        { ...body, name: body.name.trim(), color: body.color ?? 1 },
-        causeOf(requestId, actor, headers['Idempotency-Key']),
-      );
+      const space = await storeSpace(spaces, account.id, body, causeOf(requestId, actor, headers['Idempotency-Key']));
       const { id } = space.record;
       return {
         status: 201,
@@ -66,11 +62,7 @@ export function spaceHandlers(spaces: SpaceRepository): SpaceHandlers {
     spaces_patch: update,
 
     async spaces_delete({ account, path, expected, requestId, actor }) {
-      if (
-        !(await unlessChanged('space', path.id, () =>
-          spaces.remove(account.id, path.id, expected, causeOf(requestId, actor)),
-        ))
-      ) {
+      if (!(await spaces.remove(account.id, path.id, expected, causeOf(requestId, actor)))) {
         throw notFound('space', path.id);
       }
       return { status: 204 };

@@ -7,6 +7,7 @@ import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/settings.js';
 import { spaceFormats } from './fields.js';
 import { type SpaceOperation, spaceHandlers } from './handlers.js';
 import { type NewSpace, spaceRepository } from './repository.js';
+import { storeSpace } from './rules.js';
 
 /** A new sandbox account's spaces. */
 const SANDBOX_SPACES: NewSpace[] = [
@@ -28,6 +29,6 @@ export const spaces: ResourceModule<'spaces', SpaceOperation, { fanOut: EventSub
   },
   seed: async (db, accountId) => {
     const repository = spaceRepository(db, eventLog('space', webhookFanOut(DEFAULT_WEBHOOK_SETTINGS)));
-    for (const space of SANDBOX_SPACES) await repository.create(accountId, space, SEEDED);
+    for (const space of SANDBOX_SPACES) await storeSpace(repository, accountId, space, SEEDED);
   },
 };

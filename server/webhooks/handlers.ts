@@ -2,8 +2,6 @@
 // replies, with the safe-target rule and the per-account limit.
 
 import type { Database } from '../db/database.js';
-import { inTransaction } from '../db/owned.js';
-import { recordEvent } from '../events/outbox.js';
 import { mayRead } from '../events/read-scopes.js';
 import type { EventSettings } from '../events/settings.js';
 import { requireReadScopes } from '../http/access/scopes.js';
@@ -12,11 +10,11 @@ import { withinMetadataLimit } from '../http/conventions/metadata-limit.js';
 import { HttpProblem, notFound, validationProblem, webhookQueueFull } from '../http/problems/problem.js';
 import type { Handlers } from '../http/routing/operations.js';
 import { causeOf } from '../http/routing/request-cause.js';
-import { lockedEndpoints, queueDeliveries } from './fan-out.js';
 import { recoveryRepository, startRecovery } from './recoveries.js';
 import type { WebhookEndpointRepository } from './repository.js';
 import type { WebhookSettings } from './settings.js';
 import { targetProblem } from './target-check.js';
+import { sendTestEvent } from './test-event.js';
 
 export type WebhookEndpointOperation =
   | 'webhook-endpoints_list'
@@ -115,18 +113,16 @@ export function webhookEndpointHandlers(
 ): WebhookEndpointHandlers {
   const recoveries = recoveryRepository(db);
   const update: WebhookEndpointHandlers['webhook-endpoints_update'] = async ({ account, path, body }) => {
-    // Changing what an endpoint receives is subscribing anew: bounded by the key's reads. Re-pointing it also
-    // hands the new url what it takes now (deliveries already queued), so it needs the reads of both.
-    if (body.enabled_events !== undefined || body.url !== undefined) {
+    // Changing what an endpoint receives is subscribing anew: bounded by the key's reads, which the scope step
+    // checked for the types sent (http/access/scopes.ts). Re-pointing it also hands the new url what it takes now
+    // (deliveries already queued), so it needs the reads of those too, judged once the endpoint is read.
+    if (body.url !== undefined) {
       const current = await endpoints.find(account.id, path.id);
       if (!current) throw endpointNotFound(path.id);
-      const types = [
-        ...new Set([...(body.enabled_events ?? []), ...(body.url !== undefined ? current.enabled_events : [])]),
-      ];
       requireReadScopes(
         account.policy,
-        types,
-        `${body.url !== undefined ? 're-pointing' : 'changing'} an endpoint receiving ${types.join(', ')}`,
+        current.enabled_events,
+        `re-pointing an endpoint receiving ${current.enabled_events.join(', ')}`,
       );
     }
     requireAllowedHeaders(body.headers);
@@ -148,11 +144,7 @@ export function webhookEndpointHandlers(
     },
 
     async 'webhook-endpoints_store'({ account, body, url }) {
-      requireReadScopes(
-        account.policy,
-        body.enabled_events,
-        `creating an endpoint receiving ${body.enabled_events.join(', ')}`,
-      );
+      // The key may read what it subscribes to: the scope step checked it (http/access/scopes.ts).
       requireAllowedHeaders(body.headers);
       await requireSafeTarget(body.url, settings);
       const created = await endpoints.create(
@@ -195,30 +187,14 @@ export function webhookEndpointHandlers(
     },
 
     async 'webhook-endpoints_test'({ account, path, requestId, actor }) {
-      const event = await inTransaction(db, async (trx) => {
-        // Read in the transaction that queues the test (fan-out.ts, lockedEndpoints): an endpoint deleted
-        // meanwhile is a 404, never a foreign-key error.
-        const endpoint = (await lockedEndpoints(trx, account.id)).find((e) => Number(e.id) === path.id);
-        if (!endpoint) throw endpointNotFound(path.id);
-        let queued: number[] = [];
-        const recorded = await recordEvent(
-          trx,
-          {
-            accountId: account.id,
-            type: 'webhook.test',
-            data: { endpoint_id: path.id },
-            cause: causeOf(requestId, actor),
-            objectId: path.id,
-          },
-          async (on, stored) => {
-            queued = await queueDeliveries(on, stored.id, [path.id], settings, true);
-          },
-        );
-        // Nothing is kept of a test that cannot be queued.
-        if (queued.length === 0) throw webhookQueueFull(path.id, settings.maxQueuePerEndpoint);
-        return recorded;
-      });
-      return { status: 202, body: { data: JSON.parse(event.payload) } };
+      const outcome = await sendTestEvent(
+        db,
+        { accountId: account.id, endpointId: path.id, cause: causeOf(requestId, actor) },
+        settings,
+      );
+      if (outcome.kind === 'not-found') throw endpointNotFound(path.id);
+      if (outcome.kind === 'queue-full') throw webhookQueueFull(path.id, outcome.maxQueue);
+      return { status: 202, body: { data: JSON.parse(outcome.payload) } };
     },
 
     async 'webhook-endpoints_recover'({ account, path, body, url }) {

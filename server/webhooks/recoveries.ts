@@ -8,7 +8,8 @@
 // queues goes through the delivery job's fair claims like any other delivery.
 import { type Selectable, sql } from 'kysely';
 import type { components } from '../../generated/api.js';
-import { type Database, engineOf, lockedForNoKeyUpdate, toIso } from '../db/database.js';
+import { claimFreeRecoveries } from '../db/claims.js';
+import { type Database, keptFromDelete, lockedForNoKeyUpdate, lockedForUpdate, toIso } from '../db/database.js';
 import { inTransaction } from '../db/owned.js';
 import type { WebhookRecoveriesTable } from '../db/schema.js';
 import { notifyAtCommit } from '../db/wakeups.js';
@@ -146,26 +147,9 @@ export function recoveryRepository(db: Database) {
   };
 }
 
-/**
- * Claims up to `limit` running recoveries whose lease is free, at most one per account, the one stepped longest
- * ago first (PostgreSQL: instances skip each other's rows).
- */
-async function claimRecoveries(db: Database, limit: number, worker: string, now = new Date()): Promise<number[]> {
-  const at = now.toISOString();
-  const postgres = engineOf(db) === 'postgres';
-  const free = sql`
-    select id from (
-      select id, stepped_at,
-        row_number() over (partition by account_id order by stepped_at, id) as at_account
-      from webhook_recoveries
-      where status = 'running' and (claimed_until is null or claimed_until < ${at})
-    ) r where at_account = 1 order by stepped_at, id limit ${limit}`;
-  const chosen = postgres ? sql`select id from webhook_recoveries where id in (${free}) for update skip locked` : free;
-  const { rows } = await sql<{ id: number }>`
-    update webhook_recoveries set claimed_by = ${worker}, claimed_until = ${new Date(now.getTime() + LEASE_MS).toISOString()}
-    where id in (${chosen}) and status = 'running' and (claimed_until is null or claimed_until < ${at})
-    returning id`.execute(db);
-  return rows.map((row) => Number(row.id));
+/** Claims up to `limit` running recoveries whose lease is free, at most one per account (db/claims.ts). */
+function claimRecoveries(db: Database, limit: number, worker: string): Promise<number[]> {
+  return claimFreeRecoveries(db, { limit, worker, leaseMs: LEASE_MS });
 }
 
 /**
@@ -180,15 +164,13 @@ export async function stepRecovery(
   { maxQueuePerEndpoint }: Pick<WebhookSettings, 'maxQueuePerEndpoint'>,
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const postgres = engineOf(trx) === 'postgres';
-    let mine = trx
+    const mine = trx
       .selectFrom('webhook_recoveries')
       .select(['id', 'account_id', 'endpoint_id', 'since', 'until', 'after_event_id'])
       .where('id', '=', id)
       .where('claimed_by', '=', worker)
       .where('status', '=', 'running');
-    if (postgres) mine = mine.forUpdate();
-    const recovery = await mine.executeTakeFirst();
+    const recovery = await lockedForUpdate(trx, mine).executeTakeFirst();
     if (!recovery) return;
     const endpointId = Number(recovery.endpoint_id);
     const now = new Date().toISOString();
@@ -198,12 +180,11 @@ export async function stepRecovery(
         .set({ ...changes, status, completed_at: now, claimed_by: null, claimed_until: null, stepped_at: now })
         .where('id', '=', id)
         .execute();
-    let endpointQuery = trx
+    const endpointQuery = trx
       .selectFrom('webhook_endpoints')
       .select(['status', 'enabled_events'])
       .where('id', '=', endpointId);
-    if (postgres) endpointQuery = endpointQuery.forKeyShare();
-    const endpoint = await endpointQuery.executeTakeFirst();
+    const endpoint = await keptFromDelete(trx, endpointQuery).executeTakeFirst();
     if (endpoint?.status !== 'enabled') {
       await finish('failed');
       return;

@@ -1,8 +1,9 @@
 // The import structure of server/: no circle of imports (type imports included), the database layer imports
 // nothing of the registry, the resources or HTTP, the backup command loads the database layer only, inside a
-// resource folder only its HTTP adapters import server/http/, runtime code never imports a migration, and inside
+// resource folder only its HTTP adapters import server/http/, runtime code never imports a migration, inside
 // server/http/ every import points down its layers (the request context and route table at the bottom, the
-// chain composed at the top).
+// chain composed at the top), and no code outside server/db/ knows the engine (db/database.ts's claim): no import
+// of an engine's module or driver, no branch on the engine, no engine-specific SQL or row lock.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -138,6 +139,40 @@ function upwardHttpImports(edges: Map<string, string[]>, layers: string[]): stri
 /** Modules of no layer, which import nothing of the service: the logger and the tracing port. */
 const LAYERLESS = ['server/logger.ts', 'server/tracing.ts'];
 
+/** The engine-specific modules of db/ (the dialects, the driver, the SQLite backup) and the engines' drivers. */
+const ENGINE_MODULE = /^server\/db\/(sqlite|postgres)-[^/]*\.ts$/;
+const ENGINE_PACKAGE = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](better-sqlite3|pg|pg-[\w-]+)['"]/m;
+/** The names of db/ that tell the engine: only db/ itself asks them. */
+const ENGINE_NAMES = /\bimport\s*(?:type\s*)?\{[^}]*\b(engineOf|columnTypes)\b[^}]*\}\s*from\s*['"][^'"]*\/db\//;
+/** What code (comments left out) that knows the engine says: a test of which engine, its SQL, its row locks. */
+const ENGINE_CODE: Array<[string, RegExp]> = [
+  ['a test of the engine', /(['"`])(sqlite|postgres(ql)?)\1\s*[!=]==|[!=]==\s*(['"`])(sqlite|postgres(ql)?)\4/i],
+  ['a row lock', /\.(forUpdate|forNoKeyUpdate|forShare|forKeyShare|skipLocked|noWait)\s*\(/],
+  [
+    'engine-specific SQL',
+    /\b(for\s+(no\s+key\s+)?update|for\s+(key\s+)?share|skip\s+locked|lateral|json_each|json_group_array|not\s+indexed|pragma|pg_(?!dump|restore)\w+)\b/i,
+  ],
+  ['the engine asked of kysely', /\b(PostgresIntrospector|SqliteIntrospector|introspection)\b/],
+];
+
+/** The text without its comments, which may name the engines (explaining why a db/ function exists). */
+const withoutComments = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|\s)\/\/.*$/gm, '$1');
+
+/** Where `text` (of a file outside db/ importing `targets`) knows the engine; empty when it does not. */
+function engineKnowledge(text: string, targets: readonly string[]): string[] {
+  const code = withoutComments(text);
+  const found = targets.filter((target) => ENGINE_MODULE.test(target)).map((target) => `imports ${target}`);
+  const driver = ENGINE_PACKAGE.exec(code)?.[1];
+  if (driver) found.push(`imports ${driver}`);
+  const name = ENGINE_NAMES.exec(code)?.[1];
+  if (name) found.push(`imports ${name}`);
+  for (const [what, pattern] of ENGINE_CODE) {
+    const match = pattern.exec(code);
+    if (match) found.push(`${what}: ${match[0]}`);
+  }
+  return found;
+}
+
 describe('the import structure of server/', () => {
   it('has no import circle', () => {
     expect(importCircles(graph)).toEqual([]);
@@ -203,6 +238,38 @@ describe('the import structure of server/', () => {
   it('knows every migration module by its first line', () => {
     const imported = (graph.get(MIGRATIONS) ?? []).filter((target) => !MIGRATION_RUNTIME.includes(target));
     expect(imported.filter((target) => !migrationModules.has(target))).toEqual([]);
+  });
+
+  it('keeps the engine inside db/: no code outside it imports, tests or speaks an engine', () => {
+    const knowing = [...graph]
+      .filter(([file]) => !file.startsWith('server/db/'))
+      .flatMap(([file, targets]) =>
+        engineKnowledge(readFileSync(join(ROOT, file), 'utf8'), targets).map((what) => `${file}: ${what}`),
+      );
+    expect(knowing).toEqual([]);
+  });
+
+  it.each([
+    ['a branch on engineOf', "import { engineOf } from '../db/database.js';\nif (engineOf(db) === 'postgres') {}", []],
+    ['a target kind', "if (target.kind === 'sqlite') return;", []],
+    ['a row lock', 'await query.forUpdate().executeTakeFirst();', []],
+    ['a skip-locked claim', 'sql`select id from t where id in (:ids) for update skip locked`', []],
+    ['a lateral join', 'sql`from e cross join lateral (:due) p`', []],
+    ['json_each', 'sql`join json_each(:x) p`', []],
+    ['not indexed', 'sql`update webhook_deliveries not indexed set x = 1`', []],
+    ['a dialect module', '', ['server/db/sqlite-driver.ts']],
+    ['a driver', "import pg from 'pg';", []],
+  ])('finds the engine known in %s', (_name, text, targets) => {
+    expect(engineKnowledge(text, targets)).not.toEqual([]);
+  });
+
+  it.each([
+    ['a named lock of db/', "import { lockedForUpdate } from '../db/database.js';\nawait lockedForUpdate(trx, q);"],
+    ['a comment naming the engines', '// FOR UPDATE on PostgreSQL; SQLite: the write lock\nconst x = 1;'],
+    ['a URL', "const url = 'http://127.0.0.1/update';"],
+    ['a word in a message', "throw new Error('the update of the share failed');"],
+  ])('finds no engine in %s', (_name, text) => {
+    expect(engineKnowledge(text, ['server/db/database.ts'])).toEqual([]);
   });
 
   it('keeps server/http/ one way: no import runs back up its layers', () => {

@@ -1,7 +1,7 @@
 // Conditional requests (RFC 9110 §13): the strong ETag of a record, made of its id and version, and the
 // If-Match and If-None-Match headers read against it. The atomic check itself is in the write (db/owned.ts).
-import { type ExpectedVersions, VersionMismatchError } from '../../db/owned.js';
-import { fieldProblem, HttpProblem } from '../problems/problem.js';
+import type { ExpectedVersions } from '../../db/owned.js';
+import { fieldProblem, type HttpProblem } from '../problems/problem.js';
 
 export { etagOf } from '../../etag.js';
 
@@ -78,21 +78,4 @@ export function readIfMatch(header: string | undefined, id: number): ExpectedVer
   return tags
     .filter((tag) => !tag.weak && tag.opaque.startsWith(prefix) && /^"\d+\.[1-9]\d{0,14}"$/.test(tag.opaque))
     .map((tag) => Number(tag.opaque.slice(prefix.length, -1)));
-}
-
-export function preconditionFailed(resource: string, id: number): HttpProblem {
-  return new HttpProblem(
-    'precondition-failed',
-    `The ${resource} with id ${id} has changed since the version If-Match names; nothing was changed.`,
-  );
-}
-
-/** Runs a conditional write; a record found at another version than If-Match names becomes the 412. */
-export async function unlessChanged<T>(resource: string, id: number, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (error instanceof VersionMismatchError) throw preconditionFailed(resource, id);
-    throw error;
-  }
 }

@@ -1,13 +1,15 @@
 // The one error handler: it writes the problem each step raised (as application/problem+json with the
-// request id); a fault of the database is a 503 with Retry-After; anything else thrown is a server error, which
-// says nothing of internals and is logged in full.
+// request id); a fault of the database is a 503 with Retry-After; a conditional write that found the record at
+// another version than If-Match named is a 412, whichever handler made it; anything else thrown is a server error,
+// which says nothing of internals and is logged in full.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DatabaseUnavailable, FAULTS } from '../../db/faults.js';
+import { VersionMismatchError } from '../../db/owned.js';
 import type { Logger } from '../../logger.js';
 import { pathHint } from '../routing/path-hints.js';
 import { context } from '../routing/request-context.js';
 import type { RouteTable } from '../routing/routes.js';
-import { HttpProblem, PROBLEM_TYPE_BASE, problemBody } from './problem.js';
+import { HttpProblem, PROBLEM_TYPE_BASE, preconditionFailed, problemBody } from './problem.js';
 
 const INTERNAL_DETAIL = 'Something went wrong on our side. Quote the request id to support.';
 const INTERNAL_BODY = (requestId: string) => ({
@@ -27,13 +29,15 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
         ? error
         : error instanceof DatabaseUnavailable
           ? unavailable(error)
-          : isMalformedPathEscape(error)
-            ? new HttpProblem('malformed-path', 'The path has a malformed %-escape, or one that is not UTF-8.')
-            : new HttpProblem('internal', INTERNAL_DETAIL);
+          : error instanceof VersionMismatchError
+            ? preconditionFailed(error.record, error.id)
+            : isMalformedPathEscape(error)
+              ? new HttpProblem('malformed-path', 'The path has a malformed %-escape, or one that is not UTF-8.')
+              : new HttpProblem('internal', INTERNAL_DETAIL);
     if (error instanceof DatabaseUnavailable) {
       // The dependency's fault, not ours: the client may retry; the log says what the database said.
       logger.warn('request failed: database unavailable', { ...where, kind: error.kind, error: error.message });
-    } else if (!(error instanceof HttpProblem) || problem.status === 500) {
+    } else if (!(error instanceof HttpProblem || error instanceof VersionMismatchError) || problem.status === 500) {
       logger.error('request failed', {
         ...where,
         error: error instanceof Error ? (error.stack ?? error.message) : String(error),

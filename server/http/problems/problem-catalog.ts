@@ -63,6 +63,66 @@ export const PROBLEMS = {
 
 export type ProblemKind = keyof typeof PROBLEMS;
 
+type Unprocessable = { [K in ProblemKind]: (typeof PROBLEMS)[K]['status'] extends 422 ? K : never }[ProblemKind];
+
+/**
+ * Every file that raises a 422, the kinds it raises and why there. The validation step answers "why a 422?" for
+ * the contract and the request as a whole (request-validation.ts, asking the conventions' checks); the others need
+ * what only their site has: a stored record, a lookup, the clock, a rule a second entry point shares, the saved
+ * request. test/unit/problem-catalog.test.ts fails on a file raising a 422 that is not listed here, or on a listed
+ * kind its file no longer raises; the guide's status table says the same to consumers.
+ */
+export const UNPROCESSABLE_SITES: Readonly<Record<string, { kinds: readonly Unprocessable[]; why: string }>> = {
+  'server/http/validation/request-validation.ts': {
+    kinds: ['validation'],
+    why: "the contract's schemas and our own field checks (unknown fields, bad values, integers as text), in one 422",
+  },
+  'server/http/conventions/conditional.ts': {
+    kinds: ['invalid-if-match'],
+    why: 'an If-Match that is no list of ETags (asked by the validation step once the fields are valid)',
+  },
+  'server/http/conventions/pagination.ts': {
+    kinds: ['page-with-cursor'],
+    why: '`page` with `after` (asked by the validation step)',
+  },
+  'server/http/conventions/cursor.ts': {
+    kinds: ['invalid-cursor', 'cursor-sort-mismatch'],
+    why: 'a sorted list cursor not made here, or of a walk in another order (asked by the validation step)',
+  },
+  'server/http/conventions/id-cursor.ts': {
+    kinds: ['invalid-cursor'],
+    why: 'an id-ordered list cursor not made here or of another list (asked by the validation step; the handler reads it again)',
+  },
+  'server/http/conventions/list-filters.ts': {
+    kinds: ['validation'],
+    why: "a comma-separated filter value the list does not take (a domain's status, routing): one or several values, which the spec's pattern cannot list",
+  },
+  'server/http/conventions/metadata-limit.ts': {
+    kinds: ['validation'],
+    why: 'metadata over its key limit once merged with what the record holds: needs the stored record',
+  },
+  'server/domains/handlers.ts': {
+    kinds: ['validation'],
+    why: 'a domain name whose challenge name is no DNS name (domains/check-rules.ts, the rule the checks share)',
+  },
+  'server/webhooks/handlers.ts': {
+    kinds: ['validation', 'unsafe-webhook-url'],
+    why: "a URL whose host is not a safe target (resolved: a lookup), headers a delivery sets, a recovery window outside retention (the clock, the operator's retention)",
+  },
+  'server/events/handlers.ts': {
+    kinds: ['validation'],
+    why: "the event log's filters a format cannot judge (a time that does not exist, `until` not after `since`)",
+  },
+  'server/accounts/handlers.ts': {
+    kinds: ['validation'],
+    why: "a key's options and a rotation's overlap, by the rules the keys command shares (accounts/key-management.ts)",
+  },
+  'server/idempotency/runner.ts': {
+    kinds: ['idempotency-key-reused'],
+    why: 'an Idempotency-Key used before with another method, path or body: needs the saved request',
+  },
+};
+
 /** Problem `type` URIs are relative to the service (RFC 9457 resolves them against the request URI). */
 export const PROBLEM_TYPE_BASE = '/problems/';
 

@@ -63,3 +63,11 @@ export function webhookQueueFull(endpointId: number, max: number): HttpProblem {
     `Webhook endpoint ${endpointId} has ${max} undelivered events queued, the most it may have; wait for them to be delivered or given up.`,
   );
 }
+
+/** A conditional write refused: the record is at another version than If-Match named (db/owned.ts's VersionMismatchError). */
+export function preconditionFailed(record: string, id: number): HttpProblem {
+  return new HttpProblem(
+    'precondition-failed',
+    `The ${record} with id ${id} has changed since the version If-Match names; nothing was changed.`,
+  );
+}
