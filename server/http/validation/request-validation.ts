@@ -218,7 +218,12 @@ async function withCursors(
     if (problem instanceof HttpProblem) throw problem;
     request.query.after = opened;
   }
-  request.url.seal = await cursors.sealer();
+  // The key is needed only when a link is sealed: when it cannot be had now (made on its first use, so not on
+  // storage turned read-only; a database outage), a page without a next link is still answered, and one that
+  // needs it fails with the key's error, as before the seal moved here.
+  request.url.seal = await cursors.sealer().catch((error: unknown) => (): never => {
+    throw error;
+  });
   return request;
 }
 
