@@ -19,6 +19,7 @@ import {
   redact,
 } from './db/database.js';
 import { migrateToLatest } from './db/migrations.js';
+import { serviceSecret } from './db/service-secrets.js';
 import { wakeupsOf } from './db/wakeups.js';
 import { buildDocsInBackground, docsBuildRequested } from './docs-build.js';
 import type { DomainChecks } from './domains/checks.js';
@@ -74,6 +75,9 @@ async function main(): Promise<void> {
     if (newer.length > 0) {
       logger.warn('the database was migrated by a newer version; running on it as it is', { migrations: newer });
     }
+    // The cursor key made now, with the migrations, if this database has none yet: a list then only reads it, so
+    // its reads go on while another process holds the write lock or the storage has turned read-only.
+    if (!config.cursorKey) await serviceSecret(db, 'cursor');
   }
   const { metricsPort, metricsToken } = config;
   const metricsOn = metricsPort !== undefined || metricsToken !== undefined;
