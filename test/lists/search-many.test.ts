@@ -3,9 +3,9 @@
 // `links.next` or by cursor still give every match once, in order. Up to FEW_MATCHES the total stays exact.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { operations } from '../../generated/api.js';
-import { FEW_MATCHES, foldText } from '../../server/db/listing.js';
+import { FEW_MATCHES } from '../../server/db/listing.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
-import { getRaw, type ListedResource, resources } from './fixtures.js';
+import { getRaw, insertNamed, type ListedResource, resources } from './fixtures.js';
 
 let server: TestServer;
 
@@ -18,35 +18,20 @@ const MANY = FEW_MATCHES + 25;
 const SOME = 30;
 
 /** Adds `count` records named `<stem>-<account>-<n>` straight into the database, ids rising with n. */
-async function insertNamed(resource: ListedResource, account: TestAccount, stem: string, count: number) {
-  const { db } = server;
-  const { id } = await db
-    .selectFrom('accounts')
-    .select('id')
-    .where('name', '=', account.name)
-    .executeTakeFirstOrThrow();
-  const now = new Date().toISOString();
-  for (let start = 0; start < count; start += 1_000) {
-    const rows = Array.from({ length: Math.min(1_000, count - start) }, (_, k) => {
-      const name = resource.resource === 'spaces' ? `${stem}-${id}-${start + k}` : `${stem}-${id}-${start + k}.example`;
-      const common = { account_id: id, name, name_key: foldText(name), created_at: now, updated_at: now };
-      return resource.resource === 'spaces'
-        ? { ...common, color: 1 }
-        : { ...common, index_page: null, not_found_page: null };
-    });
-    await db
-      .insertInto(resource.resource)
-      .values(rows as never)
-      .execute();
-  }
+function insertStem(resource: ListedResource, account: TestAccount, stem: string, count: number) {
+  return insertNamed(server, resource, account, (id) =>
+    Array.from({ length: count }, (_, k) =>
+      resource.resource === 'spaces' ? `${stem}-${id}-${k}` : `${stem}-${id}-${k}.example`,
+    ),
+  );
 }
 
 describe.each(resources)('$resource search with more than FEW_MATCHES matches', (resource) => {
   let account: TestAccount;
   beforeAll(async () => {
     account = await server.account();
-    await insertNamed(resource, account, 'many', MANY);
-    await insertNamed(resource, account, 'some', SOME);
+    await insertStem(resource, account, 'many', MANY);
+    await insertStem(resource, account, 'some', SOME);
   });
 
   it('answers a lower bound for the total, says so, and links the next page', async () => {
@@ -117,7 +102,7 @@ describe('domains filtered to more than FEW_MATCHES records', () => {
   };
   beforeAll(async () => {
     account = await server.account();
-    await insertNamed(domains, account, 'kept', MANY); // active: the column's default for rows inserted so
+    await insertStem(domains, account, 'kept', MANY); // active: the column's default for rows inserted so
   });
 
   it('answers a lower bound for the total, says so, and pages to the last record', async () => {

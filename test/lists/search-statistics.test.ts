@@ -4,9 +4,9 @@
 // the total exact up to FEW_MATCHES and a lower bound past it, on both engines.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FEW_MATCHES, foldText } from '../../server/db/listing.js';
+import { FEW_MATCHES } from '../../server/db/listing.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
-import { resources } from './fixtures.js';
+import { insertNamed, resources } from './fixtures.js';
 
 let server: TestServer;
 
@@ -29,33 +29,14 @@ describe.each(resources)('$resource search with statistics gathered', (resource)
 
   beforeAll(async () => {
     account = await server.account();
-    const { db } = server;
-    const { id } = await db
-      .selectFrom('accounts')
-      .select('id')
-      .where('name', '=', account.name)
-      .executeTakeFirstOrThrow();
-    const now = new Date().toISOString();
-    for (let start = 0; start < SIZE; start += 1_000) {
-      const rows = stems.slice(start, start + 1_000).map((stem) => {
-        const name = nameOf(stem);
-        const common = { account_id: id, name, name_key: foldText(name), created_at: now, updated_at: now };
-        return resource.resource === 'spaces'
-          ? { ...common, color: 1 }
-          : { ...common, index_page: null, not_found_page: null };
-      });
-      await db
-        .insertInto(resource.resource)
-        .values(rows as never)
-        .execute();
-    }
+    await insertNamed(server, resource, account, () => stems.map(nameOf));
     // Another account's matches must not show or count.
     const elsewhere = 'elsewhere omega crew 199';
     await resource.store(
       await server.account(),
       resource.resource === 'spaces' ? elsewhere : elsewhere.replaceAll(' ', '-'),
     );
-    await sql`analyze`.execute(db);
+    await sql`analyze`.execute(server.db);
   });
 
   it.each([
