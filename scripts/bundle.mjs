@@ -23,9 +23,11 @@ const ENTRIES = {
 const inputs = join(out, 'inputs.json');
 /**
  * Packages left in node_modules: native addons, and what the service loads only when configured (PostgreSQL, Redis,
- * metrics, tracing) through createRequire or import() of its own.
+ * metrics, tracing) through createRequire or import() of its own; and express-openapi-validator, which calls
+ * url.parse(): Node 24 warns of that (DEP0169) on stderr unless the caller is inside node_modules.
  */
 const EXTERNAL = [
+  'express-openapi-validator',
   'better-sqlite3',
   'better-sqlite3-node20',
   'pg',
@@ -36,11 +38,11 @@ const EXTERNAL = [
   'tsx',
 ];
 
-/** Whether a bundle is missing, or a file they were built from changed (or is gone) since. */
+/** Whether a bundle is missing, or a file they were built from (or this script) changed (or is gone) since. */
 function stale() {
   try {
     const built = Math.min(...Object.keys(ENTRIES).map((name) => statSync(join(out, `${name}.mjs`)).mtimeMs));
-    const sources = JSON.parse(readFileSync(inputs, 'utf8'));
+    const sources = [...JSON.parse(readFileSync(inputs, 'utf8')), 'scripts/bundle.mjs'];
     return sources.some((source) => statSync(join(root, source)).mtimeMs > built);
   } catch {
     return true;
