@@ -103,7 +103,7 @@ export async function warmUp({
     spec,
     logger: createLogger('silent'),
     keyCheck,
-    // Its own cursor key: the database's (service_secrets, made by the first list that needs it) is not made here.
+    // Its own cursor key: the warm-up's requests read and write nothing of the database's (the cursor key is made at start, server/main.ts).
     cursorKey: randomBytes(32).toString('base64'),
     ...(validation ? { validation } : {}),
     ...(docsSandboxKey ? { docsSandboxKey } : {}),
