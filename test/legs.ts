@@ -12,10 +12,12 @@ export interface LegRule {
 }
 
 /**
- * A suite listed nowhere runs in every leg: an HTTP suite on an app of its own in the test's process, cheap, and
- * what it tests can differ by engine (the SQL) and by Node.js major (its HTTP parser, fetch, ICU, and the
- * better-sqlite3 build each major loads). Heavy suites (child processes, other programs, real-time waits) run
- * where their outcome can differ, once if it cannot; each is left out of the quick loop.
+ * A suite listed nowhere runs on both engines and in the quick loop: an HTTP suite on an app of its own in the
+ * test's process, cheap, and what it tests can differ by engine (the SQL). The Node.js 24 leg runs only the suites
+ * that name it (includedIn): those whose outcome can differ by Node.js major (its HTTP parser, fetch, URL and
+ * ICU, timers and signals, and the better-sqlite3 build each major loads), not every HTTP suite again. Heavy
+ * suites (child processes, other programs, real-time waits) run where their outcome can differ, once if it
+ * cannot; each is left out of the quick loop.
  */
 export const LEG_RULES: LegRule[] = [
   // The pyramid's base.
@@ -129,6 +131,11 @@ export const LEG_RULES: LegRule[] = [
     why: 'the bundled entry point: its start on each engine, and on Node 24 with the other SQLite driver',
   },
   {
+    suite: 'test/service/startup-config.test.ts',
+    legs: ['sqlite'],
+    why: "the entry point's logs, metrics port, failed starts and configuration errors: the same on any engine and major",
+  },
+  {
     suite: 'test/service/bundle.test.ts',
     legs: ['sqlite'],
     why: "npm start's bundle rebuilt when stale: files, not the engine; the legs after SQLite's share .build/ at once",
@@ -196,8 +203,35 @@ export const LEG_RULES: LegRule[] = [
   },
   {
     suite: 'test/http/scopes.test.ts',
-    legs: ['sqlite', 'node24'],
-    why: 'every operation × every scope (over 150 requests): the scope check reads nothing from the engine',
+    legs: ['sqlite'],
+    why: 'every operation × every scope (over 150 requests): the scope check reads nothing from the engine, and is the same code on any Node.js major',
+  },
+  // What Node.js itself parses, encodes or compares: its HTTP parser (llhttp), URL and IDNA (ICU), the
+  // addresses its `net` module classifies, and the SQLite driver each major loads.
+  {
+    suite: 'test/http/{hostile-input,errors,routing-errors,json-as-form,stored-text,cors,request-id}.test.ts',
+    legs: ['sqlite', 'postgres', 'node24', 'quick'],
+    why: "requests the HTTP parser, the body parsers and the text checks see first: Node 24's llhttp and ICU differ",
+  },
+  {
+    suite: 'test/domains/{host-names,page-urls}.test.ts',
+    legs: ['sqlite', 'postgres', 'node24', 'quick'],
+    why: "names and URLs through Node's URL and IDNA (ICU), which each major bundles anew",
+  },
+  {
+    suite: 'test/lists/{sort,search,cursor}.test.ts',
+    legs: ['sqlite', 'postgres', 'node24', 'quick'],
+    why: 'orders and matches of text (collation in SQL, normalisation in Node) and sealed cursors (node:crypto)',
+  },
+  {
+    suite: 'test/webhooks/unsafe-targets.test.ts',
+    legs: ['sqlite', 'postgres', 'node24', 'quick'],
+    why: "webhook URLs and the addresses they resolve to, classified through Node's URL and net.BlockList",
+  },
+  {
+    suite: 'test/db/sqlite.test.ts',
+    legs: ['sqlite', 'postgres', 'node24', 'quick'],
+    why: 'the SQLite driver as the service opens it: Node 24 loads better-sqlite3 13, Node 20 its 12',
   },
   {
     suite: 'test/http/rate-limit-redis.test.ts',
@@ -214,23 +248,23 @@ export const LEG_RULES: LegRule[] = [
   },
   {
     suite: 'test/lists/every-list.test.ts',
-    legs: ['sqlite', 'postgres', 'node24'],
-    why: 'every list of the spec walked past a page, the delivery log filled by the delivery job through a real receiver: every leg, not the inner loop',
+    legs: ['sqlite', 'postgres'],
+    why: 'every list of the spec walked past a page, the delivery log filled by the delivery job through a real receiver: both engines, not the inner loop',
   },
   {
     suite: 'test/lists/{counts,search-index,search-many}.test.ts',
-    legs: ['sqlite', 'postgres', 'node24'],
-    why: "hundreds of concurrent creates and deletes, or accounts seeded past the search index's thresholds: the slowest files of the quick loop, every leg, not the inner loop",
+    legs: ['sqlite', 'postgres'],
+    why: "hundreds of concurrent creates and deletes, or accounts seeded past the search index's thresholds: SQL on both engines, not the inner loop",
   },
   {
     suite: 'test/db/counts-and-search-migration.test.ts',
-    legs: ['sqlite', 'postgres', 'node24'],
-    why: 'a migration run on a database seeded with records, then an app on it: every leg, not the inner loop',
+    legs: ['sqlite', 'postgres'],
+    why: 'a migration run on a database seeded with records, then an app on it: both engines, not the inner loop',
   },
   {
     suite: 'test/lists/opaque-cursors.test.ts',
-    legs: ['sqlite', 'postgres', 'node24'],
-    why: 'a second instance of the database and a restart: every leg, not the inner loop',
+    legs: ['sqlite', 'postgres'],
+    why: 'a second instance of the database and a restart: both engines, not the inner loop',
   },
 
   // The conformance runner.
@@ -327,6 +361,16 @@ export const LEG_RULES: LegRule[] = [
 export function currentLeg(env: NodeJS.ProcessEnv = process.env): Exclude<Leg, 'quick'> {
   if (env.DSS_TEST_DATABASE === 'postgres') return 'postgres';
   return env.DSS_TEST_LEG === 'node24' ? 'node24' : 'sqlite';
+}
+
+/**
+ * The globs a leg runs: every suite for SQLite, PostgreSQL and the quick loop (less what excludedFrom leaves out),
+ * and for the Node.js 24 leg only the suites whose rule names it.
+ */
+export function includedIn(leg: Leg): string[] {
+  return leg === 'node24'
+    ? LEG_RULES.filter((rule) => rule.legs.includes('node24')).map((rule) => rule.suite)
+    : ['test/**/*.test.ts'];
 }
 
 /** The globs a leg leaves out: every listed suite that does not name it. */

@@ -1,13 +1,13 @@
 // vitest configuration: tests live in test/, each file gets its own app and SQLite file.
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
-import { currentLeg, excludedFrom } from './legs.js';
+import { currentLeg, excludedFrom, includedIn } from './legs.js';
 
 export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
-    include: ['test/**/*.test.ts'],
     // Each leg runs the suites whose outcome can differ there (test/legs.ts: which suite runs where, and why).
+    include: includedIn(currentLeg()),
     exclude: excludedFrom(currentLeg()),
     testTimeout: 20_000,
     // One module cache for all files (each file still starts its own app on its own database): on this 2-core

@@ -1,25 +1,25 @@
-// The real entry point (server/main.ts, as npm start runs it: bundled, scripts/start.mjs) as a process: what
-// it prints on start, the demo key, configuration errors, clean shutdown on SIGTERM and data surviving a restart.
+// The real entry point (server/main.ts, as npm start runs it: bundled, scripts/start.mjs) as a process on the
+// engine under test (and, in CI's Node.js 24 leg, with the other SQLite driver): the first start (the demo key,
+// the banner), a second start on the same database, a clean exit on SIGTERM, and data that survives a restart and
+// a SIGKILL. The starts run in a chain on one database where a test needs the one before (four starts in all).
+// What does not depend on the engine (logs, metrics, starts that fail, configuration errors) is
+// startup-config.test.ts.
 
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { secretOf } from '../support/api-keys.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { apiClient } from '../support/server.js';
-import { KEY_PATTERN, type Running, runScript, runToExit, SERVICE, stopAll } from './process.js';
+import { KEY_PATTERN, type Running, runScript, SERVICE, stopAll } from './process.js';
 
 // Each start loads the service (about a second, more on a busy machine; the first one bundles it).
 const SLOW = { timeout: 180_000 };
 
-afterEach(stopAll);
-
 const databases: TestDatabase[] = [];
 const keyDir = mkdtempSync(join(tmpdir(), 'dss-first-key-'));
 afterAll(async () => {
+  await stopAll();
   await Promise.all(databases.map((d) => d.drop()));
   rmSync(keyDir, { recursive: true, force: true });
 });
@@ -67,9 +67,15 @@ const bannerOnly = (output: string, banner: string) =>
   output.startsWith('domain-space-service listening on') && output.trim().endsWith(banner.trim());
 
 describe('first start', SLOW, () => {
+  let database: string;
+  let first: Started;
+  beforeAll(async () => {
+    database = await newDatabase();
+    first = await start(database, { LOG_LEVEL: 'info' });
+  });
+
   it('writes a demo key to a file only its user can read, and prints its path and a curl line, not the key', async () => {
-    const database = await newDatabase();
-    const { url, banner, key, server } = await start(database);
+    const { url, banner, key, server } = first;
     const file = keyFiles.get(database) as string;
     expect(key).toMatch(new RegExp(`^${KEY_PATTERN.source}$`));
     expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -86,8 +92,7 @@ describe('first start', SLOW, () => {
   });
 
   it("logs the key file's path, never the key", async () => {
-    const database = await newDatabase();
-    const { server, key } = await start(database, { LOG_LEVEL: 'info' });
+    const { server, key } = first;
     await server.waitForOutput(/"msg":"first API key written to a file"/);
     const line = server
       .stdout()
@@ -98,21 +103,45 @@ describe('first start', SLOW, () => {
   });
 
   it('answers the public endpoints at the printed URL', async () => {
-    const { url } = await start(await newDatabase());
+    const { url } = first;
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     expect((await fetch(`${url}/api/v1/domains`)).status).toBe(401);
   });
 });
 
-describe('second start on the same database', SLOW, () => {
-  it('prints no new key, and the first key still works', async () => {
-    const database = await newDatabase();
-    const first = await start(database);
-    const key = first.key;
-    expect((await first.server.stop()).code).toBe(0);
-    rmSync(keyFiles.get(database) as string);
+// One database through three starts: data written, SIGTERM, a second start (no new key), SIGKILL right after an
+// acknowledged write, a third start.
+describe('starts on the same database', SLOW, () => {
+  let database: string;
+  let key: string;
+  let created: { domain: Record<string, unknown>; space: Record<string, unknown>; domainId: number };
+  let second: Started;
 
-    const second = await start(database);
+  it('exits with code 0 on SIGTERM, with nothing but the banner on stderr', async () => {
+    database = await newDatabase();
+    const first = await start(database);
+    key = first.key;
+    const client = apiClient(`${first.url}/api/v1`, key);
+    const domain = await client.POST('/domains', {
+      body: { name: 'persisted.example.com', index_page: 'https://persisted.example.com/' },
+    });
+    expect(domain.response.status).toBe(201);
+    const space = await client.POST('/spaces', { body: { name: 'Kept', color: 5 } });
+    expect(space.response.status).toBe(201);
+    created = {
+      domain: domain.data?.data as never,
+      space: space.data?.data as never,
+      domainId: domain.data?.data.id as number,
+    };
+    const exit = await first.server.stop('SIGTERM');
+    expect(exit.code).toBe(0);
+    // stderr has the banner and nothing else: no warning, no error.
+    expect(bannerOnly(exit.stderr, first.banner)).toBe(true);
+  });
+
+  it('prints no new key at a second start, and the first key still works', async () => {
+    rmSync(keyFiles.get(database) as string);
+    second = await start(database);
     expect(second.banner).toContain('listening on');
     expect(second.banner.match(KEY_PATTERN)).toBeNull();
     expect(second.server.stdout().match(KEY_PATTERN)).toBeNull();
@@ -120,148 +149,25 @@ describe('second start on the same database', SLOW, () => {
     const { response } = await apiClient(`${second.url}/api/v1`, key).GET('/spaces');
     expect(response.status).toBe(200);
   });
-});
 
-describe('shutdown', SLOW, () => {
-  it('exits with code 0 on SIGTERM', async () => {
-    const { server, banner } = await start(await newDatabase());
-    const exit = await server.stop('SIGTERM');
-    expect(exit.code).toBe(0);
-    // stderr has the banner and nothing else: no warning, no error.
-    expect(bannerOnly(exit.stderr, banner)).toBe(true);
-  });
-
-  it('keeps data written before SIGTERM across a restart', async () => {
-    const database = await newDatabase();
-    const first = await start(database);
-    const key = first.key;
-    const created = await apiClient(`${first.url}/api/v1`, key).POST('/domains', {
-      body: { name: 'persisted.example.com', index_page: 'https://persisted.example.com/' },
-    });
-    expect(created.response.status).toBe(201);
-    const space = await apiClient(`${first.url}/api/v1`, key).POST('/spaces', { body: { name: 'Kept', color: 5 } });
-    expect(space.response.status).toBe(201);
-    expect((await first.server.stop('SIGTERM')).code).toBe(0);
-
-    const second = await start(database);
+  it('keeps data written before SIGTERM across the restart', async () => {
     const client = apiClient(`${second.url}/api/v1`, key);
-    const domain = await client.GET('/domains/{id}', { params: { path: { id: created.data?.data.id as number } } });
+    const domain = await client.GET('/domains/{id}', { params: { path: { id: created.domainId } } });
     expect(domain.response.status).toBe(200);
-    expect(domain.data?.data).toEqual(created.data?.data);
+    expect(domain.data?.data).toEqual(created.domain);
     const spaces = await client.GET('/spaces');
-    expect(spaces.data?.data).toEqual([space.data?.data]);
+    expect(spaces.data?.data).toEqual([created.space]);
   });
-});
 
-describe('logs', SLOW, () => {
-  it('are JSON lines that never carry an API key, valid or not, and are all stdout carries', async () => {
-    const { server, banner, url, key } = await start(await newDatabase(), { LOG_LEVEL: 'debug' });
-    expect(bannerOnly(server.stderr(), banner)).toBe(true);
-    const wrong = `${key.slice(0, -4)}AAAA`;
-    for (const token of [key, wrong, 'not-a-key']) {
-      await fetch(`${url}/api/v1/domains?search=x`, { headers: { Authorization: `Bearer ${token}` } });
-    }
-    await apiClient(`${url}/api/v1`, key).POST('/domains', { body: { name: 'bad_name' } });
-    await server.waitForOutput(/"statusCode":422/);
-    await server.stop('SIGTERM');
-
-    const logs = server.stdout().trim().split('\n');
-    expect(logs.filter((line) => line.includes('"msg":"request"'))).toHaveLength(4);
-    expect(JSON.parse(logs.find((line) => line.includes('"msg":"listening"')) as string)).toMatchObject({ url });
-    for (const line of logs) {
-      expect(() => JSON.parse(line)).not.toThrow();
-      expect(line).not.toContain(secretOf(key));
-      expect(line).not.toContain(secretOf(wrong));
-      expect(line).not.toContain('not-a-key');
-    }
-  });
-});
-
-describe('metrics', SLOW, () => {
-  it('are served on METRICS_PORT, printed at start, and count the requests', async () => {
-    const { banner, url, key } = await start(await newDatabase(), { METRICS_PORT: '0' });
-    const metricsUrl = /Metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(banner)?.[1] as string;
-    expect(metricsUrl).toBeDefined();
-    expect(metricsUrl.startsWith(url)).toBe(false);
-    expect((await apiClient(`${url}/api/v1`, key).GET('/spaces')).response.status).toBe(200);
-    const text = await (await fetch(metricsUrl)).text();
-    expect(text).toContain('http_requests_total{operation_id="spaces_list",status="200"} 1');
-    // Not on the service's port without METRICS_TOKEN.
-    expect((await fetch(`${url}/metrics`)).status).toBe(404);
-  });
-});
-
-describe('a start that fails', SLOW, () => {
-  it('exits non-zero when the port is taken, and issues the demo key only at a start that succeeds', async () => {
-    const taken = createServer();
-    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
-    const port = String((taken.address() as AddressInfo).port);
-    const database = await newDatabase();
-    try {
-      const exit = await runToExit(SERVICE, [], { ...envFor(database), PORT: port });
-      expect(exit.code).not.toBe(0);
-      expect(exit.stderr).toMatch(/could not start: .*EADDRINUSE/);
-      expect(exit.stdout).not.toMatch(KEY_PATTERN);
-      expect(existsSync(keyFiles.get(database) as string)).toBe(false);
-    } finally {
-      taken.close();
-    }
-    const { banner, key, url } = await start(database);
-    expect(banner).toContain('written to');
-    expect((await apiClient(`${url}/api/v1`, key).GET('/spaces')).response.status).toBe(200);
-  });
-});
-
-describe('a first key that cannot be written', SLOW, () => {
-  it('fails the start naming FIRST_KEY_FILE, and issues no key', async () => {
-    const blocker = join(keyDir, 'a-file-not-a-folder');
-    writeFileSync(blocker, '');
-    const database = await newDatabase();
-    const exit = await runToExit(SERVICE, [], { ...envFor(database), FIRST_KEY_FILE: join(blocker, 'key') });
-    expect(exit.code).toBe(1);
-    expect(exit.stderr).toMatch(/could not start: FIRST_KEY_FILE \S+ cannot be written/);
-    expect(exit.stderr).toContain('npm run keys -- create');
-    // No key was issued: the next start, with a file it can write, issues the first one.
-    const { banner, key, url } = await start(database);
-    expect(banner).toContain('No API key existed');
-    expect((await apiClient(`${url}/api/v1`, key).GET('/spaces')).response.status).toBe(200);
-  });
-});
-
-describe('crash', SLOW, () => {
   it('keeps a write acknowledged just before the process is killed outright (SIGKILL)', async () => {
-    const database = await newDatabase();
-    const first = await start(database);
-    const key = first.key;
-    const created = await apiClient(`${first.url}/api/v1`, key).POST('/spaces', { body: { name: 'Durable' } });
-    expect(created.response.status).toBe(201);
-    const killed = await first.server.stop('SIGKILL');
+    const written = await apiClient(`${second.url}/api/v1`, key).POST('/spaces', { body: { name: 'Durable' } });
+    expect(written.response.status).toBe(201);
+    const killed = await second.server.stop('SIGKILL');
     expect(killed.signal).toBe('SIGKILL');
 
-    const second = await start(database);
-    const id = created.data?.data.id as number;
-    const shown = await apiClient(`${second.url}/api/v1`, key).GET('/spaces/{id}', { params: { path: { id } } });
-    expect(shown.data?.data).toEqual(created.data?.data);
-  });
-});
-
-describe('invalid configuration', SLOW, () => {
-  // Each variable's rule is a row of test/unit/config.test.ts; the process is started once, with several bad.
-  it('names every bad variable at once', async () => {
-    const exit = await runToExit(SERVICE, [], {
-      ...envFor(await newDatabase()),
-      PORT: 'abc',
-      LOG_LEVEL: 'loud',
-      DATABASE_URL: 'mysql://x',
-      METRICS_TOKEN: 'short-secret',
-    });
-    expect(exit.code).not.toBe(0);
-    expect(exit.code).not.toBeNull();
-    for (const variable of ['PORT', 'LOG_LEVEL', 'DATABASE_URL', 'METRICS_TOKEN'])
-      expect(exit.stderr).toContain(variable);
-    for (const value of ['"abc"', '"loud"', '"mysql://x"']) expect(exit.stderr).toContain(value);
-    expect(exit.stderr).not.toContain('short-secret');
-    expect(exit.stderr).not.toContain('listening on');
-    expect(exit.stdout.match(KEY_PATTERN)).toBeNull();
+    const third = await start(database);
+    const id = written.data?.data.id as number;
+    const shown = await apiClient(`${third.url}/api/v1`, key).GET('/spaces/{id}', { params: { path: { id } } });
+    expect(shown.data?.data).toEqual(written.data?.data);
   });
 });

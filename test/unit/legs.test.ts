@@ -1,9 +1,10 @@
 // The table of which suite runs in which leg (test/legs.ts): each rule names suites that exist, no suite falls
-// under two rules, and every suite runs in at least one leg of CI.
+// under two rules, every suite runs in at least one leg of CI, and the Node.js 24 leg runs only the suites that
+// name it.
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { currentLeg, excludedFrom, LEG_RULES } from '../legs.js';
+import { currentLeg, excludedFrom, includedIn, LEG_RULES } from '../legs.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const SUITES = readdirSync(join(ROOT, 'test'), { recursive: true, encoding: 'utf8' })
@@ -56,5 +57,14 @@ describe('the legs table', () => {
     expect(excludedFrom('postgres')).toContain('test/deploy/**');
     expect(excludedFrom('sqlite')).toEqual(['test/faults/postgres-*.test.ts', 'test/dns/race-postgres.test.ts']);
     expect(excludedFrom('quick')).toContain('test/conformance/own-server.test.ts');
+  });
+
+  it('runs in the Node.js 24 leg only the suites whose rule names it, and every suite in the others', () => {
+    const node24 = SUITES.filter((suite) => includedIn('node24').some((glob) => globToRegExp(glob).test(suite)));
+    expect(node24).toContain('test/service/startup.test.ts');
+    expect(node24).toContain('test/unit/legs.test.ts');
+    expect(node24).not.toContain('test/spaces/store.test.ts');
+    expect(node24).not.toContain('test/conformance/broken-server.test.ts');
+    for (const leg of ['sqlite', 'postgres', 'quick'] as const) expect(includedIn(leg)).toEqual(['test/**/*.test.ts']);
   });
 });
