@@ -10,6 +10,8 @@ export default defineConfig({
     include: includedIn(currentLeg()),
     exclude: excludedFrom(currentLeg()),
     testTimeout: 20_000,
+    // Names the run for its workers, and drops the PostgreSQL templates it made when it ends.
+    globalSetup: ['test/global-setup.ts'],
     // One module cache for all files (each file still starts its own app on its own database): on this 2-core
     // machine the suite is CPU-bound, and re-importing the server for every file cost a sixth of its time.
     isolate: false,

@@ -19,7 +19,7 @@ import { startJobs } from '../../server/jobs/runner.js';
 import { createLogger } from '../../server/logger.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../server/webhooks/settings.js';
 import { checkResponse, routes, spec } from './contract.js';
-import { freshDatabase } from './database.js';
+import { freshMigratedDatabase } from './database.js';
 
 export type ApiClient = Client<paths>;
 
@@ -114,8 +114,16 @@ export async function startServer(
     deliver?: boolean;
   } = {},
 ): Promise<TestServer> {
-  const database = await freshDatabase();
+  const database = await freshMigratedDatabase(async (url) => {
+    const db = openDatabase(url);
+    try {
+      await migrateToLatest(db);
+    } finally {
+      await db.destroy();
+    }
+  });
   const db = openDatabase(database.url);
+  // What the service does at every start: here it finds the schema current.
   await migrateToLatest(db);
   const { webhooks: webhookOptions, deliver = false, ...appOptions } = options;
   // The conformance runner makes many endpoints in one account: the per-account limit is tested where it is set.
