@@ -8,6 +8,7 @@ import { type Database, openDatabase } from '../../server/db/database.js';
 import { foldText } from '../../server/db/listing.js';
 import { migrateToLatest, provider } from '../../server/db/migrations.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { sharedValidation } from '../support/server.js';
 
 let database: TestDatabase;
 let db: Database;
@@ -68,7 +69,7 @@ describe('0004_counts_and_search on existing records', () => {
       [two, 'domains', 1],
     ]);
 
-    const app = await createApp({ db });
+    const app = await createApp({ db, validation: sharedValidation() });
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {

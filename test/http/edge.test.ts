@@ -9,6 +9,7 @@ import { Lifecycle } from '../../server/lifecycle.js';
 import { createLogger } from '../../server/logger.js';
 import { expectProblem } from '../support/problems.js';
 import { type RawAnswer, sendRaw } from '../support/raw-http.js';
+import { sharedValidation } from '../support/server.js';
 import { operations, pathOf } from '../support/spec-operations.js';
 import { serverWithRecords } from './fixtures.js';
 
@@ -18,7 +19,7 @@ const { server, auth, recordIdOf } = await serverWithRecords();
 async function edgeServer(isDraining = () => false) {
   const lines: string[] = [];
   const logger = createLogger('info', (line) => lines.push(line));
-  const app = await createApp({ db: server.db, logger, isDraining, validateResponses: true });
+  const app = await createApp({ db: server.db, logger, isDraining, validation: sharedValidation() });
   const limits = {
     headersTimeoutMs: 1000,
     requestTimeoutMs: 1500,
@@ -184,7 +185,7 @@ describe('security headers on every answer', () => {
   });
 
   it('sends HSTS only when configured', async () => {
-    const app = await createApp({ db: server.db, hstsMaxAgeSeconds: 31_536_000 });
+    const app = await createApp({ db: server.db, hstsMaxAgeSeconds: 31_536_000, validation: sharedValidation() });
     const http = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => http.once('listening', resolve));
     try {

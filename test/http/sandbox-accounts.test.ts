@@ -9,6 +9,7 @@ import { migrateToLatest } from '../../server/db/migrations.js';
 import type { RateLimitSettings } from '../../server/http/access/rate-limit.js';
 import { sandboxAccounts } from '../../server/sandbox.js';
 import { freshDatabase } from '../support/database.js';
+import { sharedValidation } from '../support/server.js';
 
 const stops: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -19,7 +20,12 @@ async function sandboxApp(maxAccounts: number, rateLimit: RateLimitSettings = {}
   const database = await freshDatabase();
   const db: Database = openDatabase(database.url);
   await migrateToLatest(db);
-  const app = await createApp({ db, keyCheck: sandboxAccounts(db, maxAccounts), rateLimit });
+  const app = await createApp({
+    db,
+    keyCheck: sandboxAccounts(db, maxAccounts),
+    rateLimit,
+    validation: sharedValidation(),
+  });
   const server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   stops.push(async () => {

@@ -9,6 +9,7 @@ import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { fieldsOf } from '../support/problems.js';
+import { sharedValidation } from '../support/server.js';
 
 interface Instance {
   origin: string;
@@ -23,7 +24,7 @@ const running = new Set<Instance>();
 /** An instance of the app on the shared database, with a connection of its own, as a second process has. */
 async function instance(): Promise<Instance> {
   const db = openDatabase(database.url);
-  const server = (await createApp({ db })).listen(0, '127.0.0.1');
+  const server = (await createApp({ db, validation: sharedValidation() })).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const started: Instance = {
     origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

@@ -77,7 +77,7 @@ let accounts = 0;
  * time.
  */
 let validation: RequestValidation | undefined;
-const sharedValidation = () => {
+export const sharedValidation = (): RequestValidation => {
   validation ??= prepareValidation(spec, routes, FORMATS, { validateResponses: true });
   return validation;
 };
