@@ -146,7 +146,7 @@ export const LEG_RULES: LegRule[] = [
     why: 'processes sharing one database (the keys command, workers): engine-dependent, not Node-dependent',
   },
   {
-    suite: 'test/service/{lifecycle,node-version}.test.ts',
+    suite: 'test/service/{lifecycle,drain-delay,node-version}.test.ts',
     legs: ['sqlite', 'node24'],
     why: "Node's sockets, pipes, timeouts and signals, and its version check: not the engine",
   },

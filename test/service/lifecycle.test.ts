@@ -1,51 +1,12 @@
 // The service as a process under hostile connections and through a shutdown: silent and slow connections
 // are closed at their limits while other clients are served, and SIGTERM drains keep-alive clients without
 // cutting a request, exiting 0; only a request still running when the grace period ends is cut, and logged.
-// Before the drain, SIGTERM's delay keeps the service accepting while /readyz says 503 (a balancer's checks
-// notice it), when health checks have been asking /readyz; without them, and on Ctrl-C (SIGINT), the drain
-// starts at once (a SIGINT also ends a delay under way).
-import http from 'node:http';
-import { connect, type Socket } from 'node:net';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { freshDatabase, type TestDatabase } from '../support/database.js';
-import { type Running, startListening, stopAll } from './process.js';
+// SIGTERM's drain delay is drain-delay.test.ts (a file of its own, so that CI's workers run the two at once).
+import type { Socket } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { cleanUpAfterEach, closed, keepAliveLoop, type LoopStats, open, SLOW, start } from './lifecycle-support.js';
 
-const SLOW = { timeout: 120_000 };
-const sockets: Socket[] = [];
-afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.destroy();
-  await stopAll();
-});
-const databases: TestDatabase[] = [];
-afterAll(() => Promise.all(databases.map((d) => d.drop())));
-
-async function start(env: Record<string, string>): Promise<{ server: Running; url: string; key: string }> {
-  const database = await freshDatabase();
-  databases.push(database);
-  const { server, url } = await startListening({ DATABASE_URL: database.url, LOG_LEVEL: 'info', ...env }, 60_000);
-  return { server, url, key: server.firstKey() as string };
-}
-
-function open(url: string, first?: string, drip?: string): Promise<Socket> {
-  const { port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1', () => {
-      if (first) socket.write(first);
-      if (drip) {
-        const timer = setInterval(() => socket.writable && socket.write(drip), 400);
-        socket.once('close', () => clearInterval(timer));
-      }
-      resolve(socket);
-    });
-    sockets.push(socket);
-    socket.on('error', () => {});
-    // Reading keeps the socket flowing, so that the server's close is seen.
-    socket.resume();
-    socket.once('error', reject);
-  });
-}
-
-const closed = (socket: Socket) => socket.destroyed || socket.closed;
+cleanUpAfterEach();
 
 describe('bounded connections', SLOW, () => {
   it('closes 4,800 silent and 200 slow connections at their limits while serving other clients', async () => {
@@ -92,55 +53,6 @@ describe('bounded connections', SLOW, () => {
     expect(response.status).toBe(200);
   });
 });
-
-interface LoopStats {
-  complete: number;
-  /** Every answer: when its request was sent, and whether it said Connection: close. */
-  answers: Array<{ sentAt: number; close: boolean }>;
-  failures: string[];
-}
-
-/** A client looping GET over one keep-alive connection until the server refuses it a new one. */
-async function keepAliveLoop(url: string, key: string, signalled: () => number | undefined, stats: LoopStats) {
-  // `signalled` only tells a refused connection after SIGTERM (the end of the loop) from a failure.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  try {
-    for (;;) {
-      const sentAt = Date.now();
-      const outcome = await new Promise<{
-        error?: NodeJS.ErrnoException;
-        reused?: boolean;
-        res?: http.IncomingMessage;
-        body?: string;
-      }>((resolve) => {
-        const req = http.get(`${url}/api/v1/spaces`, { agent, headers: { Authorization: `Bearer ${key}` } }, (res) => {
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            body += chunk;
-          });
-          res.on('end', () => resolve({ res, body }));
-          res.on('error', (error) => resolve({ error }));
-        });
-        req.on('error', (error: NodeJS.ErrnoException) => resolve({ error, reused: req.reusedSocket }));
-      });
-      if (outcome.error) {
-        // The listener is closed: the request never reached the service, and that is how the loop ends.
-        if (outcome.error.code === 'ECONNREFUSED' && signalled() !== undefined) return;
-        stats.failures.push(`${outcome.error.code ?? outcome.error.message} (reused socket: ${outcome.reused})`);
-        return;
-      }
-      const { res, body = '' } = outcome;
-      if (res?.statusCode !== 200 || !res.complete)
-        stats.failures.push(`status ${res?.statusCode}, complete ${res?.complete}`);
-      JSON.parse(body);
-      stats.complete++;
-      stats.answers.push({ sentAt, close: res?.headers.connection === 'close' });
-    }
-  } finally {
-    agent.destroy();
-  }
-}
 
 describe('draining shutdown', SLOW, () => {
   it('answers 8 keep-alive clients completely through SIGTERM and exits 0', async () => {
@@ -215,111 +127,5 @@ describe('draining shutdown', SLOW, () => {
       request_id: 'slow-upload-1',
     });
     expect(socket.destroyed || socket.readableEnded || closed(socket)).toBe(true);
-  });
-});
-
-/** The service's JSON log lines. */
-const logOf = (stdout: string) =>
-  stdout
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as { msg?: string; time?: string; delay_s?: number; requests_cut?: number });
-const loggedAt = (stdout: string, msg: string) => Date.parse(logOf(stdout).find((e) => e.msg === msg)?.time ?? '');
-
-type Answer = { status?: number; connection?: string; error?: string };
-
-/** One request on a new connection: its status and Connection header, or the error's code. */
-function fresh(url: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve) => {
-    const req = http.get(`${url}${path}`, { agent: false, headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection }));
-    });
-    req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
-  });
-}
-
-describe('drain delay', SLOW, () => {
-  it('keeps accepting and serving on SIGTERM while /readyz says 503 for DRAIN_DELAY_S, then drains and exits 0', async () => {
-    const { server, url, key } = await start({ DRAIN_DELAY_S: '3', SHUTDOWN_GRACE_S: '20' });
-    // A balancer's health checks: /readyz asked again and again.
-    expect((await fresh(url, '/readyz')).status).toBe(200);
-    expect((await fresh(url, '/readyz')).status).toBe(200);
-    server.child.kill('SIGTERM');
-    await server.waitForOutput(/"msg":"draining"/, 10_000);
-
-    // New connections, as a balancer opens them until its checks mark the instance down: every one is served
-    // (with Connection: close), and /readyz tells the balancer to stop. The loop ends at the batch that meets
-    // the closing listener: refused, or reset when the kernel had queued the connection as the listener closed
-    // (a balancer that has seen the 503 sends none by then).
-    const during: Answer[] = [];
-    const deadline = Date.now() + 60_000;
-    let closedAt = 0;
-    for (let closed = false; !closed && Date.now() < deadline; ) {
-      const answers = await Promise.all([
-        fresh(url, '/api/v1/spaces', { Authorization: `Bearer ${key}` }),
-        fresh(url, '/readyz'),
-        fresh(url, '/healthz'),
-      ]);
-      closed = answers.some((answer) => answer.error === 'ECONNREFUSED' || answer.error === 'ECONNRESET');
-      if (closed) closedAt = Date.now();
-      else during.push(...answers);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const exit = await server.exited;
-    expect(exit.code).toBe(0);
-
-    const drainingAt = loggedAt(exit.stdout, 'draining');
-    const stoppedAcceptingAt = loggedAt(exit.stdout, 'stopped accepting');
-    // A lower bound only (a busy machine makes it longer). Node counts a timer from the event loop's cached
-    // time, which can be a few ms older than the clock read of the log line before it: 2,999 ms was seen.
-    expect(stoppedAcceptingAt - drainingAt).toBeGreaterThanOrEqual(2900);
-    // No connection was refused or reset before the listener closed.
-    expect(closedAt).toBeGreaterThanOrEqual(stoppedAcceptingAt);
-    expect(logOf(exit.stdout).find((e) => e.msg === 'draining')).toMatchObject({ delay_s: 3, readiness_checked: true });
-    expect(during.length).toBeGreaterThanOrEqual(6);
-    expect(during.filter((answer) => answer.error)).toEqual([]);
-    const statuses = new Set(during.map((answer) => answer.status));
-    expect([...statuses].sort()).toEqual([200, 503]);
-    expect(during.filter((answer) => answer.connection !== 'close')).toEqual([]);
-    expect(logOf(exit.stdout).find((e) => e.msg === 'drained')?.requests_cut).toBe(0);
-  });
-
-  it('drains at once on SIGINT (Ctrl-C), whatever DRAIN_DELAY_S says', async () => {
-    const { server } = await start({ DRAIN_DELAY_S: '60' });
-    const signalledAt = Date.now();
-    const exit = await server.stop('SIGINT', 30_000);
-    expect(exit.code).toBe(0);
-    expect(Date.now() - signalledAt).toBeLessThan(20_000);
-    expect(logOf(exit.stdout).find((e) => e.msg === 'draining')?.delay_s).toBe(0);
-  });
-
-  it('drains at once on SIGTERM when nothing checks /readyz (docker stop, a shell, a script that asked once)', async () => {
-    const { server, url } = await start({ DRAIN_DELAY_S: '60' });
-    expect((await fresh(url, '/readyz')).status).toBe(200);
-    const signalledAt = Date.now();
-    const exit = await server.stop('SIGTERM', 30_000);
-    expect(exit.code).toBe(0);
-    expect(Date.now() - signalledAt).toBeLessThan(20_000);
-    expect(logOf(exit.stdout).find((e) => e.msg === 'draining')).toMatchObject({
-      delay_s: 0,
-      readiness_checked: false,
-    });
-  });
-
-  it('ends the delay of a SIGTERM at a SIGINT, and ignores a second SIGTERM', async () => {
-    const { server, url } = await start({ DRAIN_DELAY_S: '60' });
-    for (let probe = 0; probe < 2; probe++) expect((await fresh(url, '/readyz')).status).toBe(200);
-    server.child.kill('SIGTERM');
-    await server.waitForOutput(/"msg":"draining"/, 10_000);
-    server.child.kill('SIGTERM');
-    await server.waitForOutput(/"msg":"already draining"/, 10_000);
-    const signalledAt = Date.now();
-    const exit = await server.stop('SIGINT', 30_000);
-    expect(exit.code).toBe(0);
-    expect(Date.now() - signalledAt).toBeLessThan(20_000);
-    expect(logOf(exit.stdout).map((e) => e.msg)).toEqual(
-      expect.arrayContaining(['draining', 'already draining', 'drain delay cut short', 'stopped accepting', 'drained']),
-    );
   });
 });
