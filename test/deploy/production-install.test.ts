@@ -48,6 +48,13 @@ const PATH = (process.env.PATH ?? '')
   .filter((entry) => !entry.includes('node_modules'))
   .join(delimiter);
 
+/** The locale variables that are set (LANG, LC_ALL, LC_CTYPE, …). */
+const locale = Object.fromEntries(
+  Object.entries(process.env).filter(
+    (entry): entry is [string, string] => /^(LANG|LC_\w+)$/.test(entry[0]) && entry[1] !== undefined,
+  ),
+);
+
 /** Every file of the application with its modification time, to show that nothing was written there. */
 function snapshot(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -168,10 +175,18 @@ describe('the production install, as the Dockerfile makes it', { timeout: 1_200_
           cpSync(join(ROOT, source), join(app, destination, intoFolder ? basename(source) : ''), { recursive: true });
         }
       } else if (op === 'RUN') {
-        // Bounded generously: npm ci compiles the SQLite driver for Node 20 (minutes on a busy machine).
+        // Bounded generously: npm ci compiles the SQLite driver for Node 20 (minutes on a busy machine). The locale
+        // goes along: ccache (CI puts it on PATH) keys its objects by LANG and LC_*, so without them this compile
+        // would never reuse the objects of the checkout's own npm ci.
         await run('sh', ['-ec', shellCommand(args)], {
           cwd: app,
-          env: { PATH, HOME: process.env.HOME ?? '/root', npm_config_audit: 'false', npm_config_fund: 'false' },
+          env: {
+            PATH,
+            HOME: process.env.HOME ?? '/root',
+            npm_config_audit: 'false',
+            npm_config_fund: 'false',
+            ...locale,
+          },
           timeout: 900_000,
         });
       }

@@ -1,11 +1,13 @@
 // `npm run sandbox` (server/main.ts --sandbox) as a process: an in-memory database, any well-formed key an
 // isolated account seeded on first use, the service's true behaviour, nothing kept across a restart, and the
-// conformance runner passing against it with every stateful check on.
+// conformance runner passing against it with every stateful check on. A start costs seconds of CPU (the spec
+// compiled, the warm-up): the tests that need no fresh process share one, each with accounts of its own (a key is
+// an account), and the restart test stops that one.
 
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../server/accounts/key-policy.js';
 import { apiClient } from '../support/server.js';
 import { type Running, runScript, runToExit, SERVICE, stopAll } from './process.js';
@@ -17,8 +19,10 @@ const dir = mkdtempSync(join(tmpdir(), 'dss-sandbox-'));
 // Set to show it is ignored: the sandbox never touches a database of the service's.
 const DATABASE_URL = `sqlite:${join(dir, 'must-not-exist.sqlite')}`;
 
-afterEach(stopAll);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  await stopAll();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 async function sandbox(env: Record<string, string> = {}): Promise<{ server: Running; url: string; banner: string }> {
   const server = runScript(SERVICE, ['--sandbox'], {
@@ -34,9 +38,16 @@ async function sandbox(env: Record<string, string> = {}): Promise<{ server: Runn
   return { server, url: `${url}/api/v1`, banner };
 }
 
+let started: ReturnType<typeof sandbox> | undefined;
+/** The sandbox the tests below share, started by the first that asks. */
+const shared = () => {
+  started ??= sandbox();
+  return started;
+};
+
 describe('sandbox', SLOW, () => {
   it('says it is a sandbox, with a curl line that works as printed', async () => {
-    const { banner, url } = await sandbox();
+    const { banner, url } = await shared();
     expect(banner).toContain('SANDBOX');
     expect(banner).toContain('lost when the process stops');
     expect(banner).toContain('sqlite::memory:');
@@ -46,7 +57,7 @@ describe('sandbox', SLOW, () => {
   });
 
   it('makes each well-formed key an isolated account seeded with 2 domains and 3 spaces', async () => {
-    const { url } = await sandbox();
+    const { url } = await shared();
     const alice = apiClient(url, 'dss_sandbox_alice');
     const bob = apiClient(url, 'dss_3f1c0a9b2d4e_Q2xhcmlmeS10aGlzLWlzLWFuLWV4YW1wbGUta2V5LW9u');
 
@@ -68,24 +79,24 @@ describe('sandbox', SLOW, () => {
   });
 
   it('behaves as the service does: 409 for a name held elsewhere, 404 after delete, pages', async () => {
-    const { url } = await sandbox();
-    const alice = apiClient(url, 'dss_sandbox_alice');
+    const { url } = await shared();
+    const dave = apiClient(url, 'dss_sandbox_dave');
     const carol = apiClient(url, 'dss_sandbox_carol');
-    const seeded = (await alice.GET('/domains')).data?.data[0];
+    const seeded = (await dave.GET('/domains')).data?.data[0];
     expect(seeded?.name).toMatch(/\.dss-test\.example$/);
     // A name of the test zone verifies at once in the sandbox, and is then held.
-    const verified = await alice.POST('/domains/{id}/verify', { params: { path: { id: seeded?.id ?? 0 } } });
+    const verified = await dave.POST('/domains/{id}/verify', { params: { path: { id: seeded?.id ?? 0 } } });
     expect(verified.data?.data).toMatchObject({ status: 'active', observation: { code: 'test_zone' } });
     const refused = await carol.POST('/domains', { body: { name: seeded?.name ?? '' } });
     expect(refused.response.status).toBe(409);
     expect(refused.error).toMatchObject({ type: '/problems/domain-held-elsewhere' });
 
-    const id = (await alice.GET('/spaces')).data?.data[0]?.id as number;
-    expect((await alice.DELETE('/spaces/{id}', { params: { path: { id } } })).response.status).toBe(204);
-    expect((await alice.GET('/spaces/{id}', { params: { path: { id } } })).response.status).toBe(404);
+    const id = (await dave.GET('/spaces')).data?.data[0]?.id as number;
+    expect((await dave.DELETE('/spaces/{id}', { params: { path: { id } } })).response.status).toBe(204);
+    expect((await dave.GET('/spaces/{id}', { params: { path: { id } } })).response.status).toBe(404);
 
-    for (let i = 1; i <= 9; i++) await alice.POST('/spaces', { body: { name: `Paged ${i}` } });
-    const page = await alice.GET('/spaces', { params: { query: { per_page: 10, page: 2 } } });
+    for (let i = 1; i <= 9; i++) await dave.POST('/spaces', { body: { name: `Paged ${i}` } });
+    const page = await dave.GET('/spaces', { params: { query: { per_page: 10, page: 2 } } });
     expect(page.data?.meta).toMatchObject({ current_page: 2, last_page: 2, total: 11 });
     expect(page.data?.data).toHaveLength(1);
   });
@@ -94,7 +105,7 @@ describe('sandbox', SLOW, () => {
     { what: 'a token without the dss_ prefix', token: 'sandbox_alice' },
     { what: 'a token too short', token: 'dss_abc' },
   ])('refuses $what with 401 saying which keys it takes', async ({ token }) => {
-    const { url } = await sandbox();
+    const { url } = await shared();
     const response = await fetch(`${url}/domains`, { headers: { Authorization: `Bearer ${token}` } });
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
@@ -115,16 +126,17 @@ describe('sandbox', SLOW, () => {
   });
 
   it('starts over after a restart', async () => {
-    const first = await sandbox();
-    const alice = apiClient(first.url, 'dss_sandbox_alice');
-    expect((await alice.POST('/spaces', { body: { name: 'Gone tomorrow' } })).response.status).toBe(201);
-    expect((await alice.GET('/spaces')).data?.meta.total).toBe(4);
+    const first = await shared();
+    const erin = apiClient(first.url, 'dss_sandbox_erin');
+    expect((await erin.POST('/spaces', { body: { name: 'Gone tomorrow' } })).response.status).toBe(201);
+    expect((await erin.GET('/spaces')).data?.meta.total).toBe(4);
     expect((await first.server.stop()).code).toBe(0);
 
     const second = await sandbox();
-    const again = await apiClient(second.url, 'dss_sandbox_alice').GET('/spaces');
+    const again = await apiClient(second.url, 'dss_sandbox_erin').GET('/spaces');
     expect(again.data?.meta.total).toBe(3);
     expect(again.data?.data.map((s) => s.name)).not.toContain('Gone tomorrow');
+    await second.server.stop();
   });
 });
 
