@@ -107,11 +107,9 @@ function databaseUrl(name: string): string {
 export async function freshPostgresDatabase(): Promise<TestDatabase & { name: string }> {
   const name = `dss_test_${process.pid}_${Date.now()}_${++created}`;
   await admin((client) => client.query(`create database ${name}`));
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
   return {
     name,
-    url: url.toString(),
+    url: databaseUrl(name),
     drop: () => admin((client) => client.query(`drop database if exists ${name} with (force)`)).then(() => {}),
   };
 }
