@@ -97,8 +97,68 @@ export function randomSeed(): number {
 
 /** The requests a run would generate, without sending any: the same seed gives the same plan. */
 export async function dryPlan(options: { seed: number; cases: number; spec?: string }): Promise<Plan> {
-  const model = buildModel(await loadSpecText(options.spec ?? DEFAULT_SPEC));
+  const model = modelOf(await loadSpecText(options.spec ?? DEFAULT_SPEC));
   return planRun(model, { seed: options.seed, cases: options.cases });
+}
+
+/**
+ * The model of each spec text this process read, keyed by the text itself, so a spec that changed between two
+ * runs is built anew. A process that runs the runner again and again (its own tests) builds a model once, and
+ * compiles its schemas once (validator.ts keeps them by schema). Nothing changes a model once built.
+ */
+const models = new Map<string, SpecModel>();
+/** Plans made from a model, by seed and number of cases; a run gets a copy of its own (planFor). */
+const plans = new WeakMap<SpecModel, Map<string, Plan>>();
+/** Few specs and seeds come back in one process: the oldest beyond these are dropped. */
+const KEPT_MODELS = 4;
+const KEPT_PLANS = 8;
+
+function modelOf(text: string): SpecModel {
+  const model = models.get(text) ?? buildModel(text);
+  remember(models, text, model, KEPT_MODELS);
+  return model;
+}
+
+/**
+ * planRun's plan for this model, seed and number of cases, made once per process: a run changes its plan (the
+ * webhook URLs aimed at its receiver, the cases sized to the quota), so each run gets a copy, shaped as a fresh
+ * plan would be (an input shared by several cases stays shared, a record without prototype stays so).
+ */
+function planFor(model: SpecModel, seed: number, cases: number): Plan {
+  const kept = plans.get(model) ?? new Map<string, Plan>();
+  plans.set(model, kept);
+  const key = `${seed} ${cases}`;
+  const plan = kept.get(key) ?? planRun(model, { seed, cases });
+  remember(kept, key, plan, KEPT_PLANS);
+  return copyOf(plan, new Map());
+}
+
+/** Sets key to value as the newest entry, dropping the oldest beyond `limit`. */
+function remember<K, V>(map: Map<K, V>, key: K, value: V, limit: number): void {
+  map.delete(key);
+  map.set(key, value);
+  for (const oldest of map.keys()) {
+    if (map.size <= limit) break;
+    map.delete(oldest);
+  }
+}
+
+/** A deep copy of plain data (objects, arrays, primitives) with the same sharing and prototypes. */
+function copyOf<T>(value: T, copies: Map<object, unknown>): T {
+  if (typeof value !== 'object' || value === null) return value;
+  const known = copies.get(value);
+  if (known !== undefined) return known as T;
+  const copy: Record<string, unknown> = Array.isArray(value) ? [] : Object.create(Object.getPrototypeOf(value));
+  copies.set(value, copy);
+  for (const [key, item] of Object.entries(value)) {
+    Object.defineProperty(copy, key, {
+      value: copyOf(item, copies),
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return copy as T;
 }
 
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceResult> {
@@ -108,8 +168,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const specLocation = options.spec ?? DEFAULT_SPEC;
   const log = options.log ?? (() => {});
   log(`seed ${seed}`);
-  const model: SpecModel = buildModel(await loadSpecText(specLocation));
-  const plan = planRun(model, { seed, cases });
+  const model = modelOf(await loadSpecText(specLocation));
+  const plan = planFor(model, seed, cases);
   const results = new Results(options.only ? new Set(options.only) : undefined);
   const secrets: Secret[] = [
     [options.apiKey, 'DSS_API_KEY'],

@@ -2,7 +2,7 @@
 // breaks it, and generated names are unique within a run.
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { planRun } from '../../scripts/conformance/cases.js';
+import { type Plan, planRun } from '../../scripts/conformance/cases.js';
 import { curlOf } from '../../scripts/conformance/http.js';
 import { inputErrors } from '../../scripts/conformance/inputs.js';
 import { dryPlan } from '../../scripts/conformance/run.js';
@@ -11,6 +11,15 @@ import { buildModel, loadSpecText } from '../../server/spec-model.js';
 const specText = await loadSpecText(new URL('../../generated/openapi.yaml', import.meta.url).pathname);
 const model = buildModel(specText);
 const operation = (id: string) => model.operations.find((op) => op.id === id) ?? expect.unreachable(id);
+
+/** The plan of a seed, made once for the tests that each read it (none changes it). */
+const plans = new Map<string, Promise<Plan>>();
+function sharedPlan(seed: number, cases: number): Promise<Plan> {
+  const key = `${seed} ${cases}`;
+  const plan = plans.get(key) ?? dryPlan({ seed, cases });
+  plans.set(key, plan);
+  return plan;
+}
 
 describe('the plan', () => {
   it('is the same for the same seed, and differs for another', async () => {
@@ -58,7 +67,7 @@ describe('the plan', () => {
     'unacceptable_accept',
     'oversized_body',
   ])('has negative cases of kind %s', async (kind) => {
-    const plan = await dryPlan({ seed: 7, cases: 20 });
+    const plan = await sharedPlan(7, 20);
     expect(plan.invalid.some((c) => c.mutation?.kind === kind)).toBe(true);
   });
 
@@ -89,7 +98,7 @@ describe('cases on a path id', () => {
   it.each(ID_OPERATIONS)(
     '%s gets --cases cases, most on records the run makes, some on ids it does not own',
     async (id) => {
-      const plan = await dryPlan({ seed: 9, cases: 120 });
+      const plan = await sharedPlan(9, 120);
       const cases = plan.valid.filter((c) => c.operation === id);
       expect(cases).toHaveLength(120);
       const unknown = cases.filter((c) => c.target?.kind === 'unknown');
