@@ -40,7 +40,25 @@ export async function replyOf(response: Response): Promise<Reply> {
   return { status: response.status, headers, text, ...(json !== undefined ? { json } : {}) };
 }
 
+/** Methods a client may send again when the connection closed before any answer (RFC 9110 §9.2.1: safe). */
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The connection was closed or reset before any answer came: a kept-alive one the server closed as it was reused. */
+function closedBeforeAnswer(error: unknown): boolean {
+  const code = (error as { cause?: { code?: string } }).cause?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
+}
+
 export async function send(request: SentRequest, timeoutMs = 15_000): Promise<Exchange> {
+  const [exchange, closed] = await sendOnce(request, timeoutMs);
+  // A server closes an idle kept-alive connection after its timeout (Node's: 5 s); a request sent on it at that
+  // moment gets no answer. A safe request is sent again, once (that connection is gone from the pool).
+  if (closed && SAFE.has(request.method)) return (await sendOnce(request, timeoutMs))[0];
+  return exchange;
+}
+
+/** One attempt, and whether it failed because the connection closed before any answer. */
+async function sendOnce(request: SentRequest, timeoutMs: number): Promise<[Exchange, boolean]> {
   const sentAt = Date.now();
   try {
     const response = await fetch(request.url, {
@@ -50,11 +68,14 @@ export async function send(request: SentRequest, timeoutMs = 15_000): Promise<Ex
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });
-    return { request, reply: await replyOf(response), sentAt };
+    return [{ request, reply: await replyOf(response), sentAt }, false];
   } catch (error) {
     const cause = (error as { cause?: { message?: string } }).cause?.message;
     const message = `${(error as Error).message}${cause ? `: ${cause}` : ''}`;
-    return { request, reply: { status: 0, headers: {}, text: '', error: message }, sentAt };
+    return [
+      { request, reply: { status: 0, headers: {}, text: '', error: message }, sentAt },
+      closedBeforeAnswer(error),
+    ];
   }
 }
 
