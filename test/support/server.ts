@@ -1,6 +1,8 @@
 // Starts the real app on port 0 with a real database of its own (a SQLite file, or PostgreSQL under
 // `npm run test:postgres`), and makes accounts with typed clients for it.
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 // The client library's form encoding: undefined fields left out, null sent as an empty value.
 import { formBody } from '../../client/src/form-body.js';
@@ -19,7 +21,7 @@ import { startJobs } from '../../server/jobs/runner.js';
 import { createLogger } from '../../server/logger.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../server/webhooks/settings.js';
 import { checkResponse, routes, spec } from './contract.js';
-import { freshDatabase } from './database.js';
+import { engine, freshDatabase, type TestDatabase } from './database.js';
 
 export type ApiClient = Client<paths>;
 
@@ -91,6 +93,37 @@ export function offlineDomainChecks(): DomainChecks {
   return { schedule: DEFAULT_SCHEDULE, lookup, verifyQuota: DEFAULT_VERIFY_QUOTA, sandbox: false };
 }
 
+/**
+ * A SQLite file with every migration applied, made once per process: each app's database starts as a copy of it
+ * (the same state the migrations leave, as the service's start reaches it) rather than running the migrations
+ * again, which cost most of an app's start. The migrations themselves are tested in test/db/.
+ */
+let migratedSqlite: Promise<string> | undefined;
+function migratedSqliteFile(): Promise<string> {
+  migratedSqlite ??= (async () => {
+    const template = await freshDatabase('sqlite');
+    const db = openDatabase(template.url);
+    await migrateToLatest(db);
+    await db.destroy();
+    const path = template.url.slice('sqlite:'.length);
+    // Closed, the database is whole in its file: no write-ahead log left to copy beside it.
+    if (existsSync(`${path}-wal`)) throw new Error(`the migrated template ${path} kept its write-ahead log`);
+    process.once('exit', () => rmSync(dirname(path), { recursive: true, force: true }));
+    return path;
+  })();
+  return migratedSqlite;
+}
+
+/** A fresh database of the engine under test, migrated to the latest schema. */
+async function migratedDatabase(): Promise<{ database: TestDatabase; db: Database }> {
+  const database = await freshDatabase();
+  if (engine === 'sqlite') copyFileSync(await migratedSqliteFile(), database.url.slice('sqlite:'.length));
+  const db = openDatabase(database.url);
+  // On a copy of the template, this finds every migration applied and runs none.
+  await migrateToLatest(db);
+  return { database, db };
+}
+
 export async function startServer(
   options: Partial<
     Pick<
@@ -114,9 +147,7 @@ export async function startServer(
     deliver?: boolean;
   } = {},
 ): Promise<TestServer> {
-  const database = await freshDatabase();
-  const db = openDatabase(database.url);
-  await migrateToLatest(db);
+  const { database, db } = await migratedDatabase();
   const { webhooks: webhookOptions, deliver = false, ...appOptions } = options;
   // The conformance runner makes many endpoints in one account: the per-account limit is tested where it is set.
   const webhooks: WebhookSettings = {
