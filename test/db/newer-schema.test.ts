@@ -9,6 +9,7 @@ import { createApp } from '../../server/app.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest, provider } from '../../server/db/migrations.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { sharedValidation } from '../support/server.js';
 
 let database: TestDatabase;
 let db: Database;
@@ -45,7 +46,7 @@ describe('a database migrated by a newer version', () => {
   });
 
   it('is served by this version', async () => {
-    const server = (await createApp({ db })).listen(0, '127.0.0.1');
+    const server = (await createApp({ db, validation: sharedValidation() })).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {
       const { key } = await issueKey(db, 'after-upgrade');

@@ -10,6 +10,7 @@ import { createApp } from '../../server/app.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { sharedValidation } from '../support/server.js';
 
 let database: TestDatabase;
 let db: Database;
@@ -21,7 +22,7 @@ beforeAll(async () => {
   db = openDatabase(database.url);
   await migrateToLatest(db);
   // A cache lifetime no test run outlasts, so that what the cache holds is certain.
-  const app = await createApp({ db, keyCheck: cachedAuthenticator(db, 600_000) });
+  const app = await createApp({ db, validation: sharedValidation(), keyCheck: cachedAuthenticator(db, 600_000) });
   server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -9,6 +9,7 @@ import { createApp } from '../../server/app.js';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { sharedValidation } from '../support/server.js';
 
 /** Counts the statements that name the keys table (reads and the last-used writes). */
 class KeyTableReads implements KyselyPlugin {
@@ -36,6 +37,7 @@ beforeAll(async () => {
   // A cache lifetime no test run outlasts, so that what the cache holds is certain.
   const app = await createApp({
     db,
+    validation: sharedValidation(),
     keyCheck: cachedAuthenticator(counted, 600_000),
     trustProxy: ['loopback'],
   });

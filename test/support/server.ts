@@ -79,7 +79,7 @@ let accounts = 0;
  * time.
  */
 let validation: RequestValidation | undefined;
-const sharedValidation = () => {
+export const sharedValidation = () => {
   validation ??= prepareValidation(spec, routes, FORMATS, { validateResponses: true });
   return validation;
 };
