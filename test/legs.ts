@@ -228,6 +228,11 @@ export const LEG_RULES: LegRule[] = [
     why: 'a migration run on a database seeded with records, then an app on it: every leg, not the inner loop',
   },
   {
+    suite: 'test/service/warm-up.test.ts',
+    legs: ['sqlite', 'postgres', 'node24'],
+    why: "the start's warm-up compiling every operation's schemas afresh (seconds): every leg, not the inner loop",
+  },
+  {
     suite: 'test/http/record-reads.test.ts',
     legs: ['sqlite', 'postgres', 'node24'],
     why: "a delivery worker and a receiver, waited for in real time (its setup outlasted the hooks' 30 s in the quick loop at load 7): every leg, not the inner loop",
