@@ -1,8 +1,7 @@
 // Starts the real app on port 0 with a real database of its own (a SQLite file, or PostgreSQL under
 // `npm run test:postgres`), and makes accounts with typed clients for it.
-import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 // The client library's form encoding: undefined fields left out, null sent as an empty value.
 import { formBody } from '../../client/src/form-body.js';
@@ -94,12 +93,12 @@ export function offlineDomainChecks(): DomainChecks {
 }
 
 /**
- * A SQLite file with every migration applied, made once per process: each app's database starts as a copy of it
- * (the same state the migrations leave, as the service's start reaches it) rather than running the migrations
- * again, which cost most of an app's start. The migrations themselves are tested in test/db/.
+ * A SQLite database with every migration applied, made once per process and kept as bytes: each app's database
+ * starts as a copy of it (the same state the migrations leave, as the service's start reaches it) rather than
+ * running the migrations again, which cost most of an app's start. The migrations themselves are tested in test/db/.
  */
-let migratedSqlite: Promise<string> | undefined;
-function migratedSqliteFile(): Promise<string> {
+let migratedSqlite: Promise<Buffer> | undefined;
+function migratedSqliteBytes(): Promise<Buffer> {
   migratedSqlite ??= (async () => {
     const template = await freshDatabase('sqlite');
     const db = openDatabase(template.url);
@@ -108,8 +107,9 @@ function migratedSqliteFile(): Promise<string> {
     const path = template.url.slice('sqlite:'.length);
     // Closed, the database is whole in its file: no write-ahead log left to copy beside it.
     if (existsSync(`${path}-wal`)) throw new Error(`the migrated template ${path} kept its write-ahead log`);
-    process.once('exit', () => rmSync(dirname(path), { recursive: true, force: true }));
-    return path;
+    const bytes = readFileSync(path);
+    await template.drop();
+    return bytes;
   })();
   return migratedSqlite;
 }
@@ -117,7 +117,10 @@ function migratedSqliteFile(): Promise<string> {
 /** A fresh database of the engine under test, migrated to the latest schema. */
 async function migratedDatabase(): Promise<{ database: TestDatabase; db: Database }> {
   const database = await freshDatabase();
-  if (engine === 'sqlite') copyFileSync(await migratedSqliteFile(), database.url.slice('sqlite:'.length));
+  if (engine === 'sqlite') {
+    // Owner-only, as the service makes its database file (server/db/private-files.ts).
+    writeFileSync(database.url.slice('sqlite:'.length), await migratedSqliteBytes(), { mode: 0o600, flag: 'wx' });
+  }
   const db = openDatabase(database.url);
   // On a copy of the template, this finds every migration applied and runs none.
   await migrateToLatest(db);
