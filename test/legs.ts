@@ -262,6 +262,21 @@ export const LEG_RULES: LegRule[] = [
     why: 'a migration run on a database seeded with records, then an app on it: both engines, not the inner loop',
   },
   {
+    suite: 'test/http/response-validation.test.ts',
+    legs: ['sqlite', 'postgres', 'node24'],
+    why: "an app on a spec variant of its own, its validators compiled afresh (seconds; every quick suite's app still validates its replies): every leg, not the inner loop",
+  },
+  {
+    suite: 'test/service/warm-up.test.ts',
+    legs: ['sqlite', 'postgres', 'node24'],
+    why: "the start's warm-up compiling every operation's schemas afresh (seconds): every leg, not the inner loop",
+  },
+  {
+    suite: 'test/http/record-reads.test.ts',
+    legs: ['sqlite', 'postgres', 'node24'],
+    why: "a delivery worker and a receiver, waited for in real time (its setup can outlast a hook's limit on a loaded machine): every leg, not the inner loop",
+  },
+  {
     suite: 'test/lists/opaque-cursors.test.ts',
     legs: ['sqlite', 'postgres'],
     why: 'a second instance of the database and a restart: both engines, not the inner loop',

@@ -1,6 +1,7 @@
 // PUT and PATCH /spaces/{id}: the same partial update under both methods, from a form or JSON body.
 import { describe, expect, it } from 'vitest';
 import type { components } from '../../generated/api.js';
+import { foldText } from '../../server/db/listing.js';
 import { clientOf, ENCODINGS } from '../support/encodings.js';
 import { serverForFile } from '../support/file-server.js';
 import { fieldsOf } from '../support/problems.js';
@@ -14,16 +15,32 @@ const LONG_AGO = '2020-01-01T00:00:00.000Z';
 
 const { server, account: alice } = await serverForFile();
 
-/** A new space whose timestamps lie in the past, so that a change of updated_at shows without waiting. */
+const { id: aliceId } = await server.db
+  .selectFrom('accounts')
+  .select('id')
+  .where('name', '=', alice.name)
+  .executeTakeFirstOrThrow();
+
+/**
+ * A new space whose timestamps lie in the past, so that a change of updated_at shows without waiting: written
+ * straight into the database (the create path is store.test.ts's), and read back through the API.
+ */
 async function storedSpace(name = 'Marketing', color = 2): Promise<Space> {
-  const { data } = await alice.json.POST('/spaces', { body: { name, color } });
-  if (!data) throw new Error('could not store a space');
-  await server.db
-    .updateTable('spaces')
-    .set({ created_at: LONG_AGO, updated_at: LONG_AGO })
-    .where('id', '=', data.data.id)
-    .execute();
-  return { ...data.data, created_at: LONG_AGO, updated_at: LONG_AGO };
+  const { id } = await server.db
+    .insertInto('spaces')
+    .values({
+      account_id: aliceId,
+      name,
+      name_key: foldText(name),
+      color,
+      created_at: LONG_AGO,
+      updated_at: LONG_AGO,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const space = await shown(id);
+  if (!space) throw new Error('could not store a space');
+  return space;
 }
 
 async function shown(id: number): Promise<Space | undefined> {

@@ -1,9 +1,9 @@
 // A fresh database for one test file: a SQLite file by default, or a new PostgreSQL database when
 // DSS_TEST_DATABASE=postgres (`npm run test:postgres`), created on DSS_TEST_POSTGRES_URL and dropped after; empty,
 // or already at the latest schema for an app under test (freshMigratedDatabase).
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import pg from 'pg';
 
 export const engine = process.env.DSS_TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite';
@@ -53,7 +53,7 @@ export async function freshDatabase(kind: 'sqlite' | 'postgres' = engine): Promi
  */
 export const TEMPLATE_PREFIX = `dss_test_template_${process.env.DSS_TEST_RUN ?? process.pid}_`;
 let template: Promise<string> | undefined;
-let sqliteTemplate: Promise<string> | undefined;
+let sqliteTemplate: Promise<Buffer> | undefined;
 let copying: Promise<unknown> = Promise.resolve();
 
 /**
@@ -65,18 +65,20 @@ let copying: Promise<unknown> = Promise.resolve();
  */
 export async function freshMigratedDatabase(migrate: (url: string) => Promise<void>): Promise<TestDatabase> {
   if (engine === 'sqlite') {
+    // Kept as bytes, the template's own file removed at once: nothing is left behind when the process ends.
     sqliteTemplate ??= (async () => {
       const made = await freshDatabase();
       await migrate(made.url);
       const path = made.url.slice('sqlite:'.length);
       // Closed, the database is whole in its file: no write-ahead log left to copy beside it.
       if (existsSync(`${path}-wal`)) throw new Error(`the migrated template ${path} kept its write-ahead log`);
-      process.once('exit', () => rmSync(dirname(path), { recursive: true, force: true }));
-      return path;
+      const bytes = readFileSync(path);
+      await made.drop();
+      return bytes;
     })();
-    const source = await sqliteTemplate;
     const database = await freshDatabase();
-    copyFileSync(source, database.url.slice('sqlite:'.length));
+    // Owner-only, as the service makes its database file (server/db/private-files.ts).
+    writeFileSync(database.url.slice('sqlite:'.length), await sqliteTemplate, { mode: 0o600, flag: 'wx' });
     return database;
   }
   template ??= (async () => {
