@@ -2,70 +2,19 @@
 // does not depend on the engine: its logs, its metrics port, a start that fails (port taken, a first key that
 // cannot be written) and configuration errors. The starts on each engine are startup.test.ts.
 
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { secretOf } from '../support/api-keys.js';
-import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { apiClient } from '../support/server.js';
-import { KEY_PATTERN, type Running, runScript, runToExit, SERVICE, stopAll } from './process.js';
+import { KEY_PATTERN, runToExit, SERVICE, stopAll } from './process.js';
+import { bannerOnly, SLOW, startupSuite } from './startup-support.js';
 
-// Each start loads the service (about a second, more on a busy machine; the first one bundles it).
-const SLOW = { timeout: 180_000 };
-
+const { keyDir, keyFiles, newDatabase, envFor, start } = startupSuite();
+// Each test's processes stopped after it.
 afterEach(stopAll);
-
-const databases: TestDatabase[] = [];
-const keyDir = mkdtempSync(join(tmpdir(), 'dss-first-key-'));
-afterAll(async () => {
-  await Promise.all(databases.map((d) => d.drop()));
-  rmSync(keyDir, { recursive: true, force: true });
-});
-
-/** Where the first start writes the key of each database (the output is a pipe, not a terminal). */
-const keyFiles = new Map<string, string>();
-
-/** A new empty database of the engine under test (SQLite, or PostgreSQL under `npm run test:postgres`). */
-async function newDatabase(): Promise<string> {
-  const database = await freshDatabase();
-  databases.push(database);
-  keyFiles.set(database.url, join(keyDir, `key-${databases.length}`));
-  return database.url;
-}
-const envFor = (databaseUrl: string) => ({
-  PORT: '0',
-  HOST: '127.0.0.1',
-  DATABASE_URL: databaseUrl,
-  LOG_LEVEL: 'silent',
-  FIRST_KEY_FILE: keyFiles.get(databaseUrl) as string,
-});
-
-interface Started {
-  server: Running;
-  url: string;
-  /** Every line of the start-up message, printed in one go; it ends with a curl line either way. */
-  banner: string;
-  /** The first key, read from FIRST_KEY_FILE (the same key at every start on the database). */
-  key: string;
-}
-
-async function start(databaseUrl: string, env: Record<string, string> = {}): Promise<Started> {
-  const server = runScript(SERVICE, [], { ...envFor(databaseUrl), ...env });
-  // Generous: on a loaded machine a start can take half a minute.
-  const [banner] = await server.waitForOutput(/listening on [\s\S]*curl [^\n]*\n/, 90_000);
-  const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1];
-  if (!url) throw new Error(`no URL in:\n${banner}`);
-  const file = keyFiles.get(databaseUrl) as string;
-  const key = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
-  return { server, url, banner, key };
-}
-
-/** Whether the output is the banner alone (the match starts at "listening on", after the service's name). */
-const bannerOnly = (output: string, banner: string) =>
-  output.startsWith('domain-space-service listening on') && output.trim().endsWith(banner.trim());
 
 describe('logs', SLOW, () => {
   it('are JSON lines that never carry an API key, valid or not, and are all stdout carries', async () => {
