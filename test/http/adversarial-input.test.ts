@@ -113,13 +113,15 @@ function bytesOf({ method, target, headers = {}, body }: Attempt): Buffer {
 }
 
 /**
- * The server's CPU for one request: the least of up to three tries, so that a garbage collection or a timer
+ * The server's CPU for one request: the least of up to five tries, so that a garbage collection or a timer
  * that happened to run meanwhile is not blamed on the request (a super-linear pattern costs as much every time).
+ * On a loaded machine a request takes longer from end to end, so the server's own timers (the job runners'
+ * polls) land in more of its windows: three tries were once not enough (one header case over budget in CI).
  */
 async function measure(attempt: Attempt): Promise<{ status: number; cpuMs: number }> {
   const bytes = bytesOf(attempt);
   let best = { status: 0, cpuMs: Number.POSITIVE_INFINITY };
-  for (let tries = 0; tries < 3 && best.cpuMs > CPU_BUDGET_MS; tries++) {
+  for (let tries = 0; tries < 5 && best.cpuMs > CPU_BUDGET_MS; tries++) {
     const before = serverCpuMs();
     const status = await exchange(bytes);
     const cpuMs = serverCpuMs() - before;
@@ -365,7 +367,8 @@ describe('adversarial input costs a small constant of server CPU and is refused 
           failures.push(`${each.name}: ${(error as Error).message.split('\n')[0]}`);
         }
       }
-      expect(failures).toEqual([]);
+      // The cases that failed, by name, in the first line of the failure (CI prints that line).
+      expect(failures, failures.join(' | ')).toEqual([]);
     },
     120_000,
   );
