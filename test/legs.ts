@@ -202,6 +202,11 @@ export const LEG_RULES: LegRule[] = [
     why: "the service's CPU per hostile request (a search reaches the engine); Node 24's parsers cost differently",
   },
   {
+    suite: 'test/http/key-policy.test.ts',
+    legs: ['sqlite', 'postgres'],
+    why: "a key's expiry and a rotation's overlap, waited out in real time (seconds): both engines, not the inner loop",
+  },
+  {
     suite: 'test/http/scopes.test.ts',
     legs: ['sqlite'],
     why: 'every operation × every scope (over 150 requests): the scope check reads nothing from the engine, and is the same code on any Node.js major',
@@ -307,9 +312,14 @@ export const LEG_RULES: LegRule[] = [
     why: "the client waiting out real Retry-After seconds: the client's fetch differs by Node.js major, not by engine",
   },
   {
-    suite: 'test/client/{errors,etags,helpers,idempotent-creates,list-all,options,timeouts,verify-webhook}.test.ts',
+    suite: 'test/client/{errors,etags,helpers,idempotent-creates,list-all,options,verify-webhook}.test.ts',
     legs: ['sqlite', 'node24', 'quick'],
     why: "the client's behaviour, whatever engine answers; its fetch differs by Node.js major",
+  },
+  {
+    suite: 'test/client/timeouts.test.ts',
+    legs: ['sqlite', 'node24'],
+    why: "the client's timeouts, waited out in real time: its fetch differs by Node.js major, not the inner loop",
   },
   {
     suite: 'test/client/webhook-helpers.test.ts',
