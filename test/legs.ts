@@ -141,6 +141,11 @@ export const LEG_RULES: LegRule[] = [
     why: "npm start's bundle rebuilt when stale: files, not the engine; the legs after SQLite's share .build/ at once",
   },
   {
+    suite: 'test/service/keys-cli-arguments.test.ts',
+    legs: ['sqlite', 'node24'],
+    why: "the keys command's refusals of its arguments, before any write: no engine changes them; Node's argv decoding may",
+  },
+  {
     suite: 'test/service/{keys-cli,keys-cli-policy,workers,key-revocation}.test.ts',
     legs: ['sqlite', 'postgres'],
     why: 'processes sharing one database (the keys command, workers): engine-dependent, not Node-dependent',
