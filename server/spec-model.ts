@@ -351,11 +351,11 @@ export class ApiSpec {
   }
 
   /**
-   * The document with one of its paths and only the components that path refers to (directly or through other
+   * The document with some of its paths and only the components those paths refer to (directly or through other
    * components; security schemes all, as requirements name them without `$ref`): a copy, for a tool that should
-   * read one path of the spec (the validator of that path's route).
+   * read part of the spec (the validator of one resource's routes).
    */
-  pathDocument(template: string): Record<string, unknown> {
+  pathsDocument(templates: readonly string[]): Record<string, unknown> {
     const components = (this.document.components ?? {}) as Record<string, Record<string, unknown>>;
     const kept: Record<string, Record<string, unknown>> = {};
     const seen = new Set<string>();
@@ -373,12 +373,13 @@ export class ApiSpec {
         }
         return walk(siblings);
       });
-    const item = (this.document.paths as Record<string, unknown>)[template];
-    visit(item);
+    const all = this.document.paths as Record<string, unknown>;
+    const paths = Object.fromEntries(templates.map((template) => [template, all[template]]));
+    visit(paths);
     if (components.securitySchemes) kept.securitySchemes = components.securitySchemes;
-    // Without `webhooks` too: they are requests this service sends, and refer to components this path may not.
+    // Without `webhooks` too: they are requests this service sends, and refer to components these paths may not.
     const { webhooks: _sent, ...served } = this.document;
-    return structuredClone({ ...served, paths: { [template]: item }, components: kept });
+    return structuredClone({ ...served, paths, components: kept });
   }
 
   /** Follows local `$ref`s (`#/components/...`) until a plain object is reached. */
