@@ -4,6 +4,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { haproxyConfig, type LoopbackTopology } from '../../scripts/deploy/haproxy-config.js';
+import { aptInstall } from '../support/debian.js';
 
 const installed = () => {
   try {
@@ -17,18 +18,11 @@ const installed = () => {
 /** Whether HAProxy can run here, after installing Debian's package when it is missing. */
 export function ensureHaproxy(): boolean {
   if (installed()) return true;
-  const apt = (args: string[]) =>
-    execFileSync('apt-get', args, {
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-      stdio: 'ignore',
-      timeout: 240_000,
-    });
   try {
-    apt(['install', '-y', '-qq', '--no-install-recommends', 'haproxy']);
+    aptInstall(['haproxy'], { recommends: false });
   } catch {
     try {
-      apt(['update', '-qq']);
-      apt(['install', '-y', '-qq', '--no-install-recommends', 'haproxy']);
+      aptInstall(['haproxy'], { update: true, recommends: false });
     } catch {
       return false;
     }

@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { aptInstall } from './debian.js';
 
 export const ZONE = 'verify.example';
 export const BROKEN_ZONE = 'broken.example';
@@ -26,10 +27,7 @@ export interface KnotServer {
 /** Installs Knot from Debian's packages when knotd or knsupdate is missing (as CI's fresh machine may be). */
 export function ensureKnot(): void {
   if (existsSync('/usr/sbin/knotd') && existsSync('/usr/sbin/knotc') && existsSync('/usr/bin/knsupdate')) return;
-  execFileSync('apt-get', ['install', '-y', '-qq', 'knot', 'knot-dnsutils'], {
-    stdio: 'ignore',
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  });
+  aptInstall(['knot', 'knot-dnsutils']);
 }
 
 /** Runs knsupdate with `script` on stdin; rejects with its output when it fails. */
