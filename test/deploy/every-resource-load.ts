@@ -3,6 +3,8 @@
 // list, and every other record deleted; spaces, domains and webhook endpoints in turn, and the event log. Every
 // request's outcome is kept with the phase it was sent in, and every record's last acknowledged state, so that a
 // test can say what failed when and find every acknowledged write at the end.
+import { pause, THINK_MS } from './load.js';
+
 export type Resource = 'spaces' | 'domains' | 'webhook-endpoints';
 
 export interface Request {
@@ -36,13 +38,7 @@ export interface LoadOptions {
 
 const RESOURCES: Resource[] = ['spaces', 'domains', 'webhook-endpoints'];
 
-/**
- * What each client waits before each request, as a client does between actions. Unpaced, 8 clients took every
- * core of the 2-core CI machine for the whole upgrade (11,725 requests in 65 s), slowing the instances' starts
- * they wait on; paced, the load is bounded and requests are still in flight through every drain and start.
- */
-const THINK_MS = 50;
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// Each client waits `THINK_MS` before each request, as those of `load.ts` do (why: there).
 
 export const failed = (request: Request) => request.status !== request.expected;
 

@@ -20,8 +20,8 @@ export interface Outcome {
  * the service instances' starts slowed by as much); paced, the load is bounded and requests are still in flight
  * through every drain, restart and kill (16 clients: one sent every few ms on average).
  */
-const THINK_MS = 50;
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const THINK_MS = 50;
+export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const EXPECTED: Record<Kind, number> = { create: 201, 'keyed-create': 201, show: 200, list: 200 };
 
