@@ -353,9 +353,10 @@ export class ApiSpec {
   /**
    * The document with some of its paths and only the components those paths refer to (directly or through other
    * components; security schemes all, as requirements name them without `$ref`): a copy, for a tool that should
-   * read part of the spec (the validator of one resource's routes).
+   * read part of the spec (the validator of one resource's routes). `withResponses: false` leaves out each
+   * operation's `responses` and what only they refer to, for a tool that reads requests alone.
    */
-  pathsDocument(templates: readonly string[]): Record<string, unknown> {
+  pathsDocument(templates: readonly string[], { withResponses = true } = {}): Record<string, unknown> {
     const components = (this.document.components ?? {}) as Record<string, Record<string, unknown>>;
     const kept: Record<string, Record<string, unknown>> = {};
     const seen = new Set<string>();
@@ -374,7 +375,9 @@ export class ApiSpec {
         return walk(siblings);
       });
     const all = this.document.paths as Record<string, unknown>;
-    const paths = Object.fromEntries(templates.map((template) => [template, all[template]]));
+    const paths = Object.fromEntries(
+      templates.map((template) => [template, withResponses ? all[template] : withoutResponses(all[template])]),
+    );
     visit(paths);
     if (components.securitySchemes) kept.securitySchemes = components.securitySchemes;
     // Without `webhooks` too: they are requests this service sends, and refer to components these paths may not.
@@ -392,4 +395,15 @@ export class ApiSpec {
     }
     throw new Error(`$ref chain too deep at ${JSON.stringify(node)}`);
   }
+}
+
+/** A path item whose operations have no `responses` (optional in OpenAPI 3.1). */
+function withoutResponses(item: unknown): unknown {
+  return Object.fromEntries(
+    Object.entries(item as Record<string, unknown>).map(([key, value]) => {
+      if (!METHODS.includes(key)) return [key, value];
+      const { responses: _responses, ...operation } = value as Record<string, unknown>;
+      return [key, operation];
+    }),
+  );
 }
