@@ -101,19 +101,21 @@ async function seed(db: Database): Promise<number> {
         routing_code: CODES[(i * 7) % CODES.length] as string,
         routing: observed,
         routing_checked_at: now,
-        metadata: serializeMetadata({ tenant: `t_${i % 100}` }),
+        metadata: serializeMetadata({ tenant: `t_${i % 100}`, region: `r_${i % 2}` }),
       };
     });
     const inserted = await db.insertInto('domains').values(rows).returning(['id', 'metadata']).execute();
     await db
       .insertInto('domains_metadata')
       .values(
-        inserted.map((row) => ({
-          record_id: Number(row.id),
-          account_id: accountId,
-          key: 'tenant',
-          value: (JSON.parse(row.metadata) as { tenant: string }).tenant,
-        })),
+        inserted.flatMap((row) =>
+          Object.entries(JSON.parse(row.metadata) as Record<string, string>).map(([key, value]) => ({
+            record_id: Number(row.id),
+            account_id: accountId,
+            key,
+            value,
+          })),
+        ),
       )
       .execute();
   }
@@ -151,6 +153,23 @@ async function main() {
       ['?routing=missing&after= (cursor walk)', () => list({ after: 'start' }, routing('missing'))],
       ['?metadata[tenant]=t_7 (1%)', () => list({}, { metadata: [['tenant', 't_7']] })],
       ['?metadata[tenant]=t_7&status=active', () => list({}, { ...status('active'), metadata: [['tenant', 't_7']] })],
+      [
+        '?metadata[region]=r_1&metadata[tenant]=t_7 (50% and 1%)',
+        () =>
+          list(
+            {},
+            {
+              metadata: [
+                ['region', 'r_1'],
+                ['tenant', 't_7'],
+              ],
+            },
+          ),
+      ],
+      [
+        '?metadata[region]=r_1 (50%)&sort_by=name',
+        () => list({ sortBy: 'name', sort: 'asc' }, { metadata: [['region', 'r_1']] }),
+      ],
       ['?search=shop-99&routing=pointed', () => list({ search: 'shop-99' }, routing('pointed'))],
     ];
     console.log(`| request (${ENGINE}${ANALYZE ? ', analyzed' : ''}, ${SIZE} domains) | median ms | total |`);
