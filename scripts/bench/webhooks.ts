@@ -7,12 +7,15 @@
 //   3. pruning: events (with a delivery and an attempt each) past EVENT_RETENTION_DAYS, seeded straight into the
 //      database, and how many the service deletes per second once it starts.
 // `npm run bench:webhooks -- [--root DIR] [--only fairness,throughput,pruning] [--seconds 10] [--clients 8]`
+//   `[--database postgres] [--instances 2]`: throughput on a new PostgreSQL database (DSS_TEST_POSTGRES_URL's
+//   server, dropped after) with that many instances, the clients spread over them (fairness and pruning: SQLite).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { issueKey } from '../../server/accounts/keys.js';
 import { openDatabase } from '../../server/db/database.js';
 import { freePort, spawnChild, stopAllChildren, stopChild, waitForHttp } from './children.js';
@@ -27,6 +30,8 @@ const { values } = parseArgs({
     'noisy-changes': { type: 'string', default: '100' },
     'quiet-changes': { type: 'string', default: '20' },
     'prune-events': { type: 'string', default: '50000' },
+    database: { type: 'string', default: 'sqlite' },
+    instances: { type: 'string', default: '1' },
   },
 });
 const ROOT = resolve(values.root);
@@ -38,7 +43,10 @@ const QUIET_CAP_MS = 30_000;
 
 interface Service {
   api: string;
+  /** Every instance's API (one but for throughput on PostgreSQL with --instances). */
+  apis: string[];
   dbFile: string;
+  databaseUrl: string;
   stop(): Promise<void>;
 }
 
@@ -47,9 +55,56 @@ async function startService(env: Record<string, string>, seed?: (dbFile: string)
   const dir = mkdtempSync(join(tmpdir(), 'dss-bench-webhooks-'));
   const dbFile = join(dir, 'bench.sqlite');
   if (seed) await seed(dbFile);
+  const databaseUrl = `sqlite:${dbFile}`;
+  const instance = await startInstance(databaseUrl, dir, env);
+  return {
+    api: instance.api,
+    apis: [instance.api],
+    dbFile,
+    databaseUrl,
+    async stop() {
+      await instance.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `count` instances of ROOT's service on a new PostgreSQL database, started one after the other; dropped at stop. */
+async function startOnPostgres(env: Record<string, string>, count: number): Promise<Service> {
+  const admin = process.env.DSS_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `dss_bench_webhooks_${process.pid}`;
+  const run = async (statement: string) => {
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`create database ${name}`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  const dir = mkdtempSync(join(tmpdir(), 'dss-bench-webhooks-'));
+  const instances: Array<{ api: string; stop(): Promise<void> }> = [];
+  const stop = async () => {
+    for (const instance of instances) await instance.stop();
+    rmSync(dir, { recursive: true, force: true });
+    await run(`drop database if exists ${name} with (force)`);
+  };
+  try {
+    for (let i = 0; i < count; i++) instances.push(await startInstance(url.href, dir, env));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { api: instances[0]?.api ?? '', apis: instances.map((i) => i.api), dbFile: '', databaseUrl: url.href, stop };
+}
+
+async function startInstance(databaseUrl: string, dir: string, env: Record<string, string>) {
   const port = await freePort();
   const child = spawnChild(process.execPath, ['--import', 'tsx', join(ROOT, 'server/main.ts')], {
-    DATABASE_URL: `sqlite:${dbFile}`,
+    DATABASE_URL: databaseUrl,
     PORT: String(port),
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
@@ -61,18 +116,11 @@ async function startService(env: Record<string, string>, seed?: (dbFile: string)
   });
   const origin = `http://127.0.0.1:${port}`;
   await waitForHttp(`${origin}/readyz`, performance.now(), 200, 120_000);
-  return {
-    api: `${origin}/api/v1`,
-    dbFile,
-    async stop() {
-      await stopChild(child);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return { api: `${origin}/api/v1`, stop: () => stopChild(child) };
 }
 
 async function anotherKey(service: Service, name: string): Promise<string> {
-  const db = openDatabase(`sqlite:${service.dbFile}`);
+  const db = openDatabase(service.databaseUrl);
   try {
     return (await issueKey(db, name)).key;
   } finally {
@@ -162,10 +210,14 @@ async function fairness(): Promise<void> {
 }
 
 async function throughput(): Promise<void> {
-  const service = await startService({});
+  const service =
+    values.database === 'postgres' ? await startOnPostgres({}, Number(values.instances)) : await startService({});
   const fast = await receiver();
   try {
-    const api = client(service.api, await anotherKey(service, 'bench'));
+    const key = await anotherKey(service, 'bench');
+    const apis = service.apis.map((api) => client(api, key));
+    const api = apis[0];
+    if (!api) throw new Error('no instance');
     await api('POST', '/webhook-endpoints', { url: fast.url, enabled_events: ['*'] });
     const answered = new Map<number, number>();
     const started = performance.now();
@@ -173,7 +225,7 @@ async function throughput(): Promise<void> {
     await Promise.all(
       Array.from({ length: CLIENTS }, async (_, c) => {
         for (let i = 0; performance.now() < until; i++) {
-          const reply = await api('POST', '/spaces', { name: `load ${c} ${i}` });
+          const reply = await (apis[c % apis.length] ?? api)('POST', '/spaces', { name: `load ${c} ${i}` });
           answered.set(reply?.data.id ?? 0, performance.now());
         }
       }),
@@ -185,7 +237,7 @@ async function throughput(): Promise<void> {
       await new Promise((r) => setTimeout(r, 20));
     const drained = (performance.now() - started) / 1000;
     console.log(
-      `throughput: ${CLIENTS} clients for ${writing.toFixed(1)} s: ${(answered.size / writing).toFixed(0)} creates/s; ` +
+      `throughput (${values.database === 'postgres' ? `postgres, ${values.instances} instances` : 'sqlite'}): ${CLIENTS} clients for ${writing.toFixed(1)} s: ${(answered.size / writing).toFixed(0)} creates/s; ` +
         `${(duringWrites / writing).toFixed(0)} deliveries/s while writing; all ${fast.arrived.size} of ${answered.size} delivered ${drained.toFixed(1)} s after the start ` +
         `(${(fast.arrived.size / drained).toFixed(0)} deliveries/s overall)`,
     );
