@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { sqliteDriver } from '../server/db/sqlite-driver.js';
+import { scratchPostgres } from './bench/postgres-scratch.js';
 import { UNREACHABLE_QUOTA } from './bench/targets.js';
 
 export interface ScaleOptions {
@@ -76,21 +77,10 @@ async function scratchDatabase(engine: 'sqlite' | 'postgres'): Promise<{ url: st
       drop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
-  const admin = process.env.DSS_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `dss_scale_${process.pid}_${Date.now()}`;
-  const run = async (statement: string) => {
-    const client = new pg.Client({ connectionString: admin });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await run(`create database ${name}`);
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => run(`drop database if exists ${name} with (force)`) };
+  return scratchPostgres(
+    process.env.DSS_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    'dss_scale',
+  );
 }
 
 /** Adds spaces `from`..`to - 1` to the account, in bulk, with the triggers of the measured version firing. */

@@ -15,10 +15,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { issueKey } from '../../server/accounts/keys.js';
 import { openDatabase } from '../../server/db/database.js';
 import { freePort, spawnChild, stopAllChildren, stopChild, waitForHttp } from './children.js';
+import { scratchPostgres } from './postgres-scratch.js';
 import { seedPastRetention } from './seed-past-retention.js';
 
 const { values } = parseArgs({
@@ -71,34 +71,30 @@ async function startService(env: Record<string, string>, seed?: (dbFile: string)
 
 /** `count` instances of ROOT's service on a new PostgreSQL database, started one after the other; dropped at stop. */
 async function startOnPostgres(env: Record<string, string>, count: number): Promise<Service> {
-  const admin = process.env.DSS_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `dss_bench_webhooks_${process.pid}`;
-  const run = async (statement: string) => {
-    const client = new pg.Client({ connectionString: admin });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await run(`create database ${name}`);
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
+  const database = await scratchPostgres(
+    process.env.DSS_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    'dss_bench_webhooks',
+  );
   const dir = mkdtempSync(join(tmpdir(), 'dss-bench-webhooks-'));
   const instances: Array<{ api: string; stop(): Promise<void> }> = [];
   const stop = async () => {
     for (const instance of instances) await instance.stop();
     rmSync(dir, { recursive: true, force: true });
-    await run(`drop database if exists ${name} with (force)`);
+    await database.drop();
   };
   try {
-    for (let i = 0; i < count; i++) instances.push(await startInstance(url.href, dir, env));
+    for (let i = 0; i < count; i++) instances.push(await startInstance(database.url, dir, env));
   } catch (error) {
     await stop();
     throw error;
   }
-  return { api: instances[0]?.api ?? '', apis: instances.map((i) => i.api), dbFile: '', databaseUrl: url.href, stop };
+  return {
+    api: instances[0]?.api ?? '',
+    apis: instances.map((i) => i.api),
+    dbFile: '',
+    databaseUrl: database.url,
+    stop,
+  };
 }
 
 async function startInstance(databaseUrl: string, dir: string, env: Record<string, string>) {

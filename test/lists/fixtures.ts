@@ -1,6 +1,7 @@
 // Domains and spaces behind one shape, so that every list test runs over both resources.
+import { expect } from 'vitest';
 import type { components, operations } from '../../generated/api.js';
-import { foldText, SCANNED_ACCOUNT_SIZE } from '../../server/db/listing.js';
+import { FEW_MATCHES, foldText, SCANNED_ACCOUNT_SIZE } from '../../server/db/listing.js';
 import type { TestAccount, TestServer } from '../support/server.js';
 
 export type ListParams = NonNullable<operations['spaces_list']['parameters']['query']>;
@@ -124,4 +125,25 @@ export async function pastScanSize(server: TestServer, resource: ListedResource,
   await insertNamed(server, resource, account, (id) =>
     Array.from({ length: Math.max(0, missing) }, (_, i) => `filler-${id}-${i}`),
   );
+}
+
+const GREEK = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'omega'];
+/** An account size past FEW_MATCHES, for the lists whose totals stop there. */
+export const PAST_FEW_MATCHES = FEW_MATCHES + 200;
+/** Record i's stem in such an account: every one holds "crew", one in eight "omega", eleven of 5,200 "crew 199". */
+export const crewStem = (i: number) => `${GREEK[i % GREEK.length]} crew ${i}`;
+
+/**
+ * A page's total for `count` matching records: exact (and no `total_exact`), or, past FEW_MATCHES, a lower bound
+ * above FEW_MATCHES with `total_exact: false`.
+ */
+export function expectTotal(meta: Page['meta'] | undefined, count: number, exact: boolean): void {
+  if (exact) {
+    expect(meta?.total).toBe(count);
+    expect(meta?.total_exact).toBeUndefined();
+  } else {
+    expect(meta?.total_exact).toBe(false);
+    expect(meta?.total).toBeGreaterThan(FEW_MATCHES);
+    expect(meta?.total).toBeLessThanOrEqual(count);
+  }
 }
