@@ -353,8 +353,10 @@ async function pairsFirst(
 }
 
 /**
- * The pairs, the one the fewest of the account's records hold first (each counted up to FEW_MATCHES + 1 from the
- * pairs' index); none when a pair is held by no record, so that nothing is.
+ * The pairs, the one the fewest of the account's records hold first; none when a pair is held by no record, so
+ * that nothing is. Each is counted from the pairs' index up to a limit that grows (101, 1,001, then FEW_MATCHES + 1)
+ * until the rarest is counted short of it: a pair a few records hold is told from a dense one without counting
+ * the dense one's 5,001.
  */
 async function rarestFirst(
   db: Database,
@@ -363,17 +365,23 @@ async function rarestFirst(
   metadata: Array<[string, string]>,
 ): Promise<Array<[string, string]>> {
   const pairs = sql.table(`${table}_metadata`);
-  const counted: Array<{ pair: [string, string]; held: number }> = [];
-  for (const pair of metadata) {
-    const [key, value] = pair;
+  const heldUpTo = async ([key, value]: [string, string], limit: number) => {
     const { rows } = await sql<{ held: number | string | bigint }>`
       select count(*) as held from (
         select 1 from ${pairs} where account_id = ${accountId} and key = ${key} and value = ${value}
-        limit ${FEW_MATCHES + 1}
+        limit ${limit}
       ) as found`.execute(db);
-    const held = Number(rows[0]?.held ?? 0);
-    if (held === 0) return [];
-    counted.push({ pair, held });
+    return Number(rows[0]?.held ?? 0);
+  };
+  let counted: Array<{ pair: [string, string]; held: number }> = [];
+  for (const limit of [101, 1_001, FEW_MATCHES + 1]) {
+    counted = [];
+    for (const pair of metadata) {
+      const held = await heldUpTo(pair, limit);
+      if (held === 0) return [];
+      counted.push({ pair, held });
+    }
+    if (Math.min(...counted.map(({ held }) => held)) < limit) break;
   }
   return counted.sort((a, b) => a.held - b.held).map(({ pair }) => pair);
 }
