@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { type Database, openDatabase } from '../../server/db/database.js';
 import type { ListFilters, ListQuery } from '../../server/db/listing.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
@@ -16,6 +15,7 @@ import { DEFAULT_SCHEDULE } from '../../server/domains/check-rules.js';
 import { domainNameKey } from '../../server/domains/fields.js';
 import { domainRepository } from '../../server/domains/repository.js';
 import { serializeMetadata } from '../../server/metadata/rules.js';
+import { scratchPostgres } from './postgres-scratch.js';
 
 const ENGINE = process.env.ENGINE === 'postgres' ? 'postgres' : 'sqlite';
 const SIZE = Number(process.env.SIZE ?? 100_000);
@@ -55,23 +55,15 @@ async function database(): Promise<{ db: Database; drop: () => Promise<void> }> 
     const db = openDatabase(`sqlite:${join(dir, 'bench.sqlite')}`);
     return { db, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  const base = process.env.DSS_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `dss_bench_filters_${process.pid}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  const db = openDatabase(url.toString());
+  const scratch = await scratchPostgres(
+    process.env.DSS_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    'dss_bench_filters',
+  );
   return {
-    db,
+    db: openDatabase(scratch.url),
     drop: async () => {
-      if (process.env.KEEP) return console.log(`kept ${url}`);
-      const client = new pg.Client({ connectionString: base });
-      await client.connect();
-      await client.query(`drop database if exists ${name}`);
-      await client.end();
+      if (process.env.KEEP) return console.log(`kept ${scratch.url}`);
+      await scratch.drop();
     },
   };
 }

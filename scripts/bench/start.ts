@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { freePort, spawnChild, stopAllChildren, stopChild } from './children.js';
+import { scratchPostgres } from './postgres-scratch.js';
 
 const { values } = parseArgs({
   options: {
@@ -84,24 +84,7 @@ async function startOnce(root: string, env: Record<string, string>): Promise<{ r
 
 /** An existing database: migrated and its first key issued by one start of the first checkout, then stopped. */
 async function existingDatabase(dir: string): Promise<{ url: string; drop(): Promise<void> }> {
-  if (values.database === 'postgres') {
-    const name = `dss_bench_start_${process.pid}`;
-    const admin = new pg.Client({ connectionString: POSTGRES_ADMIN });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
-    const url = new URL(POSTGRES_ADMIN);
-    url.pathname = `/${name}`;
-    return {
-      url: url.href,
-      async drop() {
-        const client = new pg.Client({ connectionString: POSTGRES_ADMIN });
-        await client.connect();
-        await client.query(`drop database if exists ${name} with (force)`);
-        await client.end();
-      },
-    };
-  }
+  if (values.database === 'postgres') return scratchPostgres(POSTGRES_ADMIN, 'dss_bench_start');
   return { url: `sqlite:${join(dir, 'bench.sqlite')}`, drop: async () => {} };
 }
 
