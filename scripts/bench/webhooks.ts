@@ -45,7 +45,6 @@ interface Service {
   api: string;
   /** Every instance's API (one but for throughput on PostgreSQL with --instances). */
   apis: string[];
-  dbFile: string;
   databaseUrl: string;
   stop(): Promise<void>;
 }
@@ -60,7 +59,6 @@ async function startService(env: Record<string, string>, seed?: (dbFile: string)
   return {
     api: instance.api,
     apis: [instance.api],
-    dbFile,
     databaseUrl,
     async stop() {
       await instance.stop();
@@ -91,7 +89,6 @@ async function startOnPostgres(env: Record<string, string>, count: number): Prom
   return {
     api: instances[0]?.api ?? '',
     apis: instances.map((i) => i.api),
-    dbFile: '',
     databaseUrl: database.url,
     stop,
   };
@@ -258,7 +255,7 @@ async function pruning(): Promise<void> {
   };
   const service = await startService({ EVENT_RETENTION_DAYS: '30' }, seed);
   try {
-    const db = openDatabase(`sqlite:${service.dbFile}`);
+    const db = openDatabase(service.databaseUrl);
     const started = performance.now();
     let left = count;
     const deadline = started + 30_000;

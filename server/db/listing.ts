@@ -42,29 +42,25 @@ const isFiltered = (filters: ListFilters | undefined): filters is ListFilters =>
   (filters?.columns?.length ?? 0) > 0 || (filters?.metadata?.length ?? 0) > 0;
 
 /** The account's rows that the filters keep. */
-function filtered(
-  base: SelectQueryBuilder<DB, ResourceTable, object>,
-  table: ResourceTable,
-  accountId: number,
-  filters: ListFilters,
-) {
+function filtered(base: SelectQueryBuilder<DB, ResourceTable, object>, table: ResourceTable, filters: ListFilters) {
   let rows = base;
   for (const { column, values } of filters.columns ?? []) {
     rows = rows.where(
       values.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`${sql.ref(column)} in (${sql.join(values)})`,
     );
   }
-  // The first pair finds records through its index; the others are tested on the records found (`+id` is not an
-  // indexed term). SQLite otherwise probed the index for every id of one pair with every id of the other: two
-  // pairs held by 5,200 and 2,600 records took 1.7 s; now a few ms.
-  for (const [n, [key, value]] of (filters.metadata ?? []).entries()) {
-    const pairs = sql.table(`${table}_metadata`);
-    const id = n === 0 ? sql`id` : sql`+id`;
-    rows = rows.where(
-      sql<SqlBool>`${id} in (select record_id from ${pairs} where account_id = ${accountId} and key = ${key} and value = ${value})`,
-    );
-  }
+  for (const pair of filters.metadata ?? []) rows = rows.where(holdsPair(table, `${table}.id`, pair));
   return rows;
+}
+
+/**
+ * Whether the record `id` (a column reference) holds the metadata pair: one probe of the pairs' primary key
+ * (record_id, key) per record, in a subquery neither engine turns into a join. As `id in (the pair's records)`,
+ * SQLite probed one pair's index for every id of another (two pairs held by 5,200 and 2,600 records: 1.7 s).
+ */
+function holdsPair(table: ResourceTable, id: string, [key, value]: [string, string]) {
+  return sql<SqlBool>`(select 1 from ${sql.table(`${table}_metadata`)} as held
+    where held.record_id = ${sql.ref(id)} and held.key = ${key} and held.value = ${value}) is not null`;
 }
 
 export interface ListResult {
@@ -167,7 +163,7 @@ export async function listPage(
     }
     const { metadata = [], columns = [] } = query.filters;
     if (metadata.length > 0) return pairsFirst(db, table, accountId, query, metadata, columns);
-    let kept = filtered(owned, table, accountId, query.filters);
+    let kept = filtered(owned, table, query.filters);
     if (query.search !== '') kept = kept.where(matching(query.search));
     // Counted up to FEW_MATCHES + 1 only, as a search: past it the total is a lower bound.
     const total = await countOf(kept, FEW_MATCHES + 1, db);
@@ -266,7 +262,7 @@ async function filteredMatches(
       accountId,
       ids.map((row) => Number(row.id)),
     );
-    return filtered(among, table, accountId, filters);
+    return filtered(among, table, filters);
   }
   // `account_id + 0`: the trigram index finds the matches (see listPage); the filters are tested on them.
   const byTrigrams = db.selectFrom(table).where(sql<SqlBool>`account_id + 0 = ${accountId}`).where(matching(search));
@@ -275,21 +271,19 @@ async function filteredMatches(
     .limit(FEW_MATCHES + 1)
     .execute();
   if (probe.length > FEW_MATCHES) return undefined;
-  return filtered(byTrigrams, table, accountId, filters);
+  return filtered(byTrigrams, table, filters);
 }
 
 /**
  * A list filtered by metadata: its records found from the index of the pair the fewest records hold, each pair
- * found tested by its record's primary key (the record's account, the other pairs and filters, the search, in a
- * subquery per pair that neither engine turns into a join), up to FEW_MATCHES + 1, so that the cost follows that
- * pair's matches. The page is read among their ids, as a search's is. Past FEW_MATCHES the total is a lower bound
- * and the page is read by walking the account in the page's order, each record tested against each pair by the
- * pairs' primary key.
+ * found tested against the other pairs (holdsPair) and, for the columns and the search, its record by primary key,
+ * up to FEW_MATCHES + 1, so that the cost follows that pair's matches. The page is read among their ids, as a
+ * search's is. Past FEW_MATCHES the total is a lower bound and the page is read by walking the account in the page's
+ * order, each record tested against each pair.
  *
- * As joins, the engines did far worse: PostgreSQL, which cannot know how few records hold a pair, hashed or sorted
- * every record of the account against the pairs (100k domains, 1,000 holding the pair: 55 to 75 ms for the first
- * page, with a sort spilled to disk); SQLite probed the index for every id of one pair with every id of another
- * (two pairs held by 5,200 and 2,600 records: 1.7 s).
+ * As a join of the account's records with the pairs, PostgreSQL, which cannot know how few records hold a pair,
+ * hashed or sorted every record of the account (100k domains, 1,000 holding the pair: 55 to 75 ms for the first
+ * page, with a sort spilled to disk).
  */
 async function pairsFirst(
   db: Database,
@@ -299,37 +293,29 @@ async function pairsFirst(
   metadata: Array<[string, string]>,
   columns: NonNullable<ListFilters['columns']>,
 ): Promise<ListResult> {
-  const pairs = sql.table(`${table}_metadata`);
   const byRarity = metadata.length > 1 ? await rarestFirst(db, table, accountId, metadata) : metadata;
   const [driver, ...others] = byRarity;
   if (driver === undefined) return { rows: [], total: 0 };
-  // Whether the record `id` holds `pair`: one probe of the pairs' primary key (record_id, key).
-  const holds = (id: string, [pairKey, pairValue]: [string, string]) =>
-    sql<SqlBool>`(select 1 from ${pairs} as held
-      where held.record_id = ${sql.ref(id)} and held.key = ${pairKey} and held.value = ${pairValue}) is not null`;
-  // The record itself is read only for the columns and the search: a pair is written with its record's account
-  // and goes with the record.
-  let record = filtered(
-    db
-      .selectFrom(table)
-      .select(sql<number>`1`.as('kept'))
-      .where(sql<SqlBool>`id = pair.record_id`)
-      .where('account_id', '=', accountId),
-    table,
-    accountId,
-    { columns },
-  );
-  if (query.search !== '') record = record.where(matching(query.search));
-  const readsRecord = columns.length > 0 || query.search !== '';
   const [key, value] = driver;
+  // The other pairs are probed by the pair's record id; the record itself is read only for the columns and the
+  // search (a pair is written with its record's account and goes with the record).
+  const tests = others.map((other) => sql`and ${holdsPair(table, 'pair.record_id', other)}`);
+  if (columns.length > 0 || query.search !== '') {
+    let record = filtered(
+      db
+        .selectFrom(table)
+        .select(sql<number>`1`.as('kept'))
+        .where(sql<SqlBool>`id = pair.record_id`)
+        .where('account_id', '=', accountId),
+      table,
+      { columns },
+    );
+    if (query.search !== '') record = record.where(matching(query.search));
+    tests.push(sql`and (${record}) is not null`);
+  }
   const matches = sql<{ id: number | string | bigint }>`
-    select pair.record_id as id from ${pairs} as pair
-    where pair.account_id = ${accountId} and pair.key = ${key} and pair.value = ${value}
-      ${sql.join(
-        others.map((other) => sql`and ${holds('pair.record_id', other)}`),
-        sql` `,
-      )}
-      ${readsRecord ? sql`and (${record}) is not null` : sql``}
+    select pair.record_id as id from ${sql.table(`${table}_metadata`)} as pair
+    where pair.account_id = ${accountId} and pair.key = ${key} and pair.value = ${value} ${sql.join(tests, sql` `)}
     limit ${FEW_MATCHES + 1}`;
   if (engineOf(db) === 'sqlite') {
     const ids = (await matches.execute(db)).rows.map((row) => Number(row.id));
@@ -346,8 +332,10 @@ async function pairsFirst(
       .where('account_id', '=', accountId);
     if (total <= FEW_MATCHES) return rowsOf(db, among, query, total);
   }
-  let walked = filtered(db.selectFrom(table).where('account_id', '=', accountId), table, accountId, { columns });
-  for (const pair of byRarity) walked = walked.where(holds(`${table}.id`, pair));
+  let walked = filtered(db.selectFrom(table).where('account_id', '=', accountId), table, {
+    columns,
+    metadata: byRarity,
+  });
   if (query.search !== '') walked = walked.where(matching(query.search));
   return rowsOf(db, walked, query, FEW_MATCHES + 1, false);
 }

@@ -110,7 +110,9 @@ export function prepareValidation(
   const byResource = new Map<string, string[]>();
   for (const { template } of routes.paths) {
     const resource = resourceOf(template);
-    byResource.set(resource, [...(byResource.get(resource) ?? []), template]);
+    const templates = byResource.get(resource) ?? [];
+    templates.push(template);
+    byResource.set(resource, templates);
   }
   const validators = new Map(
     [...byResource].map(([resource, templates]) => [
