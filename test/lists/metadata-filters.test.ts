@@ -5,6 +5,7 @@
 // id and name order, by page number and by cursor, and never another account's records, on both engines.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../client/src/index.js';
 import { foldText } from '../../server/db/listing.js';
 import { serializeMetadata } from '../../server/metadata/rules.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
@@ -14,6 +15,7 @@ import {
   type ListedResource,
   type ListParams,
   PAST_FEW_MATCHES,
+  type Page,
   resources,
 } from './fixtures.js';
 
@@ -133,5 +135,38 @@ describe.each(resources)('$resource filtered by metadata, past FEW_MATCHES, with
     } else {
       expect(next ?? null).toBeNull();
     }
+  });
+  it.each<{ label: string; metadata: Record<string, string> }>([
+    { label: 'a pair every record holds (past FEW_MATCHES)', metadata: { kind: 'all' } },
+    { label: 'two pairs, half the records', metadata: { kind: 'all', shade: 'odd' } },
+  ])('$label is read to its end through links.next and through listAll', async ({ metadata }) => {
+    const expected = names
+      .filter((_, i) =>
+        Object.entries(metadata).every(([key, value]) => (metadataOf(i) as Record<string, string>)[key] === value),
+      )
+      .reverse();
+    const walked: string[] = [];
+    const first = await resource.list(account, { metadata, per_page: 100, after: '' } as ListParams);
+    walked.push(...(first.page?.data.map((r) => r.name) ?? []));
+    let next = first.page?.links.next;
+    while (next) {
+      const response = await fetch(new URL(next, server.apiUrl), {
+        headers: { Authorization: `Bearer ${account.key}` },
+      });
+      expect(response.status).toBe(200);
+      const page = (await response.json()) as Page;
+      walked.push(...page.data.map((r) => r.name));
+      next = page.links.next;
+    }
+    expect(walked).toEqual(expected);
+    const api = createClient({ baseUrl: server.apiUrl, apiKey: account.key });
+    const listed: string[] = [];
+    const query = { metadata, per_page: 100 as const };
+    for await (const record of resource.resource === 'spaces'
+      ? api.spaces.listAll(query)
+      : api.domains.listAll(query)) {
+      listed.push(record.name);
+    }
+    expect(listed).toEqual(expected);
   });
 });
