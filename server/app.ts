@@ -136,7 +136,7 @@ export async function createApp({
   app.set('trust proxy', trustProxy);
 
   const traced = tracing();
-  // Every request, then /api/v1 (a route per path of the spec: http/api/api-routes.ts), then the other pages.
+  // Every request, then /api/v1 (each path of the spec, its chains: http/api/api-routes.ts), then the other pages.
   app.use(
     everyRequest([
       requestId,

@@ -1,15 +1,19 @@
-// /api/v1 as routes of the app, built from the route table: one Express route per path of the spec, the base path
-// in front, with CORS for every method first, each operation's chain under its method (operationChain: the one
-// place its order is written), the CORS preflight and a 405 for any other method
-// (`app.route('/api/v1/spaces/:id').all(cors).get(…).patch(…).options(preflight).all(405)`); then, under the base
-// path, one 404 for a path no route has and the failed-authentication guard over every answer given before a key
-// was accepted. The routes hang on the app itself rather than on a router mounted at /api/v1: a mounted router
-// is one more dispatch per request (the mount's match, the path cut and restored). This is the top of http/: it
-// composes the steps of the folders below it, which import nothing from here.
-import type { ErrorRequestHandler, IRouter, Request, RequestHandler, Response } from 'express';
+// /api/v1 as one layer of the app, built from the route table: the path found by its pattern, CORS for every
+// method first, then each operation's chain under its method (operationChain: the one place its order is
+// written), the CORS preflight and a 405 for any other method; then, under the base path, one 404 for a path no
+// route has and the failed-authentication guard over every answer given before a key was accepted. It answers
+// as an Express route per path would (`app.route('/api/v1/spaces/:id').all(cors).get(…).options(preflight).all(405)`,
+// HEAD served by GET's chain), as one layer that runs each chain with routing/layers.ts: a route per path and a
+// layer per step cost Express's router a match per path and a dispatch per step, a tenth of a `show`'s CPU.
+// The layer hangs on the app itself rather than on a router mounted at /api/v1, which would cut the path and
+// restore it. This is the top of http/: it composes the steps of the folders below it, which import nothing from
+// here.
+import type { ErrorRequestHandler, IRouter, NextFunction, Request, RequestHandler, Response } from 'express';
 import { preflight } from '../access/cors.js';
 import { requireScopes } from '../access/scopes.js';
 import type { CursorSeal } from '../conventions/cursor.js';
+import { HttpProblem } from '../problems/problem.js';
+import { inOrder, type Layer } from '../routing/layers.js';
 import {
   Chain,
   type KeyedRequest,
@@ -17,7 +21,7 @@ import {
   type Step,
   type ValidatedRequest,
 } from '../routing/request-context.js';
-import type { Route, RouteTable } from '../routing/routes.js';
+import type { PathRoutes, Route, RouteTable } from '../routing/routes.js';
 import type { RequestValidation } from '../validation/request-validation.js';
 import { methodNotAllowed, noSuchPath, requireJsonAcceptable, routed } from './route-ends.js';
 
@@ -39,26 +43,56 @@ export interface ApiSteps {
   handle: (req: Request, res: Response, request: ValidatedRequest) => Promise<void>;
 }
 
-type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
+type Handler = (req: Request, res: Response, next: NextFunction) => void;
 
 export function apiRoutes(app: IRouter, routes: RouteTable, basePath: string, steps: ApiSteps): void {
-  // "/API/V1/domains" and "/domains/" are not the spec's paths (the app routes strictly and case-sensitively):
-  // 404, with a hint (path-hints.ts).
-  for (const path of routes.paths) {
-    const route = app.route(`${basePath}${path.expressPath}`).all(steps.cors);
-    // A GET serves HEAD too (Express's route does; the spec declares HEAD beside every GET).
-    for (const operation of path.routes) {
-      route[operation.method.toLowerCase() as Method](...operationChain(operation, steps));
+  const paths = routes.paths.map((path) => ({ path, ...pathHandlers(path, steps) }));
+  app.use((req, res, next) => {
+    // "/API/V1/domains" and "/domains/" are not the spec's paths (strict and case-sensitive, as the app routes):
+    // 404 below, with a hint (path-hints.ts).
+    const full = req.path;
+    if (!full.startsWith(basePath)) return next();
+    const below = full.slice(basePath.length);
+    for (const { path, byMethod, otherMethods } of paths) {
+      const match = path.pattern.exec(below);
+      if (!match) continue;
+      let parameters: Record<string, string>;
+      try {
+        parameters = parametersOf(path, match);
+      } catch {
+        return next(new HttpProblem('malformed-path', 'The path has a malformed %-escape, or one that is not UTF-8.'));
+      }
+      req.params = parameters;
+      const handler = byMethod.get(req.method === 'HEAD' ? 'GET' : req.method) ?? otherMethods;
+      return handler(req, res, next);
     }
-    route.options(preflight(path.allow));
-    route.all(methodNotAllowed(path.allow));
-  }
+    next();
+  });
   app.use(basePath, steps.cors, noSuchPath(routes, basePath));
   app.use(basePath, steps.failedAuthGuard);
 }
 
+/** A path's handlers: each operation's chain and OPTIONS by method, and the 405 of any other method. */
+function pathHandlers(path: PathRoutes, steps: ApiSteps): { byMethod: Map<string, Handler>; otherMethods: Handler } {
+  const refuse = methodNotAllowed(path.allow);
+  const byMethod = new Map<string, Handler>(
+    path.routes.map((operation) => [operation.method, inOrder([steps.cors, ...operationChain(operation, steps)])]),
+  );
+  byMethod.set('OPTIONS', inOrder([steps.cors, preflight(path.allow), refuse]));
+  return { byMethod, otherMethods: inOrder([steps.cors, refuse]) };
+}
+
+/** The path's parameters as Express gives them (decoded); a malformed %-escape throws. */
+function parametersOf(path: PathRoutes, match: RegExpExecArray): Record<string, string> {
+  const parameters: Record<string, string> = {};
+  path.parameterNames.forEach((name, index) => {
+    parameters[name] = decodeURIComponent(match[index + 1] ?? '');
+  });
+  return parameters;
+}
+
 /** One operation's chain, in the order its steps run, each handing the request it made to the next. */
-function operationChain(route: Route, steps: ApiSteps): Array<RequestHandler | ErrorRequestHandler> {
+function operationChain(route: Route, steps: ApiSteps): Layer[] {
   const keyed = Chain.start(routed(route)) // 400: the query string, a repeated Idempotency-Key
     .step(steps.authenticate) // 401; the key's expiry and address ranges
     .use(steps.perKeyLimit) // 429

@@ -82,7 +82,7 @@ export function extend<S extends object, A extends object>(known: S, added: A): 
  * An operation's chain of Express layers, built in the order they run: `step` adds a step of ours that takes the
  * request so far and returns it extended, `use` a library's middleware, which reads the Express request and leaves
  * ours as it is, `onError` an error handler. The types carry what each step needs from the ones before it, so that
- * no step asks at run time whether an earlier one ran: Express runs a route's layers in order, and a layer of ours
+ * no step asks at run time whether an earlier one ran: the layers run in order (layers.ts), and a layer of ours
  * calls the next only once it has kept what it returned.
  */
 export class Chain<S> {

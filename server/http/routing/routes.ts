@@ -1,5 +1,5 @@
 // The route table: every operation of the spec as the service serves it, read once from the spec model.
-// api-routes.ts makes one Express route of each path, with a handler chain per method and a 405 for the others;
+// api-routes.ts finds a request's path by its pattern and runs the chain of its method, or a 405 for the others;
 // the 404's hints, the warm-up and the tests ask the same table.
 import { type ApiSpec, flatten, type Operation, type Schema } from '../../spec-model.js';
 
@@ -36,11 +36,11 @@ export interface Route {
 /** A path of the spec: its routes by method, and the methods `Allow` lists (HEAD beside GET). */
 export interface PathRoutes {
   template: string;
-  /** `/spaces/{id}` as Express writes it: `/spaces/:id`. */
-  expressPath: string;
   routes: Route[];
   allow: string[];
+  /** Tests a path below the base path; its groups are the path's parameters, in `parameterNames`' order. */
   pattern: RegExp;
+  parameterNames: string[];
 }
 
 export interface RouteTable {
@@ -53,20 +53,23 @@ export interface RouteTable {
   find(method: string, path: string): Route | undefined;
 }
 
+/** A path segment that is a parameter (`{id}`), its name in the group. */
+const PARAMETER = /^\{(.+)\}$/;
+
 export function routeTable(spec: ApiSpec): RouteTable {
   const paths = [...spec.model.paths].map(([template, methods]): PathRoutes => {
     const routes = spec.model.operations.filter((op) => op.path === template).map(routeOf);
+    const segments = template.split('/');
     return {
       template,
-      expressPath: template.replace(/\{([^{}/]+)\}/g, ':$1'),
       routes,
       allow: allowed(methods),
       pattern: new RegExp(
-        `^${template
-          .split('/')
-          .map((segment) => (/^\{.+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        `^${segments
+          .map((segment) => (PARAMETER.test(segment) ? '([^/]+)' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
           .join('/')}$`,
       ),
+      parameterNames: segments.flatMap((segment) => PARAMETER.exec(segment)?.slice(1) ?? []),
     };
   });
   const pathOf = (path: string) => paths.find(({ pattern }) => pattern.test(path));
