@@ -1,11 +1,11 @@
 // The embedded database as the adapter opens it: WAL with synchronous=FULL (an acknowledged write survives a
-// crash), foreign keys enforced, and per-account indexes that the list queries use.
+// crash), a bounded page cache, foreign keys enforced, and per-account indexes that the list queries use.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Database, openDatabase } from '../../server/db/database.js';
+import { type Database, openDatabase, SQLITE_CACHE_KIB } from '../../server/db/database.js';
 import { migrateToLatest } from '../../server/db/migrations.js';
 
 let dir: string;
@@ -28,6 +28,16 @@ describe('openDatabase with sqlite:', () => {
   it('creates the missing folders of the file and runs in WAL mode with synchronous=FULL', async () => {
     expect(await pragma('journal_mode')).toBe('wal');
     expect(await pragma('synchronous')).toBe(2); // 2 = FULL
+  });
+
+  it("bounds each connection's page cache (better-sqlite3 builds SQLite with 16,000 KiB)", async () => {
+    expect(SQLITE_CACHE_KIB).toBeLessThan(16_000);
+    // A read outside a transaction is the reader's; a transaction runs on the writer.
+    expect(await pragma('cache_size')).toBe(-SQLITE_CACHE_KIB);
+    const inWriter = await db
+      .transaction()
+      .execute((trx) => sql<Record<string, unknown>>`pragma cache_size`.execute(trx));
+    expect(Object.values(inWriter.rows[0] ?? {})[0]).toBe(-SQLITE_CACHE_KIB);
   });
 
   it('enforces foreign keys', async () => {
