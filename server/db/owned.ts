@@ -3,7 +3,7 @@
 import type { ExpressionBuilder, Selectable, Updateable } from 'kysely';
 import { type Database, engineOf } from './database.js';
 import { type ListPosition, type ListQuery, listPage } from './listing.js';
-import { precompiled, precompiledShape } from './precompiled.js';
+import { precompiled, precompiledOnAny, precompiledShape } from './precompiled.js';
 import type { DB, ResourceTable } from './schema.js';
 
 export async function findOwned<T extends ResourceTable>(db: Database, table: T, accountId: number, id: number) {
@@ -221,23 +221,32 @@ function updateStatements(
   };
 }
 
-/** Deletes the record and returns it as it was; undefined when the account has no such record. */
-export async function deleteOwned<T extends ResourceTable>(
-  db: Database,
-  table: T,
-  accountId: number,
-  id: number,
-  expected: ExpectedVersions = 'any',
-): Promise<Selectable<DB[T]> | undefined> {
-  if (expected !== 'any' && expected.length === 0) return missingOrStale(db, table, accountId, id, expected);
-  const query = db
-    .deleteFrom(table as ResourceTable)
-    .where('account_id', '=', accountId)
-    .where('id', '=', id);
-  const row = await (expected === 'any' ? query : query.where('version', 'in', expected))
-    .returningAll()
-    .executeTakeFirst();
-  return (row ?? (await missingOrStale(db, table, accountId, id, expected))) as Selectable<DB[T]> | undefined;
+/**
+ * Deletes the record and returns it as it was; undefined when the account has no such record. Without If-Match
+ * (`any`), as most deletes come, the statement is compiled once per engine (precompiled.ts).
+ */
+function ownedDeleter<T extends ResourceTable>(table: T) {
+  const statement = (db: Database, accountId: number, id: number) =>
+    db
+      .deleteFrom(table as ResourceTable)
+      .where('account_id', '=', accountId)
+      .where('id', '=', id);
+  const deleteAny = precompiledOnAny((db: Database, accountId: number, id: number) =>
+    statement(db, accountId, id).returningAll(),
+  );
+  return async (
+    db: Database,
+    accountId: number,
+    id: number,
+    expected: ExpectedVersions,
+  ): Promise<Selectable<DB[T]> | undefined> => {
+    if (expected !== 'any' && expected.length === 0) return missingOrStale(db, table, accountId, id, expected);
+    const [row] =
+      expected === 'any'
+        ? await deleteAny(db, accountId, id)
+        : await statement(db, accountId, id).where('version', 'in', expected).returningAll().execute();
+    return (row ?? (await missingOrStale(db, table, accountId, id, expected))) as Selectable<DB[T]> | undefined;
+  };
 }
 
 /**
@@ -311,6 +320,8 @@ export function ownedRecords<T extends ResourceTable, R>(
       .where('account_id', '=', accountId)
       .where('id', '=', id),
   );
+  const lockedById = lockedOwned(table);
+  const deleteById = ownedDeleter(table);
   return {
     async list(
       accountId: number,
@@ -328,7 +339,7 @@ export function ownedRecords<T extends ResourceTable, R>(
     /** False when the account has no such record; throws VersionMismatchError when it is at another version. */
     async remove(accountId: number, id: number, expected: ExpectedVersions, cause: ChangeCause): Promise<boolean> {
       return inTransaction(db, async (trx) => {
-        const row = await deleteOwned(trx, table, accountId, id, expected);
+        const row = await deleteById(trx, accountId, id, expected);
         if (row) await log(trx, { kind: 'deleted', accountId, changed: versioned(row), cause });
         return row !== undefined;
       });
@@ -348,7 +359,7 @@ export function ownedRecords<T extends ResourceTable, R>(
       return inTransaction(db, async (trx) => {
         // The record before the change, for the event's previous_attributes: locked until the update, so that
         // no other write comes between what was read and what is changed (SQLite's transaction is exclusive).
-        const before = await lockedOwned(trx, table, accountId, id);
+        const before = await lockedById(trx, accountId, id);
         const written = await updateOwned(trx, table, accountId, id, changes, expected);
         if (!written) return undefined;
         const after = { ...versioned(written.row), changed: written.changed };
@@ -375,16 +386,21 @@ export function ownedRecords<T extends ResourceTable, R>(
   };
 }
 
-/** The account's record by id, locked for the transaction on PostgreSQL (SQLite's write transaction is exclusive). */
-async function lockedOwned<T extends ResourceTable>(trx: Database, table: T, accountId: number, id: number) {
-  const query = trx
-    .selectFrom(table as ResourceTable)
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id);
-  return (await (engineOf(trx) === 'postgres' ? query.forUpdate() : query).executeTakeFirst()) as
-    | Selectable<DB[T]>
-    | undefined;
+/**
+ * The account's record by id, locked for the transaction on PostgreSQL (SQLite's write transaction is exclusive);
+ * compiled once per engine (precompiled.ts), as it runs in every update.
+ */
+function lockedOwned<T extends ResourceTable>(table: T) {
+  const locked = precompiledOnAny((trx: Database, accountId: number, id: number) => {
+    const query = trx
+      .selectFrom(table as ResourceTable)
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', '=', id);
+    return engineOf(trx) === 'postgres' ? query.forUpdate() : query;
+  });
+  return async (trx: Database, accountId: number, id: number) =>
+    (await locked(trx, accountId, id))[0] as Selectable<DB[T]> | undefined;
 }
 
 /** A row's version (a number on either engine). */
