@@ -12,7 +12,7 @@ import {
   type Versioned,
 } from '../db/owned.js';
 import type { DomainsTable } from '../db/schema.js';
-import { newMetadata, updateWithMetadata, writePairs } from '../metadata/pairs.js';
+import { insertPairs, newMetadata, updateWithMetadata } from '../metadata/pairs.js';
 import { type Metadata, parseMetadata, serializeMetadata } from '../metadata/rules.js';
 import {
   type CheckSchedule,
@@ -213,7 +213,7 @@ export function domainRepository(
             .onConflict((conflict) => conflict.columns(['account_id', 'name']).doNothing())
             .returningAll()
             .executeTakeFirst();
-          if (row) await writePairs(trx, 'domains', accountId, Number(row.id), metadata);
+          if (row) await insertPairs(trx, 'domains', accountId, Number(row.id), metadata);
           return row;
         },
         cause,

@@ -20,23 +20,36 @@ export function newMetadata(sent: Metadata | undefined): Metadata {
   return Object.fromEntries(Object.entries(sent ?? {}).filter(([, value]) => value !== ''));
 }
 
-/** Replaces the pair rows of a record with these. */
-export async function writePairs(
+/**
+ * The pair rows of a record its transaction has just stored: it has none yet (a deleted record's rows went with it,
+ * ON DELETE CASCADE), so nothing is deleted first, and a record without metadata costs no statement.
+ */
+export async function insertPairs(
   trx: Database,
   table: TableWithMetadata,
   accountId: number,
   recordId: number,
   metadata: Metadata,
 ): Promise<void> {
-  const pairs = `${table}_metadata` as const;
-  await trx.deleteFrom(pairs).where('record_id', '=', recordId).execute();
   const rows = Object.entries(metadata).map(([key, value]) => ({
     record_id: recordId,
     account_id: accountId,
     key,
     value,
   }));
-  if (rows.length > 0) await trx.insertInto(pairs).values(rows).execute();
+  if (rows.length > 0) await trx.insertInto(`${table}_metadata`).values(rows).execute();
+}
+
+/** The pair rows of a record as its metadata column holds them, after a write of that column. */
+export async function syncPairs(
+  trx: Database,
+  table: TableWithMetadata,
+  accountId: number,
+  recordId: number,
+  stored: string,
+): Promise<void> {
+  await trx.deleteFrom(`${table}_metadata`).where('record_id', '=', recordId).execute();
+  await insertPairs(trx, table, accountId, recordId, parseMetadata(stored));
 }
 
 /**
@@ -57,17 +70,6 @@ export async function mergedMetadataOf(
   const merged = mergeMetadata(parseMetadata(row.metadata), changes);
   if ('tooMany' in merged) throw new TooManyMetadataKeysError(merged.tooMany);
   return serializeMetadata(merged.metadata);
-}
-
-/** The pair rows of a record as its metadata column holds them, after a write of that column. */
-export async function syncPairs(
-  trx: Database,
-  table: TableWithMetadata,
-  accountId: number,
-  recordId: number,
-  stored: string,
-): Promise<void> {
-  await writePairs(trx, table, accountId, recordId, parseMetadata(stored));
 }
 
 /**

@@ -14,7 +14,7 @@ import {
 } from '../db/owned.js';
 import { precompiledShape } from '../db/precompiled.js';
 import type { SpacesTable } from '../db/schema.js';
-import { newMetadata, updateWithMetadata, writePairs } from '../metadata/pairs.js';
+import { insertPairs, newMetadata, updateWithMetadata } from '../metadata/pairs.js';
 import { parseMetadata, serializeMetadata } from '../metadata/rules.js';
 
 type Schemas = components['schemas'];
@@ -86,7 +86,7 @@ export function spaceRepository(db: Database, log: ChangeLog<SpaceRecord>) {
             created_at: now,
             updated_at: now,
           });
-          if (row) await writePairs(trx, 'spaces', accountId, Number(row.id), metadata);
+          if (row) await insertPairs(trx, 'spaces', accountId, Number(row.id), metadata);
           return row;
         },
         cause,

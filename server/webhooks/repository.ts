@@ -4,7 +4,7 @@ import type { Selectable } from 'kysely';
 import type { components } from '../../generated/api.js';
 import { type Database, type PruneBatch, toIso } from '../db/database.js';
 import type { WebhookEndpointsTable } from '../db/schema.js';
-import { mergedMetadataOf, newMetadata, syncPairs, writePairs } from '../metadata/pairs.js';
+import { insertPairs, mergedMetadataOf, newMetadata, syncPairs } from '../metadata/pairs.js';
 import { type Metadata, parseMetadata, serializeMetadata } from '../metadata/rules.js';
 import { newSecret } from './signature.js';
 
@@ -125,7 +125,7 @@ export function webhookEndpointRepository(db: Database) {
           })
           .returningAll()
           .executeTakeFirstOrThrow();
-        await writePairs(trx, 'webhook_endpoints', accountId, Number(row.id), metadata);
+        await insertPairs(trx, 'webhook_endpoints', accountId, Number(row.id), metadata);
         return { record: toEndpointRecord(row), secret };
       });
     },
