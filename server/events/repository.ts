@@ -1,6 +1,7 @@
 // Reads of the event log: one account's events, newest first, and one event by its public id; and its retention.
 import { sql } from 'kysely';
 import type { Database, PruneBatch } from '../db/database.js';
+import { precompiled } from '../db/precompiled.js';
 
 /**
  * Deletes up to `batchSize` events made before `before`, oldest first, in one statement (its own short
@@ -43,7 +44,36 @@ export interface EventFilters {
   objectId?: string;
 }
 
+type PageFilters = EventFilters & { before?: number };
+
+/** One account's events that hold every filter, newest first, `limit` of them. */
+function pageQuery(db: Database, accountId: number, limit: number, filters: PageFilters) {
+  const { type, objectType, since, until, keyId, objectId, before } = filters;
+  let query = db
+    .selectFrom('events')
+    .select(['id', 'public_id', 'type', 'payload'])
+    .where('account_id', '=', accountId)
+    .orderBy('id', 'desc')
+    .limit(limit);
+  if (type !== undefined) query = query.where('type', '=', type);
+  // A kind is letters and `_` (the spec's enum): `_` is LIKE's one-character wildcard, so it is escaped.
+  if (objectType !== undefined) {
+    query = query.where(sql<boolean>`type like ${`${objectType.replaceAll('_', '\\_')}.%`} escape '\\'`);
+  }
+  if (since !== undefined) query = query.where('created_at', '>=', since.toISOString());
+  if (until !== undefined) query = query.where('created_at', '<', until.toISOString());
+  if (keyId !== undefined) query = query.where('key_id', '=', keyId);
+  if (objectId !== undefined) query = query.where('object_id', '=', objectId);
+  if (before !== undefined) query = query.where('id', '<', before);
+  return query;
+}
+
 export function eventRepository(db: Database) {
+  // The log's pages without filters, as most reads of it are, compiled once (precompiled.ts).
+  const firstPage = precompiled(db, (accountId: number, limit: number) => pageQuery(db, accountId, limit, {}));
+  const pageBefore = precompiled(db, (accountId: number, limit: number, before: number) =>
+    pageQuery(db, accountId, limit, { before }),
+  );
   return {
     /**
      * A page, newest first, below id `before` when given, of the events that hold every filter; of one `type`, or
@@ -53,39 +83,14 @@ export function eventRepository(db: Database) {
      */
     async list(
       accountId: number,
-      {
-        type,
-        types,
-        limit,
-        before,
-        since,
-        until,
-        keyId,
-        objectId,
-        objectType,
-      }: EventFilters & { types?: readonly string[]; limit: number; before?: number },
+      { types, limit, ...filters }: EventFilters & { types?: readonly string[]; limit: number; before?: number },
     ): Promise<EventRow[]> {
-      const page = (only?: string) => {
-        let query = db
-          .selectFrom('events')
-          .select(['id', 'public_id', 'type', 'payload'])
-          .where('account_id', '=', accountId)
-          .orderBy('id', 'desc')
-          .limit(limit);
-        if (only !== undefined) query = query.where('type', '=', only);
-        // A kind is letters and `_` (the spec's enum): `_` is LIKE's one-character wildcard, so it is escaped.
-        if (objectType !== undefined) {
-          query = query.where(sql<boolean>`type like ${`${objectType.replaceAll('_', '\\_')}.%`} escape '\\'`);
-        }
-        if (since !== undefined) query = query.where('created_at', '>=', since.toISOString());
-        if (until !== undefined) query = query.where('created_at', '<', until.toISOString());
-        if (keyId !== undefined) query = query.where('key_id', '=', keyId);
-        if (objectId !== undefined) query = query.where('object_id', '=', objectId);
-        if (before !== undefined) query = query.where('id', '<', before);
-        return query;
-      };
+      const { before, ...narrowing } = filters;
+      const page = (type = filters.type) => pageQuery(db, accountId, limit, { ...filters, type });
       let rows: Array<{ id: number; public_id: string; type: string; payload: string }>;
-      if (type !== undefined || types === undefined) rows = await page(type).execute();
+      if (types === undefined && Object.values(narrowing).every((value) => value === undefined)) {
+        rows = await (before === undefined ? firstPage(accountId, limit) : pageBefore(accountId, limit, before));
+      } else if (filters.type !== undefined || types === undefined) rows = await page().execute();
       else if (types.length === 0) rows = [];
       else {
         const [first, ...rest] = types.map((each) => db.selectFrom(page(each).as(`t`)).selectAll());
