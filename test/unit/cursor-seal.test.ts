@@ -14,6 +14,16 @@ describe('cursorSeal', () => {
     expect((await seal.sealer())(CURSOR)).not.toBe(sealed);
   });
 
+  it('gives every seal a nonce of its own, across the blocks its nonces are drawn in', async () => {
+    const sealer = await seal.sealer();
+    const sealed = Array.from({ length: 1_000 }, () => sealer(CURSOR));
+    const nonces = new Set(sealed.map((each) => Buffer.from(each, 'base64url').subarray(0, 12).toString('hex')));
+    expect(nonces.size).toBe(sealed.length);
+    for (const each of [sealed[0], sealed[255], sealed[256], sealed[999]]) {
+      expect(await seal.open(each as string)).toBe(CURSOR);
+    }
+  });
+
   it('asks for its secret again after a failure', async () => {
     let asked = 0;
     const flaky = cursorSeal(async () => {
