@@ -149,7 +149,8 @@ export async function listPage(
   accountId: number,
   query: ListQuery,
 ): Promise<ListResult> {
-  const owned = db.selectFrom(table).where('account_id', '=', accountId);
+  // Built only where a page needs it: the most asked-for first pages below run queries compiled once.
+  const owned = () => db.selectFrom(table).where('account_id', '=', accountId);
   const counted = () =>
     precompiledShape(`count ${table}`, (on, account: number) =>
       on.selectFrom('record_counts').select('total').where('account_id', '=', account).where('resource', '=', table),
@@ -163,7 +164,7 @@ export async function listPage(
     }
     const { metadata = [], columns = [] } = query.filters;
     if (metadata.length > 0) return pairsFirst(db, table, accountId, query, metadata, columns);
-    let kept = filtered(owned, table, query.filters);
+    let kept = filtered(owned(), table, query.filters);
     if (query.search !== '') kept = kept.where(matching(query.search));
     // Counted up to FEW_MATCHES + 1 only, as a search: past it the total is a lower bound.
     const total = await countOf(kept, FEW_MATCHES + 1, db);
@@ -181,7 +182,7 @@ export async function listPage(
       );
       return { rows: await firstPage(db, accountId, query.perPage), total };
     }
-    return rowsOf(db, owned, query, total);
+    return rowsOf(db, owned(), query, total);
   }
 
   // A small account's names are read directly: a trigram query costs more than reading a few hundred names,
@@ -208,7 +209,7 @@ export async function listPage(
       );
       return { rows: await firstPage(db, accountId, pattern, query.perPage), total };
     }
-    const scan = owned.where(matching(query.search));
+    const scan = owned().where(matching(query.search));
     return rowsOf(db, scan, query, await countOf(scan));
   }
   // One pass through the index finds the matches, up to FEW_MATCHES of them: their ids give the total, and
@@ -224,7 +225,7 @@ export async function listPage(
   }
   const ids = (await indexedIdsQuery(table, accountId, query.search, FEW_MATCHES + 1).execute(db)).rows;
   if (ids.length === 0) return { rows: [], total: 0 };
-  const all = owned.where(matching(query.search));
+  const all = owned().where(matching(query.search));
   if (ids.length > FEW_MATCHES) return rowsOf(db, all, query, FEW_MATCHES + 1, false);
   const total = ids.length;
   // Many matches are read by walking the account in the page's order and testing each name, which finds a page
