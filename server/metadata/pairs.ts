@@ -21,8 +21,9 @@ export function newMetadata(sent: Metadata | undefined): Metadata {
 }
 
 /**
- * The pair rows of a record its transaction has just stored: it has none yet (a deleted record's rows went with it,
- * ON DELETE CASCADE), so nothing is deleted first, and a record without metadata costs no statement.
+ * The pair rows of a record its transaction has just stored: it has none yet (ids are never reused, SQLite's
+ * AUTOINCREMENT and PostgreSQL's identity, and a deleted record's rows went with it, ON DELETE CASCADE), so nothing
+ * is deleted first, and a record without metadata costs no statement.
  */
 export async function insertPairs(
   trx: Database,

@@ -4,7 +4,7 @@
 // route has and the failed-authentication guard over every answer given before a key was accepted. It answers
 // as an Express route per path would (`app.route('/api/v1/spaces/:id').all(cors).get(…).options(preflight).all(405)`,
 // HEAD served by GET's chain), as one layer that runs each chain with routing/layers.ts: a route per path and a
-// layer per step cost Express's router a match per path and a dispatch per step, a tenth of a `show`'s CPU.
+// layer per step cost Express's router a match per path and a dispatch per step, 7% of a `show`'s CPU.
 // The layer hangs on the app itself rather than on a router mounted at /api/v1, which would cut the path and
 // restore it. This is the top of http/: it composes the steps of the folders below it, which import nothing from
 // here.
