@@ -3,6 +3,7 @@
 // read nothing. Other clients are answered throughout, and every one of those connections is closed by the
 // service within SEND_TIMEOUT_S of its last progress, or earlier to make room for a new client (MAX_CONNECTIONS).
 import { readFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/bench/children.js';
@@ -98,10 +99,21 @@ function establishedAtService(): number {
     }).length;
 }
 
-async function healthz(): Promise<number> {
-  const response = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
-  await response.arrayBuffer();
-  return response.status;
+/**
+ * GET /healthz on a connection of its own, as a new client: at MAX_CONNECTIONS the service closes an idle kept-alive
+ * connection to make room, which is what the previous probe's would be, and a request sent on it meets "other side
+ * closed" (fetch reuses its connections).
+ */
+function healthz(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = get(`${origin}/healthz`, { agent: false }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+      response.on('error', reject);
+    });
+    request.setTimeout(PROBE_TIMEOUT_MS, () => request.destroy(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)));
+    request.on('error', reject);
+  });
 }
 
 describe(`${STALLED} connections that never read, at ulimit -n ${OPEN_FILES}`, () => {
