@@ -139,11 +139,13 @@ async function main(): Promise<void> {
 async function migrate(url: string, db: Database, logger: Logger): Promise<{ newer: string[] }> {
   const applied = (name: string, durationMs: number) =>
     logger.info('migration applied', { migration: name, duration_ms: durationMs });
+  const gaveWay = (attempt: number) =>
+    logger.info('migration gave way: a table it changes is in use; trying again', { attempt });
   const target = parseDatabaseUrl(url);
   if ('path' in target && target.path === ':memory:') return migrateToLatest(db, { applied });
   const migrating = openDatabase(url, { limits: MIGRATION_LIMITS });
   try {
-    return await migrateToLatest(migrating, { applied });
+    return await migrateToLatest(migrating, { applied, gaveWay });
   } finally {
     await migrating.destroy();
   }

@@ -21,6 +21,8 @@ async function run(): Promise<number> {
           applied.push(name);
           logger.info('migration applied', { migration: name, duration_ms: durationMs });
         },
+        gaveWay: (attempt) =>
+          logger.info('migration gave way: a table it changes is in use; trying again', { attempt }),
       });
       logger.info(applied.length > 0 ? 'migrated' : 'nothing to migrate', {
         database,

@@ -3,9 +3,10 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { DEFAULT_MIGRATION_TABLE, type Kysely, Migrator, sql } from 'kysely';
 import { addCountsAndSearch } from './counts-and-search.js';
-import { columnTypes } from './database.js';
+import { columnTypes, engineOf } from './database.js';
 import { addDomainStates } from './domain-states.js';
 import { addEventsAndWebhooks } from './events-and-webhooks.js';
+import { classify } from './faults.js';
 import { addRoutingAndMetadata } from './routing-and-metadata.js';
 
 const migrations: Record<string, Migration> = {
@@ -291,7 +292,14 @@ export const provider: MigrationProvider = { getMigrations: async () => migratio
 export async function migrateToLatest(
   // biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema; kysely's Migrator takes Kysely<any>.
   db: Kysely<any>,
-  { applied: onApplied }: { applied?: (name: string, durationMs: number) => void } = {},
+  {
+    applied: onApplied,
+    gaveWay,
+  }: {
+    applied?: (name: string, durationMs: number) => void;
+    /** A try that met a table locked past MIGRATION_LOCK_WAIT_MS and was rolled back, to be tried again. */
+    gaveWay?: (attempt: number) => void;
+  } = {},
 ): Promise<{ newer: string[] }> {
   const known = Object.keys(migrations);
   const applied = await appliedMigrations(db);
@@ -306,6 +314,8 @@ export async function migrateToLatest(
   }
   // Each migration timed as it runs; told once all committed (they run in one transaction where the engine can).
   const durations = new Map<string, number>();
+  // Whether this try gives way to a table in use (PostgreSQL: below).
+  let waitBriefly = true;
   const timed: MigrationProvider = {
     getMigrations: async () =>
       Object.fromEntries(
@@ -315,6 +325,9 @@ export async function migrateToLatest(
             // biome-ignore lint/suspicious/noExplicitAny: a migration runs on any schema.
             async up(on: Kysely<any>) {
               const started = performance.now();
+              if (waitBriefly && engineOf(on) === 'postgres') {
+                await sql.raw(`set local lock_timeout = '${MIGRATION_LOCK_WAIT_MS}ms'`).execute(on);
+              }
               await migration.up(on);
               durations.set(name, Math.round(performance.now() - started));
             },
@@ -322,7 +335,23 @@ export async function migrateToLatest(
         ]),
       ),
   };
-  const { error, results } = await new Migrator({ db, provider: timed }).migrateToLatest();
+  // On PostgreSQL each try waits at most MIGRATION_LOCK_WAIT_MS for a table's lock, then rolls back and gives way,
+  // so that the serving instances' statements never queue behind a migration for longer than that (their own
+  // lock_timeout would answer 503); the last try waits as long as the connection allows.
+  let outcome = await new Migrator({ db, provider: timed }).migrateToLatest();
+  const postgres = engineOf(db) === 'postgres';
+  for (
+    let attempt = 1;
+    postgres && outcome.error && lockedOut(outcome.error) && attempt <= MIGRATION_LOCK_TRIES;
+    attempt++
+  ) {
+    gaveWay?.(attempt);
+    durations.clear();
+    await new Promise((resolve) => setTimeout(resolve, Math.min(attempt * 100, 1_000)));
+    waitBriefly = attempt < MIGRATION_LOCK_TRIES;
+    outcome = await new Migrator({ db, provider: timed }).migrateToLatest();
+  }
+  const { error, results } = outcome;
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     // No migration ran: the database could not be used at all (missing, unreachable); its own error says why.
@@ -335,6 +364,17 @@ export async function migrateToLatest(
     if (result.status === 'Success') onApplied?.(result.migrationName, durations.get(result.migrationName) ?? 0);
   }
   return { newer: [] };
+}
+
+/** On PostgreSQL, the longest a migration waits for a table's lock before it rolls back to try again. */
+export const MIGRATION_LOCK_WAIT_MS = 200;
+/** Tries that give way before the last, which waits as the connection's lock_timeout allows (45.5 s of pauses). */
+const MIGRATION_LOCK_TRIES = 50;
+
+/** Whether a migration failed for a lock it did not get in time (lock_timeout), or a deadlock it was chosen for. */
+function lockedOut(error: unknown): boolean {
+  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
+  return classify(cause)?.kind === 'database-busy' || classify(error)?.kind === 'database-busy';
 }
 
 /** The names of the migrations applied to the database; none when it has no migration table yet. */
