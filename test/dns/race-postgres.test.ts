@@ -61,9 +61,12 @@ describe('two processes on one PostgreSQL database', () => {
     for (let i = 0; i < 40; i++) ids.push((await storeDomain(alice, `due-${i}.${ZONE}`)).id);
     const second = openDatabase(server.databaseUrl);
     try {
+      // Each claims up to more than are due (the first test's pending domains are due too): a claim picks its
+      // candidates before it locks them, skipping those the other locked, so with a limit below the due count
+      // both could pick the same first ones and leave the rest to a later round, which is no double claim.
       const [first, next] = await Promise.all([
-        claimDueChecks(server.db, 40, 60_000),
-        claimDueChecks(second, 40, 60_000),
+        claimDueChecks(server.db, 100, 60_000),
+        claimDueChecks(second, 100, 60_000),
       ]);
       const claimed = [...first, ...next].map((domain) => domain.id);
       expect(new Set(claimed).size).toBe(claimed.length);
