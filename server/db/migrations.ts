@@ -372,10 +372,7 @@ export const MIGRATION_LOCK_WAIT_MS = 200;
 const MIGRATION_LOCK_TRIES = 50;
 
 /** Whether a migration failed for a lock it did not get in time (lock_timeout), or a deadlock it was chosen for. */
-function lockedOut(error: unknown): boolean {
-  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
-  return classify(cause)?.kind === 'database-busy' || classify(error)?.kind === 'database-busy';
-}
+const lockedOut = (error: unknown) => classify(error)?.kind === 'database-busy';
 
 /** The names of the migrations applied to the database; none when it has no migration table yet. */
 // biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest.

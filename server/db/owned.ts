@@ -1,18 +1,18 @@
 // Reads and writes of one account's record by id, shared by domains and spaces. A record of another account
 // is treated exactly as a missing one: the account id is part of every statement.
 import type { ExpressionBuilder, Selectable, Updateable } from 'kysely';
-import { type Database, engineOf } from './database.js';
+import { type Database, lockedForUpdate } from './database.js';
 import { type ListPosition, type ListQuery, listPage } from './listing.js';
 import { precompiled, precompiledOnAny, precompiledShape } from './precompiled.js';
 import type { DB, ResourceTable } from './schema.js';
 
+/** The account's record by id, as a query: every read of one record builds it here. */
+function byId(db: Database, table: ResourceTable, accountId: number, id: number) {
+  return db.selectFrom(table).selectAll().where('account_id', '=', accountId).where('id', '=', id);
+}
+
 export async function findOwned<T extends ResourceTable>(db: Database, table: T, accountId: number, id: number) {
-  return db
-    .selectFrom(table as ResourceTable)
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst() as Promise<Selectable<DB[T]> | undefined>;
+  return byId(db, table, accountId, id).executeTakeFirst() as Promise<Selectable<DB[T]> | undefined>;
 }
 
 /**
@@ -313,13 +313,7 @@ export function ownedRecords<T extends ResourceTable, R>(
   log: ChangeLog<R>,
 ) {
   const versioned = (row: Selectable<DB[T]>): Versioned<R> => ({ record: toRecord(row), version: versionOf(row) });
-  const findById = precompiled(db, (accountId: number, id: number) =>
-    db
-      .selectFrom(table as ResourceTable)
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', id),
-  );
+  const findById = precompiled(db, (accountId: number, id: number) => byId(db, table, accountId, id));
   const lockedById = lockedOwned(table);
   const deleteById = ownedDeleter(table);
   return {
@@ -391,14 +385,9 @@ export function ownedRecords<T extends ResourceTable, R>(
  * compiled once per engine (precompiled.ts), as it runs in every update.
  */
 function lockedOwned<T extends ResourceTable>(table: T) {
-  const locked = precompiledOnAny((trx: Database, accountId: number, id: number) => {
-    const query = trx
-      .selectFrom(table as ResourceTable)
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', id);
-    return engineOf(trx) === 'postgres' ? query.forUpdate() : query;
-  });
+  const locked = precompiledOnAny((trx: Database, accountId: number, id: number) =>
+    lockedForUpdate(trx, byId(trx, table, accountId, id)),
+  );
   return async (trx: Database, accountId: number, id: number) =>
     (await locked(trx, accountId, id))[0] as Selectable<DB[T]> | undefined;
 }

@@ -12,7 +12,7 @@ import type { ErrorRequestHandler, IRouter, NextFunction, Request, RequestHandle
 import { preflight } from '../access/cors.js';
 import { requireScopes } from '../access/scopes.js';
 import type { CursorSeal } from '../conventions/cursor.js';
-import { HttpProblem } from '../problems/problem.js';
+import { malformedPath } from '../problems/errors.js';
 import { inOrder, type Layer } from '../routing/layers.js';
 import {
   Chain,
@@ -60,7 +60,7 @@ export function apiRoutes(app: IRouter, routes: RouteTable, basePath: string, st
       try {
         parameters = parametersOf(path, match);
       } catch {
-        return next(new HttpProblem('malformed-path', 'The path has a malformed %-escape, or one that is not UTF-8.'));
+        return next(malformedPath());
       }
       req.params = parameters;
       const handler = byMethod.get(req.method === 'HEAD' ? 'GET' : req.method) ?? otherMethods;
