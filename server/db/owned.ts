@@ -354,10 +354,14 @@ export function ownedRecords<T extends ResourceTable, R>(
         // The record before the change, for the event's previous_attributes: locked until the update, so that
         // no other write comes between what was read and what is changed (SQLite's transaction is exclusive).
         const before = await lockedById(trx, accountId, id);
+        if (!before) return undefined;
+        if (expected !== 'any' && !expected.includes(versionOf(before))) throw new VersionMismatchError(table, id);
+        // What the locked row already holds is no change: answered from it, without the update's two statements.
+        if (holds(before, changes)) return { ...versioned(before), changed: false };
         const written = await updateOwned(trx, table, accountId, id, changes, expected);
         if (!written) return undefined;
         const after = { ...versioned(written.row), changed: written.changed };
-        const previous = before && toRecord(before);
+        const previous = toRecord(before);
         if (written.changed) await log(trx, { kind: 'updated', accountId, changed: after, cause, previous });
         return after;
       });
@@ -390,6 +394,18 @@ function lockedOwned<T extends ResourceTable>(table: T) {
   );
   return async (trx: Database, accountId: number, id: number) =>
     (await locked(trx, accountId, id))[0] as Selectable<DB[T]> | undefined;
+}
+
+/**
+ * Whether `row` holds every value of `changes` already: only text, numbers and nulls equal in JavaScript, which SQL
+ * holds equal too (anything else, JSON or a bigint read as text, is left to updateOwned's statements to compare).
+ */
+function holds(row: object, changes: object): boolean {
+  return Object.entries(changes).every(
+    ([column, value]) =>
+      (value === null || typeof value === 'string' || typeof value === 'number') &&
+      (row as Record<string, unknown>)[column] === value,
+  );
 }
 
 /** A row's version (a number on either engine). */

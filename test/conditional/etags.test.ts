@@ -159,6 +159,17 @@ describe.each(RESOURCES)('$resource', ({ resource, create, change }) => {
     expect(response.status).toBe(200);
   });
 
+  it('checks If-Match on an update that sends the values the record already has, too', async () => {
+    const record = await created();
+    const current = await call('PATCH', record.path, { body: change(8) });
+    const same = await call('PATCH', record.path, { headers: { 'If-Match': record.etag }, body: change(8) });
+    expect(same.status).toBe(412);
+    const unconditional = await call('PATCH', record.path, { body: change(8) });
+    expect(unconditional.status).toBe(200);
+    expect(unconditional.headers.get('etag')).toBe(current.headers.get('etag'));
+    expect(await unconditional.json()).toEqual(await current.json());
+  });
+
   it('checks If-Match on an update that sends no fields, too', async () => {
     const record = await created();
     await call('PATCH', record.path, { body: change(7) });
