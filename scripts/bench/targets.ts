@@ -53,12 +53,17 @@ export function npmScript(script: 'start' | 'sandbox'): { env: Record<string, st
   return { env, args };
 }
 
-export function startService(databaseFile: string, env: Record<string, string> = {}): Promise<Target> {
+/** `nodeArgs`: node's options before npm start's own (bench:profile's `--cpu-prof`). */
+export function startService(
+  databaseFile: string,
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<Target> {
   // What `npm start` runs (node with its heap and malloc settings, the bundle of server/), without its docs
   // build, which would compete for the CPU.
   return start(
     'service',
-    () => npmScript('start').args,
+    () => [...nodeArgs, ...npmScript('start').args],
     {
       ...npmScript('start').env,
       DATABASE_URL: `sqlite:${databaseFile}`,
@@ -79,12 +84,16 @@ const SCRIPTS = {
   'node:http': 'http-baseline.ts',
 } as const;
 
-/** A peer on the same database file: one of the typical stacks, or a bare baseline. */
-export function startBaseline(name: keyof typeof SCRIPTS, databaseFile: string): Promise<Target> {
+/** A peer on the same database file: one of the typical stacks, or a bare baseline; `nodeArgs` as startService's. */
+export function startBaseline(
+  name: keyof typeof SCRIPTS,
+  databaseFile: string,
+  nodeArgs: string[] = [],
+): Promise<Target> {
   const script = SCRIPTS[name];
   return start(
     name,
-    () => ['--import', 'tsx', `${root}scripts/bench/${script}`],
+    () => [...nodeArgs, '--import', 'tsx', `${root}scripts/bench/${script}`],
     { DATABASE_FILE: databaseFile },
     (origin) => ({ url: `${origin}/api/v1/spaces` }),
     '/api/v1',
