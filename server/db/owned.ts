@@ -94,7 +94,7 @@ export async function updateOwned<T extends ResourceTable>(
   // Nothing written: the record is missing, at another version, or already holds these values.
   const [current] = await statements.current(db, accountId, id);
   if (!current) return undefined;
-  if (expected !== 'any' && !expected.includes(versionOf(current))) throw new VersionMismatchError(table, id);
+  requireVersion(table, id, current, expected);
   const { differs: stillDiffers, ...row } = current;
   if (!stillDiffers) return { row: row as unknown as Selectable<DB[T]>, changed: false };
   // Another write changed the values between the two statements; this one now changes them, like any write.
@@ -355,7 +355,7 @@ export function ownedRecords<T extends ResourceTable, R>(
         // no other write comes between what was read and what is changed (SQLite's transaction is exclusive).
         const before = await lockedById(trx, accountId, id);
         if (!before) return undefined;
-        if (expected !== 'any' && !expected.includes(versionOf(before))) throw new VersionMismatchError(table, id);
+        requireVersion(table, id, before, expected);
         // What the locked row already holds is no change: answered from it, without the update's two statements.
         if (holds(before, changes)) return { ...versioned(before), changed: false };
         const written = await updateOwned(trx, table, accountId, id, changes, expected);
@@ -406,6 +406,11 @@ function holds(row: object, changes: object): boolean {
       (value === null || typeof value === 'string' || typeof value === 'number') &&
       (row as Record<string, unknown>)[column] === value,
   );
+}
+
+/** Throws VersionMismatchError unless `row` is at one of the `expected` versions. */
+function requireVersion(table: ResourceTable, id: number, row: object, expected: ExpectedVersions): void {
+  if (expected !== 'any' && !expected.includes(versionOf(row))) throw new VersionMismatchError(table, id);
 }
 
 /** A row's version (a number on either engine). */

@@ -61,11 +61,11 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
   };
 }
 
-/** Express's router could not decode a path parameter (`/problems/%%`): the client's error, a 400 (its own status). */
 /** The 400 of a path whose %-escapes do not decode: Express's router's (below), and the API's own routing's. */
 export const malformedPath = () =>
   new HttpProblem('malformed-path', 'The path has a malformed %-escape, or one that is not UTF-8.');
 
+/** Express's router could not decode a path parameter (`/problems/%%`): the client's error, a 400 (its own status). */
 function isMalformedPathEscape(error: unknown): boolean {
   return error instanceof URIError && (error as URIError & { status?: number }).status === 400;
 }
