@@ -1,7 +1,8 @@
-// Rate-limit counters shared by the workers of one primary (WORKERS > 1 without REDIS_URL): each worker's limiter
-// uses a store (express-rate-limit's documented Store interface) that asks the primary over the cluster's IPC
-// channel, and the primary keeps one fixed window per key, as the limiter's own MemoryStore does. Without it,
-// every worker would count on its own, and each quota would be multiplied by the number of workers.
+// Rate-limit counters shared by the workers of one primary (WORKERS > 1 without REDIS_URL): each worker's limits
+// count through a store (express-rate-limit's documented Store interface, whose `increment` the per-key quota's
+// own code calls too) that asks the primary over the cluster's IPC channel, and the primary keeps one fixed window
+// per key, as the limiter's own MemoryStore does. Without it, every worker would count on its own, and each quota
+// would be multiplied by the number of workers.
 //
 // Why not @express-rate-limit/cluster-memory-store (0.3.1, by express-rate-limit's maintainers), which does the
 // same over the same channel: its primary answers each count with the MemoryStore's live record, serialised only
@@ -15,7 +16,7 @@
 // about 0.3 µs a request), the rounds of one run spreading from 532 to 2938.
 //
 // A primary that does not answer in time (stalled, stopped): the limiter would let every request through
-// (passOnStoreError) with no limit at all. Instead each worker also counts every request in a MemoryStore of its
+// (passOnStoreError) with no limit at all. Instead each worker also counts every request in fixed windows of its
 // own, and while the primary is silent it decides by that count with the quota divided among the workers (its
 // share, rounded up; fallbackHits): a key stays bounded by about its quota, whichever workers its requests reach.
 // The fall-back is logged once per outage, and its end; one request every PROBE_EVERY_MS asks the primary again
@@ -23,8 +24,9 @@
 // on a quota of 30: before, all 60 served, each after 2 s; now 24 to 30 served, the first burst after 2 s, the
 // next ones without waiting; the shared count back within seconds of SIGCONT.
 import cluster from 'node:cluster';
-import { type ClientRateLimitInfo, MemoryStore, type Options, type Store } from 'express-rate-limit';
+import type { ClientRateLimitInfo, Options, Store } from 'express-rate-limit';
 import type { Logger } from './logger.js';
+import { type Operation, Windows } from './quota.js';
 
 const REQUEST = 'dss:counters';
 const REPLY = 'dss:counters:reply';
@@ -32,8 +34,6 @@ const REPLY = 'dss:counters:reply';
 const REPLY_TIMEOUT_MS = 2_000;
 /** While the primary is silent, how often one request asks it again (waiting at most REPLY_TIMEOUT_MS). */
 const PROBE_EVERY_MS = 2_000;
-
-type Operation = 'get' | 'increment' | 'decrement' | 'reset';
 
 interface CounterRequest {
   type: typeof REQUEST;
@@ -49,45 +49,6 @@ interface CounterReply {
   totalHits: number;
   /** Milliseconds since the epoch; absent for a key with no hits. */
   resetAt?: number;
-}
-
-/** One fixed window per key: its hits, and when it ends. */
-export class Windows {
-  private readonly windows = new Map<string, { hits: number; resetAt: number }>();
-
-  apply(
-    operation: Operation,
-    key: string,
-    windowMs: number,
-    now = Date.now(),
-  ): { totalHits: number; resetAt?: number } {
-    let window = this.windows.get(key);
-    if (window && window.resetAt <= now) {
-      this.windows.delete(key);
-      window = undefined;
-    }
-    if (operation === 'reset') {
-      this.windows.delete(key);
-      return { totalHits: 0 };
-    }
-    if (operation === 'increment') {
-      window ??= { hits: 0, resetAt: now + windowMs };
-      window.hits++;
-      this.windows.set(key, window);
-    } else if (operation === 'decrement' && window && window.hits > 0) {
-      window.hits--;
-    }
-    return window ? { totalHits: window.hits, resetAt: window.resetAt } : { totalHits: 0 };
-  }
-
-  /** Forgets the windows that have ended, so that memory follows the keys seen in one window. */
-  prune(now = Date.now()): void {
-    for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
-  }
-
-  get size(): number {
-    return this.windows.size;
-  }
 }
 
 /** In the primary: answers the workers' counter requests until the returned function is called. */
@@ -143,7 +104,7 @@ function ask(operation: Operation, key: string, windowMs: number): Promise<Count
   });
 }
 
-const infoOf = (reply: CounterReply): ClientRateLimitInfo => ({
+const infoOf = (reply: { totalHits: number; resetAt?: number }): ClientRateLimitInfo => ({
   totalHits: reply.totalHits,
   resetTime: reply.resetAt === undefined ? undefined : new Date(reply.resetAt),
 });
@@ -164,7 +125,8 @@ export function fallbackHits(own: number, limit: number, workers: number): numbe
 export class PrimaryCounterStore implements Store {
   private windowMs = 60_000;
   private limit: number | undefined;
-  private readonly own = new MemoryStore();
+  private readonly own = new Windows();
+  private pruneAt = 0;
   private silentSince: number | undefined;
   private nextProbe = 0;
   private probing = false;
@@ -176,35 +138,46 @@ export class PrimaryCounterStore implements Store {
   ) {}
 
   init(options: Options): void {
-    this.windowMs = options.windowMs;
-    this.limit = typeof options.limit === 'number' ? options.limit : undefined;
-    this.own.init(options);
+    this.configure(options.windowMs, typeof options.limit === 'number' ? options.limit : undefined);
+  }
+
+  configure(windowMs: number, limit: number | undefined): void {
+    this.windowMs = windowMs;
+    this.limit = limit;
   }
 
   async get(key: string): Promise<ClientRateLimitInfo | undefined> {
-    return (await this.fromPrimary('get', key)) ?? (await this.own.get(key));
+    return (await this.fromPrimary('get', key)) ?? infoOf(this.counted('get', key));
   }
 
   async increment(key: string): Promise<ClientRateLimitInfo> {
-    // The MemoryStore answers with its live record: its figure now, before other requests count.
-    const own = await this.own.increment(key);
-    const ownHits = own.totalHits;
-    const resetTime = own.resetTime;
+    // This worker's own count, taken now, before other requests count.
+    const own = this.counted('increment', key);
     const shared = await this.fromPrimary('increment', key);
     if (shared) return shared;
     const totalHits =
-      this.limit === undefined ? ownHits * this.workers : fallbackHits(ownHits, this.limit, this.workers);
-    return { totalHits, resetTime };
+      this.limit === undefined ? own.totalHits * this.workers : fallbackHits(own.totalHits, this.limit, this.workers);
+    return { totalHits, resetTime: own.resetAt === undefined ? undefined : new Date(own.resetAt) };
   }
 
   async decrement(key: string): Promise<void> {
-    await this.own.decrement(key);
+    this.counted('decrement', key);
     await this.fromPrimary('decrement', key);
   }
 
   async resetKey(key: string): Promise<void> {
-    await this.own.resetKey(key);
+    this.counted('reset', key);
     await this.fromPrimary('reset', key);
+  }
+
+  /** This worker's own window of `key`, after `operation`; ended windows are forgotten once per window. */
+  private counted(operation: Operation, key: string): { totalHits: number; resetAt?: number } {
+    const now = Date.now();
+    if (now >= this.pruneAt) {
+      this.own.prune(now);
+      this.pruneAt = now + this.windowMs;
+    }
+    return this.own.apply(operation, key, this.windowMs, now);
   }
 
   /** The primary's count, or undefined while it is silent (then one request per PROBE_EVERY_MS waits on it). */

@@ -2,9 +2,12 @@
 // answering or goes away costs a request its limit, never its answer (fail open, with one warning per outage),
 // and the limits come back with Redis.
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import type { Options } from 'express-rate-limit';
+import { RedisStore } from 'rate-limit-redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../server/logger.js';
 import { connectRedis, type RedisClient } from '../../server/redis.js';
+import { startRedis } from '../deploy/redis-server.js';
 import { policyItem } from '../support/rate-limit.js';
 import { REDIS_URL, redisReachable, skipRedis, uniquePrefix, warnIfSkipped } from '../support/redis.js';
 import { startServer, type TestAccount, type TestServer } from '../support/server.js';
@@ -126,6 +129,64 @@ describe.skipIf(skipRedis)('counters in Redis', () => {
     while (answer.status === 200) answer = await list();
     expect(answer.status).toBe(429);
     expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
+
+// A Redis of this test's own: it is told to forget its scripts, which no other test's counters should meet.
+describe.skipIf(skipRedis)('the quota per key in Redis', () => {
+  const QUOTA = 10;
+  let own: Awaited<ReturnType<typeof startRedis>>;
+  let redis: RedisClient;
+  let server: TestServer;
+  let alice: TestAccount;
+  let previousRelease: RedisStore;
+  let key: string;
+
+  beforeAll(async () => {
+    own = await startRedis();
+    redis = await connectRedis(own.url, createLogger('silent'));
+    const redisPrefix = uniquePrefix();
+    server = await startServer({ rateLimit: { perKey: { limit: QUOTA, windowSeconds: 60 }, redis, redisPrefix } });
+    alice = await server.account('alice');
+    // The previous release counted the quota with rate-limit-redis's store, under the same keys.
+    previousRelease = new RedisStore({
+      prefix: `${redisPrefix}api-key:`,
+      sendCommand: (...args: string[]) => redis.sendCommand(args),
+    });
+    await previousRelease.init({ windowMs: 60_000 } as Options);
+    key = `key:${alice.key.split('_')[1]}`;
+    // The app's first request (a cold start may outlast the command timeout, and then goes uncounted).
+    await server.fetch('/api/v1/spaces', { headers: { Authorization: `Bearer ${alice.key}` } });
+  });
+  afterAll(async () => {
+    await server?.close();
+    if (redis?.isOpen) await redis.close();
+    await own?.stop();
+  });
+
+  const remaining = async () => {
+    const answer = await server.fetch('/api/v1/spaces', { headers: { Authorization: `Bearer ${alice.key}` } });
+    expect(answer.status).toBe(200);
+    return policyItem(answer.headers.get('ratelimit')).r;
+  };
+
+  it("shares each key's count with the previous release's counter during a rolling upgrade", async () => {
+    const counted = (await previousRelease.get(key))?.totalHits ?? 0;
+    await previousRelease.increment(key);
+    await previousRelease.increment(key);
+    expect(await remaining()).toBe(QUOTA - counted - 3);
+    const previous = await previousRelease.increment(key);
+    expect(previous.totalHits).toBe(counted + 4);
+    expect(previous.resetTime?.getTime()).toBeGreaterThan(Date.now());
+    expect(previous.resetTime?.getTime()).toBeLessThanOrEqual(Date.now() + 60_000);
+    expect(await remaining()).toBe(QUOTA - counted - 5);
+  });
+
+  it('counts on after Redis forgot its scripts, as a restarted Redis has', async () => {
+    const before = await remaining();
+    await redis.sendCommand(['SCRIPT', 'FLUSH']);
+    expect(await remaining()).toBe(Number(before) - 1);
+    expect(await remaining()).toBe(Number(before) - 2);
   });
 });
 

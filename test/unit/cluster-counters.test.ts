@@ -3,7 +3,8 @@
 // its own count turned into the hits the limiter compares with the quota. The stalled primary itself, over the
 // real IPC channel, is in test/service/workers.test.ts.
 import { describe, expect, it } from 'vitest';
-import { fallbackHits, Windows } from '../../server/cluster-counters.js';
+import { fallbackHits } from '../../server/cluster-counters.js';
+import { Windows } from '../../server/quota.js';
 
 describe('the primary’s counter windows', () => {
   it.each([
