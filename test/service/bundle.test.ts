@@ -1,7 +1,7 @@
 // npm start's bundle (scripts/start.mjs, scripts/bundle.mjs): rebuilt when a source is newer than it, used as it
 // is otherwise. In the SQLite leg alone (test/legs.ts): the PostgreSQL and Node.js 24 legs run at the same time
 // in the same checkout, where one leg's rebuild of the shared .build/ would be the other's surprise.
-import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
@@ -20,6 +20,13 @@ async function start() {
   return startListening({ DATABASE_URL: database.url, LOG_LEVEL: 'silent' });
 }
 
+/** The processes `pid` started that still run (Linux: each thread's children). */
+function childProcesses(pid: number): string[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((thread) =>
+    readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8').split(' ').filter(Boolean),
+  );
+}
+
 describe('npm start (scripts/start.mjs, scripts/bundle.mjs)', { timeout: 180_000 }, () => {
   it('runs the service from a bundle of server/, rebuilt when it is older than a source', async () => {
     // An aged bundle is stale: every source is newer.
@@ -28,6 +35,8 @@ describe('npm start (scripts/start.mjs, scripts/bundle.mjs)', { timeout: 180_000
     expect(statSync(bundle).mtimeMs).toBeGreaterThan(Date.parse('2001-01-02'));
     const inputs = JSON.parse(readFileSync(join(ROOT, '.build/inputs.json'), 'utf8')) as string[];
     expect(inputs).toEqual(expect.arrayContaining(['server/main.ts', 'server/app.ts', 'server/cli/keys.ts']));
+    // esbuild's process, which held what it built, went with the build.
+    expect(childProcesses(server.child.pid as number)).toEqual([]);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     const { response } = await apiClient(`${url}/api/v1`, server.firstKey() as string).GET('/spaces');
     expect(response.status).toBe(200);
