@@ -147,7 +147,10 @@ export class PrimaryCounterStore implements Store {
   }
 
   async get(key: string): Promise<ClientRateLimitInfo | undefined> {
-    return (await this.fromPrimary('get', key)) ?? infoOf(this.counted('get', key));
+    const shared = await this.fromPrimary('get', key);
+    if (shared) return shared;
+    const own = this.counted('get', key);
+    return own.resetAt === undefined ? undefined : infoOf(own);
   }
 
   async increment(key: string): Promise<ClientRateLimitInfo> {

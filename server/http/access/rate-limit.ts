@@ -104,7 +104,7 @@ export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [E
 }
 
 /** A key's hits in its current fixed window, this one included, and when the window ends (ms since the epoch). */
-export interface Hits {
+interface Hits {
   total: number;
   resetAt: number;
 }
