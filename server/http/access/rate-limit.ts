@@ -1,8 +1,8 @@
 // Rate limits of /api/v1, with the IETF RateLimit fields (draft 8): a quota per API key (RATE_LIMIT), and a quota
 // of failed authentications per client address (AUTH_FAILURE_LIMIT), the guard against guessing keys. The guard is
 // express-rate-limit used as documented. The per-key quota, which every request passes, is counted by our own
-// code (its counters, fields and refusal, the whole step): the library's middleware cost about a tenth of a
-// read's CPU (five awaits and a SHA-256 on each request, npm run bench). Counters live in this process, in Redis
+// code (its counters, fields and refusal, the whole step): the library's middleware cost 4 to 7 % of a show's
+// instructions (five awaits and a SHA-256 on each request; npm run bench:instructions). Counters live in this process, in Redis
 // (REDIS_URL; the guard through rate-limit-redis's RedisStore, the quota in the same kind of key) to share them
 // between processes, or with WORKERS > 1 and no Redis in the primary process (server/cluster-counters.ts).
 
@@ -151,7 +151,8 @@ function quotaPerKey(quota: Quota, count: Counter, logger: Logger): RequestHandl
     } catch (error) {
       return passOn(next)(error);
     }
-    if (hits instanceof Promise) hits.then((counted) => decide(res, next, key, counted), passOn(next));
+    // What fails after the count (a step below) goes to the error handlers, as from express-rate-limit's wrapper.
+    if (hits instanceof Promise) hits.then((counted) => decide(res, next, key, counted), passOn(next)).catch(next);
     else decide(res, next, key, hits);
   };
 }
@@ -195,8 +196,8 @@ function memoryCounter(windowMs: number): Counter {
 }
 
 /** The counter of the key that authenticated the request: its public id, or its account where keys have none. */
-function quotaKey(account: { id: number; keyId?: string } | undefined): string {
-  return account?.keyId ? `key:${account.keyId}` : `account:${account?.id}`;
+function quotaKey(account: { id: number; keyId?: string }): string {
+  return account.keyId ? `key:${account.keyId}` : `account:${account.id}`;
 }
 
 function retryIn(req: Request): string {
