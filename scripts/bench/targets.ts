@@ -16,19 +16,28 @@ export interface Target {
   stop(): Promise<void>;
 }
 
+/** How a target is run: under a command (`valgrind …`, whose node is this one), given this long to answer. */
+export interface Launch {
+  under?: string[];
+  readyTimeoutMs?: number;
+}
+
 async function start(
   name: Target['name'],
   args: (port: number) => string[],
   env: Record<string, string>,
   ready: (origin: string) => { url: string; status?: number },
   prefix: string,
+  { under = [], readyTimeoutMs }: Launch = {},
 ): Promise<Target> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawnChild(process.execPath, args(port), { ...env, PORT: String(port) });
+  const [command = process.execPath, ...before] = under;
+  const argv = [...(under.length > 0 ? [...before, process.execPath] : []), ...args(port)];
+  const child = spawnChild(command, argv, { ...env, PORT: String(port) });
   const origin = `http://127.0.0.1:${port}`;
   const check = ready(origin);
-  const startMs = await waitForHttp(check.url, started, check.status);
+  const startMs = await waitForHttp(check.url, started, check.status, readyTimeoutMs);
   return { name, base: `${origin}${prefix}`, pid: child.pid, startMs, stop: () => stopChild(child) };
 }
 
@@ -42,30 +51,40 @@ export const UNREACHABLE_QUOTA = '999999999/60';
  * How an npm script runs node (package.json's `exec env NAME=value … node …`): the environment it sets (glibc's
  * malloc settings) and node's arguments (its heap settings, the file, its options).
  */
-export function npmScript(script: 'start' | 'sandbox'): { env: Record<string, string>; args: string[] } {
-  const { scripts } = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { scripts: Record<string, string> };
+export function npmScript(
+  script: 'start' | 'sandbox',
+  checkout = root,
+): { env: Record<string, string>; args: string[] } {
+  const { scripts } = JSON.parse(readFileSync(`${checkout}package.json`, 'utf8')) as {
+    scripts: Record<string, string>;
+  };
   const words = (scripts[script] ?? '').split(' ');
   const node = words.indexOf('node');
   const env = Object.fromEntries(
     words.slice(0, node).flatMap((word) => (/^\w+=/.test(word) ? [word.split(/=(.*)/s).slice(0, 2)] : [])),
   );
-  const args = words.slice(node + 1).map((word) => (word.startsWith('scripts/') ? `${root}${word}` : word));
+  const args = words.slice(node + 1).map((word) => (word.startsWith('scripts/') ? `${checkout}${word}` : word));
   return { env, args };
 }
 
-/** `nodeArgs`: node's options before npm start's own (bench:profile's `--cpu-prof`). */
+/**
+ * `nodeArgs`: node's options before npm start's own (bench:profile's `--cpu-prof`); `checkout`: the root (ending in
+ * `/`) of the checkout whose `npm start` runs, this one by default.
+ */
 export function startService(
   databaseFile: string,
   env: Record<string, string> = {},
   nodeArgs: string[] = [],
+  { checkout = root, ...launch }: Launch & { checkout?: string } = {},
 ): Promise<Target> {
   // What `npm start` runs (node with its heap and malloc settings, the bundle of server/), without its docs
   // build, which would compete for the CPU.
+  const npmStart = npmScript('start', checkout);
   return start(
     'service',
-    () => [...nodeArgs, ...npmScript('start').args],
+    () => [...nodeArgs, ...npmStart.args],
     {
-      ...npmScript('start').env,
+      ...npmStart.env,
       DATABASE_URL: `sqlite:${databaseFile}`,
       HOST: '127.0.0.1',
       DSS_BUILD_DOCS: '0',
@@ -74,6 +93,7 @@ export function startService(
     },
     (origin) => ({ url: `${origin}/healthz`, status: 200 }),
     '/api/v1',
+    launch,
   );
 }
 
@@ -89,6 +109,7 @@ export function startBaseline(
   name: keyof typeof SCRIPTS,
   databaseFile: string,
   nodeArgs: string[] = [],
+  launch: Launch = {},
 ): Promise<Target> {
   const script = SCRIPTS[name];
   return start(
@@ -97,6 +118,7 @@ export function startBaseline(
     { DATABASE_FILE: databaseFile },
     (origin) => ({ url: `${origin}/api/v1/spaces` }),
     '/api/v1',
+    launch,
   );
 }
 
