@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stopAllChildren } from './children.js';
+import type { LoadRequest } from './load.js';
 import { SCENARIOS, type Scenario, scenarioLoad, seed, seedToDelete, TO_DELETE } from './scenarios.js';
 import { startBaseline, startService, type Target, UNREACHABLE_QUOTA } from './targets.js';
 
@@ -87,12 +88,7 @@ function newestDumpTotal(dir: string): number {
 }
 
 /** Sends `count` requests of the scenario over `connections` at once, each awaited; throws on any non-2xx. */
-async function send(
-  request: ReturnType<typeof scenarioLoad>,
-  count: number,
-  connections: number,
-  nextId: () => number,
-): Promise<void> {
+async function send(request: LoadRequest, count: number, connections: number, nextId: () => number): Promise<void> {
   let left = count;
   const one = async () => {
     while (left > 0) {

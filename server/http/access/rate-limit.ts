@@ -50,8 +50,6 @@ export const FAILED_AUTH_POLICY = 'failed-auth';
 export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [ErrorRequestHandler, RequestHandler] {
   const { perKey, authFailures, redis } = settings;
   const prefix = (name: string) => `${settings.redisPrefix ?? 'dss:rl:'}${name}:`;
-  const store = (name: string): Store | undefined =>
-    redis ? redisStore(redis, prefix(name)) : settings.sharedStore?.(`${name}:`);
 
   const perKeyLimiter: RequestHandler = perKey
     ? quotaPerKey(perKey, quotaCounter(perKey, settings, prefix(PER_KEY_POLICY)), logger)
@@ -60,7 +58,7 @@ export function rateLimits(settings: RateLimitSettings = {}, logger: Logger): [E
   if (!authFailures) return [(error, _req, _res, next) => next(error), perKeyLimiter];
 
   const guard = rateLimit({
-    store: store(FAILED_AUTH_POLICY),
+    store: redis ? redisStore(redis, prefix(FAILED_AUTH_POLICY)) : settings.sharedStore?.(`${FAILED_AUTH_POLICY}:`),
     limit: authFailures.limit,
     windowMs: authFailures.windowSeconds * 1000,
     identifier: FAILED_AUTH_POLICY,
